@@ -1,0 +1,34 @@
+# Two entry points for a fresh machine (see README): `make demo` and `make test`.
+# Everything is installed project-locally: Python packages in .venv, the Claude Code CLI in
+# node_modules (pinned in package-lock.json).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CLAUDE := $(CURDIR)/node_modules/.bin/claude
+
+.PHONY: demo test lint install
+
+install: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	$(CLAUDE) --version
+	touch $@
+
+demo: install
+	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/agentdoc demo --dir agentdoc-demo
+
+lint: install
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra
