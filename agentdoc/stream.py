@@ -1,0 +1,496 @@
+"""Turn the Claude Code CLI's ``stream-json`` stdout into typed events.
+
+Two pure steps: :func:`iter_lines` re-frames raw byte chunks into lines, and :func:`parse_line`
+turns one line into an :data:`Event` (or ``None`` for lines the reply does not depend on).
+Deciding what the events *mean* for the reply is :mod:`agentdoc.reply`'s job.
+
+Unknown ``type``/``subtype`` values, unknown delta kinds and unknown ``user`` lines are skipped
+rather than rejected, because the CLI adds event kinds often and a parser that fails on them
+would break every turn after an upgrade.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+logger = logging.getLogger(__name__)
+
+# The CLI writes this marker as a user message when a turn is aborted (SIGINT or an interrupt
+# control request); a "for tool use" variant exists, hence the prefix match.
+INTERRUPT_MARKER = "[Request interrupted by user"
+
+
+class StreamError(Exception):
+    """A line that claims to be a protocol event (starts with ``{``) but cannot be one."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+# --- content blocks (the payload of an ``assistant`` line) ---------------------------------
+
+
+class TextBlock(_Model):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingBlock(_Model):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingBlock(_Model):
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str = ""
+
+
+class ToolUseBlock(_Model):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class OtherBlock(_Model):
+    """A block type this module does not know; kept so the caller can log it."""
+
+    type: str
+
+
+ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | OtherBlock
+
+_BLOCK_TYPES: dict[str, type[ContentBlock]] = {
+    "text": TextBlock,
+    "thinking": ThinkingBlock,
+    "redacted_thinking": RedactedThinkingBlock,
+    "tool_use": ToolUseBlock,
+}
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+class Init(_Model):
+    """``system/init``: first line of a run (again before each turn with stream-json input)."""
+
+    type: Literal["init"] = "init"
+    session_id: str
+    model: str | None = None
+    cwd: str | None = None
+    tools: list[str] = Field(default_factory=list)
+    claude_code_version: str | None = None
+    permission_mode: str | None = None
+
+
+class ApiRetry(_Model):
+    """``system/api_retry``: the CLI is about to retry a failed API request."""
+
+    type: Literal["api_retry"] = "api_retry"
+    attempt: int
+    max_retries: int
+    retry_delay_ms: float
+    error_status: int | None = None
+    error: str | None = None
+
+
+class _Streamed(_Model):
+    # Set on the output of subagents (Task/Agent tool); the main reply ignores those lines.
+    parent_tool_use_id: str | None = None
+
+
+class MessageStart(_Streamed):
+    type: Literal["message_start"] = "message_start"
+    message_id: str
+    model: str | None = None
+    input_tokens: int | None = None
+
+
+class BlockStart(_Streamed):
+    """``content_block_start``; ``data`` carries a redacted_thinking block's opaque payload."""
+
+    type: Literal["block_start"] = "block_start"
+    index: int
+    block_type: str
+    tool_id: str | None = None
+    tool_name: str | None = None
+    data: str | None = None
+
+
+DeltaKind = Literal["text", "thinking", "signature", "input_json"]
+
+
+class BlockDelta(_Streamed):
+    type: Literal["block_delta"] = "block_delta"
+    index: int
+    kind: DeltaKind
+    text: str
+
+
+class BlockStop(_Streamed):
+    type: Literal["block_stop"] = "block_stop"
+    index: int
+
+
+class MessageDelta(_Streamed):
+    type: Literal["message_delta"] = "message_delta"
+    stop_reason: str | None = None
+    output_tokens: int | None = None
+
+
+class MessageStop(_Streamed):
+    type: Literal["message_stop"] = "message_stop"
+
+
+class AssistantBlock(_Streamed):
+    """One ``assistant`` line: a finished content block of message ``message_id``.
+
+    ``blocks`` is a list although the CLI has only ever been seen to put exactly one block in
+    each line; should it send several, they are all kept, in order. ``error`` is the top-level
+    ``error`` field that marks a synthetic error notice (model ``<synthetic>``).
+    """
+
+    type: Literal["assistant"] = "assistant"
+    message_id: str
+    model: str | None = None
+    blocks: list[ContentBlock] = Field(default_factory=list)
+    error: str | None = None
+
+
+class ToolResult(_Streamed):
+    """A ``tool_result`` block from a ``user`` line, its content flattened to text."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str = ""
+    is_error: bool = False
+
+
+class ToolResultBatch(_Streamed):
+    """A ``user`` line holding several tool results (only ever one was observed)."""
+
+    type: Literal["tool_result_batch"] = "tool_result_batch"
+    results: list[ToolResult]
+
+
+class Interrupted(_Streamed):
+    """The ``[Request interrupted by user]`` marker line."""
+
+    type: Literal["interrupted"] = "interrupted"
+
+
+def _whole(value: Any) -> Any:
+    return round(value) if isinstance(value, float) else value
+
+
+# A duration is only informative; a fractional one must not make the whole result unreadable.
+Millis = Annotated[int | None, BeforeValidator(_whole)]
+
+
+class Result(_Model):
+    """The ``result`` line that ends a turn. Failure is ``is_error``, never ``subtype``.
+
+    ``input_tokens`` counts every prompt token the API processed: plain input plus cache
+    creation plus cache reads, because that is the size of the prompt a person would expect to
+    see. ``models`` are the keys of ``modelUsage``; ``permission_denials`` is a count.
+    """
+
+    type: Literal["result"] = "result"
+    subtype: str
+    is_error: bool
+    result: str | None = None
+    errors: list[str] = Field(default_factory=list)
+    session_id: str | None = None
+    duration_ms: Millis = None
+    num_turns: int | None = None
+    total_cost_usd: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    api_error_status: int | None = None
+    terminal_reason: str | None = None
+    models: list[str] = Field(default_factory=list)
+    permission_denials: int = 0
+
+
+Event = Annotated[
+    Init
+    | ApiRetry
+    | MessageStart
+    | BlockStart
+    | BlockDelta
+    | BlockStop
+    | MessageDelta
+    | MessageStop
+    | AssistantBlock
+    | ToolResult
+    | ToolResultBatch
+    | Interrupted
+    | Result,
+    Field(discriminator="type"),
+]
+
+
+# --- framing --------------------------------------------------------------------------------
+
+
+def iter_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Re-frame arbitrary byte chunks into lines, without the ``\\n`` (or ``\\r\\n``).
+
+    Splitting only on ``b"\\n"`` never cuts a multi-byte UTF-8 sequence, and pieces of a long
+    line are joined once, so a multi-megabyte line costs linear time. A final unterminated line
+    is yielded at EOF.
+    """
+    pending: list[bytes] = []
+    for chunk in chunks:
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            pending.append(chunk[start:end])
+            yield _strip_cr(b"".join(pending))
+            pending.clear()
+            start = end + 1
+        if start < len(chunk):
+            pending.append(chunk[start:])
+    if pending:
+        yield _strip_cr(b"".join(pending))
+
+
+def _strip_cr(line: bytes) -> bytes:
+    return line[:-1] if line.endswith(b"\r") else line
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def parse_line(line: bytes | str) -> Event | None:
+    """Parse one stdout line into an event.
+
+    Returns ``None`` for blank lines, junk that does not start with ``{`` (including JSON that
+    is not an object), and kinds the reply does not use or this module does not know.
+    Raises :class:`StreamError` for a ``{`` line that is not valid JSON, or a known event whose
+    fields have the wrong shape.
+    """
+    text = _decode(line).strip()
+    if not text:
+        return None
+    if not text.startswith("{"):
+        logger.debug("skipping non-JSON stdout line: %.200r", text)
+        return None
+    raw = _load(text)
+    kind = raw.get("type")
+    convert = _DISPATCH.get(kind) if isinstance(kind, str) else None
+    if convert is None:
+        return None
+    try:
+        return convert(raw)
+    except ValidationError as exc:
+        raise StreamError(f"malformed {kind!r} line: {exc}") from exc
+
+
+def _decode(line: bytes | str) -> str:
+    if isinstance(line, str):
+        return line
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if line.lstrip().startswith(b"{"):
+            raise StreamError(f"line is not valid UTF-8: {exc}") from exc
+        return ""
+
+
+def _load(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StreamError(f"corrupt JSON line: {exc}: {text[:200]!r}") from exc
+    if not isinstance(value, dict):  # unreachable for "{...}" text; kept for the type checker
+        raise StreamError(f"line is not a JSON object: {text[:200]!r}")
+    return value
+
+
+def _fields(raw: dict[str, Any], **overrides: Any) -> dict[str, Any]:
+    """The line's fields minus its wire ``type``, which would clash with the event's own tag."""
+    return {key: value for key, value in raw.items() if key != "type"} | overrides
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """A nested JSON object, or an empty one when absent/not an object (the model then fails)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _system(raw: dict[str, Any]) -> Event | None:
+    subtype = raw.get("subtype")
+    if subtype == "init":
+        return Init.model_validate(_fields(raw, permission_mode=raw.get("permissionMode")))
+    if subtype == "api_retry":
+        return ApiRetry.model_validate(_fields(raw))
+    return None
+
+
+def _stream_event(raw: dict[str, Any]) -> Event | None:
+    event = _obj(raw.get("event"))
+    convert = _STREAM_EVENTS.get(str(event.get("type")))
+    if convert is None:
+        return None
+    return convert(event, raw.get("parent_tool_use_id"))
+
+
+def _message_start(event: dict[str, Any], parent: Any) -> Event:
+    message = _obj(event.get("message"))
+    return MessageStart(
+        message_id=message.get("id"),
+        model=message.get("model"),
+        input_tokens=_obj(message.get("usage")).get("input_tokens"),
+        parent_tool_use_id=parent,
+    )
+
+
+def _block_start(event: dict[str, Any], parent: Any) -> Event:
+    block = _obj(event.get("content_block"))
+    tool = block if block.get("type") == "tool_use" else {}
+    return BlockStart(
+        index=event.get("index"),
+        block_type=block.get("type"),
+        tool_id=tool.get("id"),
+        tool_name=tool.get("name"),
+        data=block.get("data"),
+        parent_tool_use_id=parent,
+    )
+
+
+# Which field of each delta type holds its text.
+_DELTA_FIELDS: dict[str, tuple[DeltaKind, str]] = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "signature_delta": ("signature", "signature"),
+    "input_json_delta": ("input_json", "partial_json"),
+}
+
+
+def _block_delta(event: dict[str, Any], parent: Any) -> Event | None:
+    delta = _obj(event.get("delta"))
+    known = _DELTA_FIELDS.get(str(delta.get("type")))
+    if known is None:
+        return None
+    kind, field = known
+    text = delta.get(field)
+    return BlockDelta(index=event.get("index"), kind=kind, text=text, parent_tool_use_id=parent)
+
+
+def _message_delta(event: dict[str, Any], parent: Any) -> Event:
+    return MessageDelta(
+        stop_reason=_obj(event.get("delta")).get("stop_reason"),
+        output_tokens=_obj(event.get("usage")).get("output_tokens"),
+        parent_tool_use_id=parent,
+    )
+
+
+_STREAM_EVENTS: dict[str, Callable[[dict[str, Any], Any], Event | None]] = {
+    "message_start": _message_start,
+    "content_block_start": _block_start,
+    "content_block_delta": _block_delta,
+    "content_block_stop": lambda event, parent: BlockStop(
+        index=event.get("index"), parent_tool_use_id=parent
+    ),
+    "message_delta": _message_delta,
+    "message_stop": lambda event, parent: MessageStop(parent_tool_use_id=parent),
+}
+
+
+def _assistant(raw: dict[str, Any]) -> Event:
+    message = _obj(raw.get("message"))
+    content = message.get("content")
+    blocks = [_content_block(b) for b in content] if isinstance(content, list) else content
+    return AssistantBlock(
+        message_id=message.get("id"),
+        model=message.get("model"),
+        blocks=blocks,
+        error=raw.get("error"),
+        parent_tool_use_id=raw.get("parent_tool_use_id"),
+    )
+
+
+def _content_block(block: Any) -> ContentBlock:
+    raw = _obj(block)
+    model = _BLOCK_TYPES.get(str(raw.get("type")))
+    if model is None:
+        return OtherBlock(type=str(raw.get("type")))
+    return model.model_validate(raw)
+
+
+def _user(raw: dict[str, Any]) -> Event | None:
+    if raw.get("isReplay"):
+        return None
+    content = _obj(raw.get("message")).get("content")
+    parent = raw.get("parent_tool_use_id")
+    results = [
+        _tool_result(block, parent)
+        for block in _blocks(content)
+        if block.get("type") == "tool_result"
+    ]
+    if len(results) == 1:
+        return results[0]
+    if results:
+        return ToolResultBatch(results=results, parent_tool_use_id=parent)
+    if _flatten(content).startswith(INTERRUPT_MARKER):
+        return Interrupted(parent_tool_use_id=parent)
+    return None
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _tool_result(block: dict[str, Any], parent: Any) -> ToolResult:
+    return ToolResult(
+        tool_use_id=block.get("tool_use_id"),
+        content=_flatten(block.get("content")),
+        is_error=bool(block.get("is_error")),
+        parent_tool_use_id=parent,
+    )
+
+
+def _flatten(content: Any) -> str:
+    """Message content (a string or a list of blocks) as text; non-text blocks as ``[type]``."""
+    if isinstance(content, str):
+        return content
+    pieces = [
+        b["text"] if isinstance(b.get("text"), str) else f"[{b.get('type')}]"
+        for b in _blocks(content)
+    ]
+    return "\n".join(pieces)
+
+
+def _result(raw: dict[str, Any]) -> Event:
+    usage = _obj(raw.get("usage"))
+    denials = raw.get("permission_denials")
+    return Result.model_validate(
+        _fields(
+            raw,
+            errors=raw.get("errors") or [],
+            input_tokens=_input_tokens(usage),
+            output_tokens=usage.get("output_tokens") or 0,
+            models=list(_obj(raw.get("modelUsage"))),
+            permission_denials=len(denials) if isinstance(denials, list) else 0,
+        )
+    )
+
+
+def _input_tokens(usage: dict[str, Any]) -> int:
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    return sum(value for key in keys if isinstance(value := usage.get(key), int))
+
+
+_DISPATCH: dict[str, Callable[[dict[str, Any]], Event | None]] = {
+    "system": _system,
+    "stream_event": _stream_event,
+    "assistant": _assistant,
+    "user": _user,
+    "result": _result,
+}
