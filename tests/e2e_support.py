@@ -1,0 +1,55 @@
+"""Helpers for end-to-end tests that drive the real Claude Code CLI through the offline API."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentdoc.fakeapi import FakeMessagesAPI
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+_CLAUDE_MISSING = (
+    "the Claude Code CLI is not installed: run `npm ci` in the repository root "
+    "(or point $AGENTDOC_CLAUDE at a claude executable)"
+)
+
+
+def find_claude() -> Path | None:
+    """$AGENTDOC_CLAUDE if set, else the npm-installed CLI of this repository, else None."""
+    configured = os.environ.get("AGENTDOC_CLAUDE")
+    if configured:
+        return Path(configured)
+    local = REPO_ROOT / "node_modules" / ".bin" / "claude"
+    return local if local.exists() else None
+
+
+def require_claude() -> Path:
+    """The CLI to test with; a missing CLI fails the run on CI and skips the test elsewhere."""
+    claude = find_claude()
+    if claude is not None:
+        return claude
+    if os.environ.get("CI"):
+        pytest.fail(_CLAUDE_MISSING)
+    pytest.skip(_CLAUDE_MISSING)
+
+
+def claude_env(api: FakeMessagesAPI, home: Path, **extra: str) -> dict[str, str]:
+    """A minimal environment that keeps the CLI on the fake API and out of the real $HOME.
+
+    Built from scratch rather than copied from os.environ, so a developer's real credentials or
+    base URL can never leak into a test run.
+    """
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": "sk-test",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "2",
+    }
+    env.update(extra)
+    return env
