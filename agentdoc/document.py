@@ -1,0 +1,373 @@
+"""Parse a session document into its settings and its ``## User`` / ``## Assistant`` turns.
+
+Everything here is pure: text in, values out. Turn headings are found by a real CommonMark parse
+(markdown-it-py) of the body, so a heading inside a fence, an HTML block, an indented code block,
+a blockquote or a list is just text. The frontmatter boundary is decided once, by
+:func:`agentdoc.frontmatter.split`, and only the body is handed to markdown-it: the settings and
+the turns can then never disagree about where the frontmatter ends (markdown-it's front matter
+rule, for one, does not see a fence after a BOM).
+
+The same parse guards the other direction: :func:`escape_reply` and :func:`seal_reply` make sure
+model text written into the document can never forge a turn heading on the next parse.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any, Literal
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from agentdoc import frontmatter
+from agentdoc.frontmatter import LINE_BREAK, FrontmatterError, Split, line_starts
+
+logger = logging.getLogger(__name__)
+
+Role = Literal["user", "assistant"]
+_ROLE_BY_HEADING: dict[str, Role] = {"User": "user", "Assistant": "assistant"}
+_LABEL: dict[Role, str] = {"user": "User", "assistant": "Assistant"}
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# The first character can never be "-", so a model name can never be read as a CLI flag.
+_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:\[\]/-]{0,127}")
+# The footer line agentdoc writes under each reply: bookkeeping, not conversation.
+_FOOTER = re.compile(r"\n?[ \t]*<sub>[^\n]*</sub>[ \t]*\Z")
+
+
+class AgentdocMeta(BaseModel):
+    """The validated ``agentdoc:`` settings of a document; unknown keys are kept, not used."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    # Claude session id; agentdoc writes it after the first reply.
+    session: str | None = None
+    # --model for the CLI: an alias (sonnet) or a full model name.
+    model: str | None = None
+    # --effort for the CLI.
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    # Appended to Claude's system prompt.
+    system: str | None = None
+    # Where the CLI runs; relative to the document's folder; default that folder.
+    cwd: str | None = None
+    # When an edit becomes a prompt: on every settled save, or only with the submit marker.
+    trigger: Literal["save", "marker"] | None = None
+    # Write the thinking sidecar (None means the default: yes).
+    thinking: bool | None = None
+    # Lineage of a fork: {document, session, turn} of the parent.
+    forked_from: dict[str, Any] | None = None
+
+    @field_validator("session")
+    @classmethod
+    def _session_is_uuid(cls, value: str | None) -> str | None:
+        if value is not None and not _UUID.fullmatch(value):
+            raise ValueError("must be a Claude session id (a UUID)")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model_is_a_name(cls, value: str | None) -> str | None:
+        if value is not None and not _MODEL.fullmatch(value):
+            raise ValueError(
+                "must be a model name or alias such as `sonnet` (letters, digits and . _ : / - [ ],"
+                " not starting with -)"
+            )
+        return value
+
+
+class DocumentError(ValueError):
+    """The file is not a usable session document; the message is meant for the user."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One ``## User`` or ``## Assistant`` block; offsets index the whole document text."""
+
+    role: Role
+    heading_line: int
+    start: int
+    end: int
+    content_start: int
+    content: str
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed session document."""
+
+    text: str
+    meta: AgentdocMeta
+    split: Split
+    turns: tuple[Turn, ...]
+    preamble_end: int
+
+    def last_user(self) -> Turn | None:
+        return next((t for t in reversed(self.turns) if t.role == "user"), None)
+
+    def pending_prompt(self) -> str | None:
+        """The prompt waiting for a reply: the last block if it is a non-empty user block."""
+        if not self.turns or self.turns[-1].role != "user":
+            return None
+        return strip_comments(self.turns[-1].content).strip() or None
+
+    def turn_count(self) -> int:
+        """Completed exchanges, counted as assistant blocks."""
+        return sum(1 for t in self.turns if t.role == "assistant")
+
+    def transcript(self, upto: int | None = None) -> str:
+        """Plain-text history of the first ``upto`` exchanges (all completed ones if None)."""
+        limit = self.turn_count() if upto is None else upto
+        parts: list[str] = []
+        replies = 0
+        for turn in self.turns:
+            if replies >= limit:
+                break
+            text = _transcript_text(turn)
+            if text:
+                parts.append(f"{_LABEL[turn.role]}: {text}")
+            replies += turn.role == "assistant"
+        return "\n\n".join(parts)
+
+
+def _transcript_text(turn: Turn) -> str:
+    text = LINE_BREAK.sub("\n", strip_comments(turn.content)).strip()
+    if turn.role == "assistant":
+        text = _FOOTER.sub("", text).rstrip()
+    return text
+
+
+# The commonmark preset keeps raw HTML on, which is what makes comments and HTML blocks real
+# blocks here, exactly as a renderer will see them. Parsing keeps no state in the instance.
+_MD = MarkdownIt("commonmark")
+
+
+def _parse_blocks(markdown: str) -> list[Token]:
+    return _MD.parse(markdown)
+
+
+def turn_headings(markdown: str) -> list[tuple[int, Role]]:
+    """0-based line and role of every top-level ``## User`` / ``## Assistant`` ATX heading."""
+    tokens = _parse_blocks(markdown)
+    found: list[tuple[int, Role]] = []
+    for token, inline in pairwise(tokens):
+        is_atx_h2 = token.type == "heading_open" and token.markup == "##"
+        if is_atx_h2 and token.level == 0 and token.map and inline.content in _ROLE_BY_HEADING:
+            found.append((token.map[0], _ROLE_BY_HEADING[inline.content]))
+    return found
+
+
+def _find_turns(text: str, parts: Split) -> tuple[Turn, ...]:
+    base = parts.body_offset
+    starts = line_starts(parts.body)
+    base_line = len(line_starts(text[:base])) - 1
+    heads = [(base + starts[line], line, role) for line, role in turn_headings(parts.body)]
+    turns: list[Turn] = []
+    for index, (start, line, role) in enumerate(heads):
+        end = heads[index + 1][0] if index + 1 < len(heads) else len(text)
+        content_start = base + starts[line + 1] if line + 1 < len(starts) else len(text)
+        turn = Turn(role, base_line + line, start, end, content_start, text[content_start:end])
+        turns.append(turn)
+    return tuple(turns)
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in (frontmatter.META_KEY, *item["loc"]))
+        message = str(item["ctx"]["error"]) if item["type"] == "value_error" else item["msg"]
+        shown = repr(item["input"])
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        problems.append(f"`{where}` {message} (got {shown})")
+    return "bad settings in the frontmatter: " + "; ".join(problems)
+
+
+def _meta(text: str) -> AgentdocMeta:
+    try:
+        raw = frontmatter.read_meta(text)
+    except FrontmatterError as exc:
+        raise DocumentError(str(exc)) from exc
+    if raw is None:
+        raise DocumentError(
+            "not a session document: its frontmatter has no `agentdoc:` mapping"
+            " (run `agentdoc new` or add `agentdoc: {}` to the frontmatter)"
+        )
+    try:
+        return AgentdocMeta.model_validate(raw)
+    except ValidationError as exc:
+        raise DocumentError(_describe(exc)) from exc
+
+
+def parse(text: str) -> Document:
+    """Parse a session document; DocumentError if it is not one or its settings are bad."""
+    meta = _meta(text)
+    parts = frontmatter.split(text)
+    turns = _find_turns(text, parts)
+    preamble_end = turns[0].start if turns else len(text)
+    return Document(text, meta, parts, turns, preamble_end)
+
+
+def is_session_document(text: str) -> bool:
+    """Whether ``text`` opts in with an ``agentdoc`` mapping; never raises."""
+    head = text.removeprefix(frontmatter.BOM)
+    if not head.startswith("---") or frontmatter.META_KEY not in text:
+        return False
+    try:
+        return frontmatter.read_meta(text) is not None
+    except FrontmatterError:
+        return False
+
+
+# --- HTML comments -----------------------------------------------------------------------------
+
+# Besides `<!-- ... -->`, HTML also closes the degenerate `<!-->` and `<!--->` at once.
+_BLOCK_COMMENT = re.compile(r"<!--(?:>|->|.*?-->|.*\Z)", re.DOTALL)
+_BACKTICKS = re.compile(r"`+")
+
+
+def _skip_code_span(text: str, pos: int) -> int:
+    """End of the code span opened at ``pos``; just past the backtick run if it never closes."""
+    run = _BACKTICKS.match(text, pos)
+    assert run is not None
+    width = len(run.group(0))
+    for closer in _BACKTICKS.finditer(text, run.end()):
+        if len(closer.group(0)) == width:
+            return closer.end()
+    return run.end()
+
+
+def _inline_comment_end(text: str, pos: int) -> int | None:
+    for degenerate in ("<!-->", "<!--->"):
+        if text.startswith(degenerate, pos):
+            return pos + len(degenerate)
+    close = text.find("-->", pos + 4)
+    return None if close < 0 else close + 3
+
+
+def _strip_inline_comments(text: str) -> str:
+    """Drop complete ``<!-- -->`` comments from paragraph text, leaving code spans alone."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(text):
+        char = text[pos]
+        if char == "\\":
+            out.append(text[pos : pos + 2])
+            pos += 2
+        elif char == "`":
+            end = _skip_code_span(text, pos)
+            out.append(text[pos:end])
+            pos = end
+        elif text.startswith("<!--", pos) and (end_ := _inline_comment_end(text, pos)):
+            pos = end_
+        else:
+            out.append(char)
+            pos += 1
+    return "".join(out)
+
+
+def _comment_regions(markdown: str) -> list[tuple[int, int, str]]:
+    """Line ranges that may hold comments: raw HTML blocks and the source of inline text."""
+    regions = []
+    for token in _parse_blocks(markdown):
+        if token.map and token.type in ("html_block", "inline"):
+            regions.append((token.map[0], token.map[1], token.type))
+    return regions
+
+
+def strip_comments(markdown: str) -> str:
+    """``markdown`` without HTML comments; comment-like text in code is kept."""
+    if "<!--" not in markdown:
+        return markdown
+    starts = [*line_starts(markdown), len(markdown)]
+    out: list[str] = []
+    done = 0
+    for first, last, kind in _comment_regions(markdown):
+        begin, end = starts[first], starts[min(last, len(starts) - 1)]
+        if begin < done:
+            continue
+        out.append(markdown[done:begin])
+        chunk = markdown[begin:end]
+        if kind == "html_block":
+            out.append(_BLOCK_COMMENT.sub("", chunk))
+        else:
+            out.append(_strip_inline_comments(chunk))
+        done = end
+    out.append(markdown[done:])
+    return "".join(out)
+
+
+# --- writing model text safely -----------------------------------------------------------------
+
+_PROBE_HEADING = "## User"
+_MAX_ESCAPE_PASSES = 8
+# End conditions of the raw HTML blocks that only close on an explicit marker (CommonMark 4.6,
+# kinds 1-5); kinds 6 and 7 end at a blank line, which the next heading brings anyway.
+_HTML_CLOSERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"<!--"), "-->"),
+    (re.compile(r"<\?"), "?>"),
+    (re.compile(r"<!\[CDATA\["), "]]>"),
+    (re.compile(r"<![A-Za-z]"), ">"),
+)
+_RAW_TEXT_TAG = re.compile(r"<(script|pre|style|textarea)(?=[\s>]|\Z)", re.IGNORECASE)
+
+
+def _escape_lines(text: str, lines: list[int]) -> str:
+    starts = line_starts(text)
+    for line in sorted(lines, reverse=True):
+        at = text.index("#", starts[line])
+        text = text[:at] + "\\" + text[at:]
+    return text
+
+
+def escape_reply(text: str) -> str:
+    """Backslash-escape every line of ``text`` that would parse as a turn heading."""
+    # One pass suffices in practice; further passes only guard against an escape changing the
+    # structure around it so that another line becomes a heading.
+    for _ in range(_MAX_ESCAPE_PASSES):
+        heads = turn_headings(text)
+        if not heads:
+            return text
+        text = _escape_lines(text, [line for line, _ in heads])
+    logger.warning("reply text still has turn headings after escaping")
+    return text
+
+
+def _html_closer(source: str) -> str | None:
+    opener = source.lstrip(" ")
+    if tag := _RAW_TEXT_TAG.match(opener):
+        return f"</{tag.group(1)}>"
+    return next((closer for start, closer in _HTML_CLOSERS if start.match(opener)), None)
+
+
+def _open_block_closer(text: str) -> str | None:
+    """The line that ends the block which would swallow a heading placed after ``text``."""
+    probe = f"{text}\n\n{_PROBE_HEADING}\n"
+    probe_line = len(line_starts(text)) + 1
+    if (probe_line, "user") in turn_headings(probe):
+        return None
+    for token in reversed(_parse_blocks(probe)):
+        if token.map and token.map[0] <= probe_line < token.map[1]:
+            if token.type == "fence":
+                return token.markup
+            if token.type == "html_block":
+                return _html_closer(token.content)
+    return None
+
+
+def seal_reply(text: str) -> str:
+    """:func:`escape_reply`, then close any block left open, so what follows still parses."""
+    sealed = escape_reply(text)
+    newline = frontmatter.dominant_newline(sealed)
+    for _ in range(4):
+        closer = _open_block_closer(sealed)
+        if closer is None:
+            return sealed
+        if sealed.endswith(("\n", "\r")):
+            sealed = f"{sealed}{closer}{newline}"
+        else:
+            sealed = f"{sealed}{newline}{closer}"
+    logger.warning("reply still leaves a block open after sealing; the next heading may be lost")
+    return sealed
