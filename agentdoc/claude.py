@@ -1,0 +1,206 @@
+"""Running the Claude Code CLI: the argv, the child environment, and a process we can stop.
+
+The argv is always a list (never a shell) and every value rides in a one-token ``--flag=value``
+form, so a value starting with ``-`` can never be read as another flag. The prompt goes on stdin,
+which also avoids argv length limits for long transcripts. The child runs in its own process group
+so a stop reaches anything it spawned; the stop is staged (SIGINT, which lets the CLI save its
+session, then SIGTERM, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentdoc.config import Settings
+from agentdoc.errors import ClaudeNotFound
+
+log = logging.getLogger(__name__)
+
+_EOF = b""
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """One turn for the CLI. Permission fields come from Settings, never from a document."""
+
+    prompt: str
+    cwd: Path
+    resume: str | None = None
+    session_id: str | None = None
+    fork: bool = False
+    model: str | None = None
+    effort: str | None = None
+    append_system: str | None = None
+
+
+def resolve_executable(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise ClaudeNotFound(
+            f"cannot find the Claude Code CLI ({name!r}). Install it with "
+            "`npm install -g @anthropic-ai/claude-code`, or set AGENTDOC_CLAUDE to its path."
+        )
+    return found
+
+
+def build_argv(executable: str, request: AgentRequest, settings: Settings) -> list[str]:
+    argv = [
+        executable,
+        "-p",
+        "--output-format=stream-json",
+        "--verbose",
+        "--include-partial-messages",
+    ]
+    if request.resume:
+        argv.append(f"--resume={request.resume}")
+        if request.fork:
+            argv.append("--fork-session")
+    if request.session_id:
+        argv.append(f"--session-id={request.session_id}")
+    if request.model:
+        argv.append(f"--model={request.model}")
+    if request.effort:
+        argv.append(f"--effort={request.effort}")
+    if request.append_system:
+        argv.append(f"--append-system-prompt={request.append_system}")
+    if settings.permission_mode:
+        argv.append(f"--permission-mode={settings.permission_mode}")
+    # These flags are variadic in the CLI; one-token forms keep them from swallowing others.
+    argv.extend(f"--allowed-tools={tool}" for tool in settings.allowed_tools)
+    argv.extend(f"--add-dir={folder}" for folder in settings.add_dirs)
+    return argv
+
+
+def build_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
+    env = dict(base)
+    # A CLI started from inside another Claude Code session refuses to nest unless this is gone.
+    env.pop("CLAUDECODE", None)
+    env.setdefault("CLAUDE_CODE_MAX_RETRIES", str(settings.max_retries))
+    return env
+
+
+@dataclass
+class ClaudeProcess:
+    """A running CLI turn. Iterate `lines()` for stdout lines; `stop()` from any thread."""
+
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    stdin_text: str
+    _proc: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    _lines: queue.Queue[bytes] = field(default_factory=queue.Queue, init=False)
+    _stderr: list[bytes] = field(default_factory=list, init=False)
+    _threads: list[threading.Thread] = field(default_factory=list, init=False)
+
+    def start(self) -> ClaudeProcess:
+        try:
+            self._proc = subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise ClaudeNotFound(f"cannot run {self.argv[0]!r}: {exc.strerror}") from exc
+        except PermissionError as exc:
+            raise ClaudeNotFound(f"cannot run {self.argv[0]!r}: not executable") from exc
+        self._spawn(self._feed_stdin)
+        self._spawn(self._read_stdout)
+        self._spawn(self._read_stderr)
+        return self
+
+    def _spawn(self, target: object) -> None:
+        thread = threading.Thread(target=target, daemon=True)  # type: ignore[arg-type]
+        thread.start()
+        self._threads.append(thread)
+
+    def _feed_stdin(self) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(self.stdin_text.encode("utf-8"))
+        except (BrokenPipeError, OSError):
+            log.debug("claude closed stdin early")
+        finally:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+
+    def _read_stdout(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        # readline on a buffered binary stream has no line-length limit, and lines only ever
+        # split on b"\n", so multi-byte characters stay whole.
+        for line in iter(self._proc.stdout.readline, b""):
+            self._lines.put(line)
+        self._lines.put(_EOF)
+
+    def _read_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        for chunk in iter(lambda: self._proc.stderr.read(4096), b""):  # type: ignore[union-attr]
+            self._stderr.append(chunk)
+
+    def next_line(self, timeout: float) -> bytes | None:
+        """The next stdout line; b"" at end of output; None if nothing arrived within timeout."""
+        try:
+            return self._lines.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return None
+
+    def lines(self) -> Iterator[bytes]:
+        while (line := self._lines.get()) != _EOF:
+            yield line
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        assert self._proc is not None
+        code = self._proc.wait(timeout)
+        for thread in self._threads:
+            thread.join(timeout=2)
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()
+        return code
+
+    @property
+    def stderr(self) -> str:
+        return b"".join(self._stderr).decode("utf-8", "replace")
+
+    def stop(self, grace: float = 2.0) -> None:
+        """SIGINT → grace → SIGTERM → grace → SIGKILL, to the whole process group."""
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            return
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                proc.wait(grace)
+                return
+            except subprocess.TimeoutExpired:
+                log.info("claude (pid %s) still running after %s", proc.pid, sig.name)
+
+
+def spawn(
+    request: AgentRequest, settings: Settings, environ: Mapping[str, str] | None = None
+) -> ClaudeProcess:
+    executable = resolve_executable(settings.claude)
+    argv = build_argv(executable, request, settings)
+    env = build_env(os.environ if environ is None else environ, settings)
+    log.debug("running %s in %s", argv, request.cwd)
+    return ClaudeProcess(argv, request.cwd, env, request.prompt).start()

@@ -1,0 +1,88 @@
+"""User settings: built-in defaults < config file < environment < command-line options.
+
+The config file is TOML at ``$AGENTDOC_CONFIG`` or the XDG config folder
+(``~/.config/agentdoc/config.toml`` on Linux). A document's own frontmatter keys (model, effort,
+trigger, …) sit between the config file and command-line options: the config gives defaults for
+documents that don't say. Permission-related settings are only ever read from here or from the
+command line, never from a document (PRODUCT.md §7 promise 6).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentdoc.errors import AgentdocError
+
+PermissionMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    claude: str = Field("claude", description="claude executable (name on PATH or path)")
+    model: str | None = None
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    flush_interval: float = Field(0.25, gt=0, description="seconds between streamed writes")
+    stall_timeout: float = Field(120.0, gt=0, description="kill a turn silent for this long")
+    max_retries: int = Field(4, ge=0, le=15, description="CLAUDE_CODE_MAX_RETRIES for the CLI")
+    footer: bool = True
+    thinking: bool = True
+    trigger: Literal["save", "marker"] = "save"
+    submit_marker: str = "/send"
+    settle_step: float = Field(0.3, gt=0, description="quiet time after a save before reading")
+    settle_max: float = Field(2.0, gt=0, description="longest wait for a file to go quiet")
+    # Safety-relevant: only from the user's own config or command line.
+    permission_mode: PermissionMode | None = None
+    allowed_tools: tuple[str, ...] = ()
+    add_dirs: tuple[str, ...] = ()
+
+
+def config_path() -> Path:
+    env = os.environ.get("AGENTDOC_CONFIG")
+    if env:
+        return Path(env)
+    return platformdirs.user_config_path("agentdoc") / "config.toml"
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if environ.get("AGENTDOC_CLAUDE"):
+        out["claude"] = environ["AGENTDOC_CLAUDE"]
+    return out
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Merge config file, environment and explicit overrides (None values are ignored)."""
+    path = path or config_path()
+    data: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise AgentdocError(f"cannot read config file {path}: {exc}") from exc
+    data.update(_env_overrides(os.environ if environ is None else environ))
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise AgentdocError(f"invalid settings (from {path} or options): {problems}") from exc
+
+
+def state_dir_for(document: Path) -> Path:
+    """The `.agentdoc/` folder beside a document, where status, journals and locks live."""
+    return document.parent / ".agentdoc"

@@ -1,0 +1,54 @@
+"""Is there a submitted prompt in this document, and what exactly is sent? (pure)
+
+With ``trigger: save`` any pending prompt counts as submitted. With ``trigger: marker`` (for
+editors that autosave) only a prompt whose last line is the submit marker counts; the marker is
+not part of what is sent, and it is removed from the document when the turn starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentdoc.document import Document
+
+
+@dataclass(frozen=True)
+class Submission:
+    prompt: str  # what is sent: comments removed, marker removed
+    marker_line: int | None  # character offset of the marker line to delete, if any
+
+
+def _marker_offset(doc: Document, marker: str) -> int | None:
+    last = doc.turns[-1]
+    block = doc.text[last.content_start : last.end]
+    stripped = block.rstrip()
+    line_start = stripped.rfind("\n") + 1
+    if stripped[line_start:].strip() != marker:
+        return None
+    return last.content_start + line_start
+
+
+def submission(doc: Document, marker: str, *, require_marker: bool) -> Submission | None:
+    """The prompt to send, or None if nothing is submitted."""
+    prompt = doc.pending_prompt()
+    if prompt is None:
+        return None
+    offset = _marker_offset(doc, marker) if marker else None
+    if offset is None:
+        return None if require_marker else Submission(prompt, None)
+    without = prompt.rstrip()
+    without = without[: without.rfind(marker)].rstrip() if without.endswith(marker) else without
+    return Submission(without, offset) if without else None
+
+
+def remove_marker(text: str, offset: int, marker: str) -> str:
+    """Delete the marker line at `offset` if it is still there (the user may have moved on)."""
+    end = text.find("\n", offset)
+    end = len(text) if end < 0 else end + 1
+    if text[offset:end].strip() != marker:
+        return text
+    return text[:offset] + text[end:]
+
+
+def wants_marker(doc: Document, default_trigger: str) -> bool:
+    return (doc.meta.trigger or default_trigger) == "marker"

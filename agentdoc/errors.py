@@ -1,0 +1,28 @@
+"""The one user-facing error type, and the exit codes the CLI maps errors to."""
+
+from __future__ import annotations
+
+EXIT_USER_ERROR = 1
+EXIT_TURN_FAILED = 2
+EXIT_UNEXPECTED = 3
+EXIT_INTERRUPTED = 130
+
+
+class AgentdocError(Exception):
+    """Something the user can fix; the message says what happened and what to do."""
+
+
+class NotASessionDocument(AgentdocError):
+    pass
+
+
+class NoPendingPrompt(AgentdocError):
+    pass
+
+
+class ClaudeNotFound(AgentdocError):
+    pass
+
+
+class DocumentGone(AgentdocError):
+    """The document was deleted or moved while a turn was writing to it."""

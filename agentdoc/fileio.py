@@ -1,0 +1,151 @@
+"""Reading documents safely and writing them so the file on disk is always a whole version.
+
+Writes go to a temp file in the same folder, are fsynced, renamed over the target, and the folder
+is fsynced, so a crash leaves either the old or the new version (PRODUCT.md §7 promise 3).
+Symlinked documents are written through to their target; hard-linked ones are rewritten in place
+(a rename would split the link), writing the new bytes before truncating so the file is never
+empty. Every write is recorded in a ledger by content hash, which is how the watcher recognises
+its own writes without timing windows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+import threading
+from collections import deque
+from pathlib import Path
+
+from agentdoc.errors import AgentdocError, DocumentGone
+
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
+TEMP_PREFIX = ".agentdoc-tmp-"
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp creates 0600 files; a new document or sidecar should get the user's usual mode.
+NEW_FILE_MODE = 0o666 & ~_current_umask()
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise AgentdocError(
+                f"{path}: {size / 1e6:.1f} MB is larger than agentdoc handles "
+                f"({MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB); the file was left untouched"
+            )
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise DocumentGone(f"{path}: the document no longer exists") from exc
+    except IsADirectoryError as exc:
+        raise AgentdocError(f"{path}: is a folder, not a document") from exc
+    except OSError as exc:
+        raise AgentdocError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def decode(path: Path, data: bytes) -> str:
+    if b"\x00" in data:
+        raise AgentdocError(f"{path}: looks like a binary file; the file was left untouched")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgentdocError(
+            f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            "agentdoc only edits UTF-8 documents, the file was left untouched"
+        ) from exc
+
+
+def read_text(path: Path) -> str:
+    return decode(path, read_bytes(path))
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Not every platform/filesystem lets a directory be opened or fsynced.
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    fd = os.open(target, os.O_WRONLY)
+    try:
+        _write_all(fd, data)
+        os.ftruncate(fd, len(data))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace the file's content with `data` so readers only ever see a whole version."""
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        st: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and st.st_nlink > 1:
+        _write_in_place(target, data)
+        return
+    folder = target.parent
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
+    try:
+        _write_all(fd, data)
+        os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else NEW_FILE_MODE)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, target)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(folder)
+
+
+class WriteLedger:
+    """Remembers the hashes of recent content we wrote, per file, across threads."""
+
+    def __init__(self, keep: int = 64) -> None:
+        self._keep = keep
+        self._lock = threading.Lock()
+        self._hashes: dict[Path, deque[str]] = {}
+
+    def record(self, path: Path, data: bytes) -> None:
+        key = path.absolute()
+        with self._lock:
+            self._hashes.setdefault(key, deque(maxlen=self._keep)).append(digest(data))
+
+    def is_own(self, path: Path, data: bytes) -> bool:
+        with self._lock:
+            return digest(data) in self._hashes.get(path.absolute(), ())
+
+
+def write_text(path: Path, text: str, ledger: WriteLedger | None = None) -> None:
+    data = text.encode("utf-8")
+    if ledger is not None:
+        ledger.record(path, data)
+    atomic_write(path, data)

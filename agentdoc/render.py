@@ -1,0 +1,132 @@
+"""Turning a reply snapshot into the markdown that goes into the document (pure).
+
+Text parts are sealed (see `document.seal_reply`) so model text can never open a turn heading or
+leave a fence open that would swallow the user's next prompt. Tool calls become folded
+``<details>`` blocks in place. A failed or interrupted turn keeps its partial text and ends in a
+``> [!WARNING]`` callout that says what failed and what to do.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from agentdoc.document import seal_reply
+from agentdoc.reply import Reply, TextPart, ToolPart
+
+RESULT_PREVIEW_LINES = 8
+RESULT_PREVIEW_CHARS = 600
+
+
+def render_body(reply: Reply, *, final: bool) -> str:
+    """The reply region's markdown: text, tool blocks, and (while streaming) a retry notice."""
+    chunks: list[str] = []
+    for part in reply.parts:
+        if isinstance(part, TextPart):
+            if part.text.strip():
+                chunks.append(seal_reply(part.text))
+        elif isinstance(part, ToolPart):
+            chunks.append(render_tool(part))
+    if not final and reply.retry is not None and not reply.done:
+        r = reply.retry
+        chunks.append(
+            f"*API error ({r.error or r.error_status or 'unknown'}): retrying {r.attempt}/"
+            f"{r.max_retries} in {r.retry_delay_ms / 1000:.0f} s…*"
+        )
+    return "\n\n".join(chunks)
+
+
+def summarize_input(name: str, tool_input: dict[str, Any]) -> str:
+    for key in ("file_path", "path", "command", "pattern", "url", "query", "description"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return value if len(value) <= 80 else value[:77] + "…"
+    text = json.dumps(tool_input, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _fence_for(text: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    return "`" * (longest + 1)
+
+
+def _preview(text: str) -> str:
+    lines = text.splitlines()
+    short = "\n".join(lines[:RESULT_PREVIEW_LINES])
+    if len(short) > RESULT_PREVIEW_CHARS:
+        short = short[:RESULT_PREVIEW_CHARS]
+    if short != text.rstrip("\n"):
+        short += f"\n… ({len(lines)} lines, {len(text)} characters in all)"
+    return short
+
+
+def render_tool(part: ToolPart) -> str:
+    summary = f"{part.name}: {summarize_input(part.name, part.input)}"
+    if part.result is None:
+        status = "running…"
+    elif part.is_error:
+        status = "failed"
+    else:
+        status = f"{len(part.result.splitlines())} lines"
+    lines = [f"<details><summary>🔧 {html.escape(summary)} — {status}</summary>", ""]
+    if part.result:
+        preview = _preview(part.result)
+        fence = _fence_for(preview)
+        lines += [f"{fence}text", preview, fence, ""]
+    lines.append("</details>")
+    return "\n".join(lines)
+
+
+def render_problem(reply: Reply, document_name: str) -> str | None:
+    """The warning callout for a failed or interrupted turn, or None if it succeeded."""
+    if reply.error is None and not reply.interrupted:
+        return None
+    retry = f"Save the prompt again or run `agentdoc run {document_name}` to retry."
+    if reply.error is not None:
+        head = f"**The reply failed:** {_one_line(reply.error)}"
+    else:
+        head = "**The reply was interrupted** before it finished."
+    lines = ["> [!WARNING]", f"> {head}"]
+    if reply.text().strip():
+        lines.append("> The text above is partial, and Claude will not remember it.")
+    lines.append(f"> {retry}")
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def render_footer(reply: Reply, elapsed: float, thinking_link: str | None) -> str:
+    bits: list[str] = []
+    model = reply.model or (reply.result.models[0] if reply.result and reply.result.models else "")
+    if model:
+        bits.append(model)
+    if reply.result is not None:
+        bits.append(
+            f"{_tokens(reply.result.input_tokens)} in / {_tokens(reply.result.output_tokens)} out"
+        )
+        if reply.result.total_cost_usd:
+            bits.append(f"${reply.result.total_cost_usd:.3f}")
+    bits.append(f"{elapsed:.1f} s")
+    if thinking_link:
+        bits.append(f"[thinking]({thinking_link})")
+    return "<sub>" + " · ".join(bits) + "</sub>"
+
+
+def render_final(
+    reply: Reply, *, elapsed: float, document_name: str, thinking_link: str | None, footer: bool
+) -> str:
+    chunks = [render_body(reply, final=True)]
+    problem = render_problem(reply, document_name)
+    if problem:
+        chunks.append(problem)
+    if footer:
+        chunks.append(render_footer(reply, elapsed, thinking_link))
+    return "\n\n".join(c for c in chunks if c)

@@ -1,0 +1,96 @@
+"""Per-document state files under ``.agentdoc/``: the editor-facing protocol (docs/protocol.md).
+
+``.agentdoc/<document name>.status.json`` says what agentdoc is doing with a document; an editor
+or plugin may read it at any time (it is replaced atomically). Creating
+``.agentdoc/<document name>.cancel`` asks for the running turn to stop; agentdoc deletes it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from agentdoc.fileio import atomic_write
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+State = Literal["idle", "queued", "streaming", "error"]
+
+
+class Status(BaseModel):
+    version: int = PROTOCOL_VERSION
+    document: str
+    state: State
+    turn: int | None = None
+    session: str | None = None
+    started: str | None = None  # ISO 8601, when the current/last turn started
+    updated: str
+    tokens: int = 0  # output tokens so far (estimated while streaming)
+    error: str | None = None
+    pid: int | None = None  # the agentdoc process working on the document
+
+
+def state_dir(document: Path) -> Path:
+    return document.parent / ".agentdoc"
+
+
+def status_path(document: Path) -> Path:
+    return state_dir(document) / f"{document.name}.status.json"
+
+
+def cancel_path(document: Path) -> Path:
+    return state_dir(document) / f"{document.name}.cancel"
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def write_status(document: Path, status: Status) -> None:
+    path = status_path(document)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        atomic_write(path, (status.model_dump_json(indent=2) + "\n").encode())
+    except OSError as exc:
+        # A read-only folder must not stop the turn itself; the document still gets the reply.
+        log.warning("cannot write status file %s: %s", path, exc)
+
+
+def read_status(document: Path) -> Status | None:
+    try:
+        return Status.model_validate_json(status_path(document).read_bytes())
+    except (OSError, ValidationError, json.JSONDecodeError):
+        return None
+
+
+def all_statuses(root: Path) -> list[Status]:
+    found: list[Status] = []
+    for path in sorted(root.rglob(".agentdoc/*.status.json")):
+        try:
+            found.append(Status.model_validate_json(path.read_bytes()))
+        except (OSError, ValidationError):
+            log.debug("unreadable status file %s", path)
+    return found
+
+
+def request_cancel(document: Path) -> Path:
+    path = cancel_path(document)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"{os.getpid()}\n")
+    return path
+
+
+def take_cancel_request(document: Path) -> bool:
+    """True (and the request is consumed) if someone asked to cancel this document's turn."""
+    try:
+        cancel_path(document).unlink()
+    except FileNotFoundError:
+        return False
+    return True

@@ -1,0 +1,353 @@
+"""One conversation turn, end to end: prompt → CLI → streamed reply → document.
+
+Every write re-reads the document and changes only the reply region (see `splice`), so the user
+can keep typing anywhere while the reply streams. Writes are coalesced to one per
+`flush_interval`. The turn ends when the CLI's output ends, when it is cancelled (a `cancel`
+event, or the user deleting the streaming block), or when the stream is silent for longer than
+`stall_timeout`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agentdoc import detect, document, frontmatter, splice, status, stream, thinking
+from agentdoc.claude import ClaudeProcess, spawn
+from agentdoc.config import Settings
+from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
+from agentdoc.fileio import WriteLedger, decode, read_bytes, write_text
+from agentdoc.render import render_body, render_final
+from agentdoc.reply import Reply, ReplyBuilder
+from agentdoc.session import Mode, TurnPlan, plan_turn
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Progress:
+    path: Path
+    turn: int
+    state: str  # "starting", "streaming", "retrying", "done", "failed", "interrupted", "cancelled"
+    elapsed: float
+    output_chars: int
+    session_id: str | None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    path: Path
+    turn: int
+    reply: Reply
+    state: str  # "done", "failed", "interrupted", "cancelled"
+    session_id: str | None
+    elapsed: float
+
+
+class RegionGone(Exception):
+    """The user deleted the streaming reply block: the turn is cancelled."""
+
+
+def load(path: Path) -> tuple[str, document.Document]:
+    text = decode(path, read_bytes(path))
+    try:
+        return text, document.parse(text)
+    except (document.DocumentError, frontmatter.FrontmatterError) as exc:
+        raise AgentdocError(f"{path}: {exc}") from exc
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        path: Path,
+        settings: Settings,
+        *,
+        mode: Mode = "run",
+        session: str | None = None,
+        model: str | None = None,
+        ledger: WriteLedger | None = None,
+        environ: Mapping[str, str] | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+        cancel: threading.Event | None = None,
+        require_marker: bool = False,
+    ) -> None:
+        self.path = path
+        self.settings = settings
+        self.mode: Mode = mode
+        self.session = session
+        self.model = model
+        self.ledger = ledger or WriteLedger()
+        self.environ = environ
+        self.on_progress = on_progress or (lambda _p: None)
+        self.cancel = cancel or threading.Event()
+        self.require_marker = require_marker
+        self._status = status.Status(document=path.name, state="idle", updated=status.now_iso())
+        self.nonce = splice.new_nonce()
+        self._written_body = ""
+        self._started = time.monotonic()
+        self._problem: str | None = None
+        self._thinking_on = settings.thinking
+
+    # -- document writes -------------------------------------------------------------------
+
+    def _update(self, transform: Callable[[str], str | None]) -> None:
+        """Re-read the document, apply `transform`, write it back atomically.
+
+        If the file changes between our read and our write, the merge is redone on the new
+        content, so a save that lands while we work is never overwritten by an older copy.
+        """
+        for _ in range(10):
+            raw = read_bytes(self.path)
+            before = os.stat(self.path).st_mtime_ns
+            text = decode(self.path, raw)
+            new = transform(text)
+            if new is None:
+                raise RegionGone()
+            if new == text:
+                return
+            if os.stat(self.path).st_mtime_ns != before or read_bytes(self.path) != raw:
+                continue
+            write_text(self.path, new, self.ledger)
+            return
+        raise AgentdocError(f"{self.path}: the file keeps changing; could not write the reply")
+
+    def _open(self) -> None:
+        marker = self.settings.submit_marker
+
+        def transform(text: str) -> str:
+            doc = document.parse(text)
+            sub = detect.submission(doc, marker, require_marker=False)
+            if sub is not None and sub.marker_line is not None:
+                text = detect.remove_marker(text, sub.marker_line, marker)
+                doc = document.parse(text)
+            last = doc.last_user()
+            at = last.end if last is not None else len(text)
+            return splice.open_reply(text, at, self.nonce)
+
+        self._update(transform)
+
+    def _flush(self, body: str) -> None:
+        if body == self._written_body:
+            return
+        last = self._written_body
+        self._update(lambda text: splice.fill_region(text, self.nonce, body, last))
+        self._written_body = body
+
+    def _close(self, final_body: str, session_id: str | None) -> None:
+        last = self._written_body
+
+        def transform(text: str) -> str | None:
+            closed = splice.close_region(text, self.nonce, final_body, last)
+            if closed is None or not session_id:
+                return closed
+            return frontmatter.set_meta(closed, {"session": session_id})
+
+        self._update(transform)
+
+    # -- the turn ---------------------------------------------------------------------------
+
+    def run(self) -> TurnOutcome:
+        _text, doc = load(self.path)
+        sub = detect.submission(
+            doc, self.settings.submit_marker, require_marker=self.require_marker
+        )
+        if sub is None:
+            raise NoPendingPrompt(
+                f"{self.path}: nothing to send. Write your prompt under the last `## User` "
+                "heading, then run this again."
+            )
+        prompt = sub.prompt
+        plan = plan_turn(
+            self.path, doc, prompt, self.mode, self.settings, session=self.session, model=self.model
+        )
+        self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
+        self._started = time.monotonic()
+        status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
+        self._open()
+        self._progress(plan.turn, "starting", 0, plan.request.session_id)
+        started_at = datetime.now(UTC)
+        sidecar = thinking.ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
+        builder = ReplyBuilder()
+        try:
+            proc = spawn(plan.request, self.settings, self.environ)
+        except ClaudeNotFound as exc:
+            self._problem = str(exc)
+            builder.finish(exit_code=None, stderr="")
+            return self._finish(plan, builder, sidecar, cancelled=False)
+        cancelled = False
+        try:
+            cancelled = self._pump(plan, proc, builder, sidecar)
+        except RegionGone:
+            log.info("%s: the streaming reply was deleted; cancelling the turn", self.path)
+            proc.stop()
+            proc.wait()
+            return self._outcome(plan, builder.reply, "cancelled")
+        except BaseException:
+            proc.stop()
+            proc.wait()
+            raise
+        code = proc.wait()
+        builder.finish(exit_code=code, stderr=proc.stderr)
+        return self._finish(plan, builder, sidecar, cancelled=cancelled)
+
+    def _pump(
+        self,
+        plan: TurnPlan,
+        proc: ClaudeProcess,
+        builder: ReplyBuilder,
+        sidecar: thinking.ThinkingSidecar,
+    ) -> bool:
+        """Feed CLI output into the builder, flushing to the document; True if cancelled."""
+        interval = self.settings.flush_interval
+        last_flush = last_line = time.monotonic()
+        dirty = False
+        while True:
+            now = time.monotonic()
+            wait = min(interval, 0.1) if dirty else 0.1
+            line = proc.next_line(wait)
+            now = time.monotonic()
+            if self.cancel.is_set() or status.take_cancel_request(self.path):
+                proc.stop()
+                self._drain(proc, builder)
+                return True
+            if line == b"":
+                return False
+            if line is None:
+                if now - last_line > self.settings.stall_timeout:
+                    self._problem = (
+                        f"no output from Claude for {self.settings.stall_timeout:.0f} s; "
+                        "the turn was stopped (stall timeout)"
+                    )
+                    proc.stop()
+                    self._drain(proc, builder)
+                    return False
+            else:
+                last_line = now
+                dirty |= self._feed(builder, line)
+            if dirty and now - last_flush >= interval:
+                self._publish(plan, builder.reply, sidecar)
+                last_flush, dirty = now, False
+
+    def _feed(self, builder: ReplyBuilder, line: bytes) -> bool:
+        try:
+            event = stream.parse_line(line)
+        except stream.StreamError as exc:
+            log.warning("%s: skipping a corrupt line from claude: %s", self.path, exc)
+            return False
+        if event is None:
+            return False
+        builder.feed(event)
+        return True
+
+    def _drain(self, proc: ClaudeProcess, builder: ReplyBuilder) -> None:
+        while (line := proc.next_line(0)) not in (None, b""):
+            assert line is not None
+            self._feed(builder, line)
+
+    def _publish(self, plan: TurnPlan, reply: Reply, sidecar: thinking.ThinkingSidecar) -> None:
+        if self._thinking_on:
+            sidecar.update(reply.thinking, reply.session_id)
+        self._flush(render_body(reply, final=False))
+        state = "retrying" if reply.retry is not None else "streaming"
+        self._progress(plan.turn, state, reply.output_chars, reply.session_id)
+
+    def _finish(
+        self,
+        plan: TurnPlan,
+        builder: ReplyBuilder,
+        sidecar: thinking.ThinkingSidecar,
+        *,
+        cancelled: bool,
+    ) -> TurnOutcome:
+        reply = builder.reply
+        if self._problem is not None:
+            reply = dataclasses.replace(reply, error=self._problem)
+        elif cancelled and reply.error is None:
+            reply = dataclasses.replace(reply, interrupted=True)
+        has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
+        elapsed = time.monotonic() - self._started
+        body = render_final(
+            reply,
+            elapsed=elapsed,
+            document_name=self.path.name,
+            thinking_link=thinking.link(self.path, plan.turn) if has_thinking else None,
+            footer=self.settings.footer,
+        )
+        session_id = reply.session_id or plan.request.session_id
+        if _session_lost(reply):
+            session_id = None
+        try:
+            self._close(body, session_id)
+        except RegionGone:
+            return self._outcome(plan, reply, "cancelled")
+        state = (
+            "cancelled"
+            if cancelled
+            else "failed"
+            if reply.error is not None
+            else "interrupted"
+            if reply.interrupted
+            else "done"
+        )
+        self._progress(plan.turn, state, reply.output_chars, session_id, reply.error or "")
+        return self._outcome(plan, reply, state, session_id)
+
+    def _outcome(
+        self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
+    ) -> TurnOutcome:
+        return TurnOutcome(
+            path=self.path,
+            turn=plan.turn,
+            reply=reply,
+            state=state,
+            session_id=session_id or reply.session_id,
+            elapsed=time.monotonic() - self._started,
+        )
+
+    def _progress(
+        self, turn: int, state: str, chars: int, session_id: str | None, detail: str = ""
+    ) -> None:
+        elapsed = time.monotonic() - self._started
+        self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
+        self._write_status(turn, state, chars, session_id, detail)
+
+    def _write_status(
+        self, turn: int, state: str, chars: int, session_id: str | None, detail: str
+    ) -> None:
+        previous = self._status
+        now = status.now_iso()
+        shown: status.State = (
+            "streaming"
+            if state in ("starting", "streaming", "retrying")
+            else "error"
+            if state == "failed"
+            else "idle"
+        )
+        # Streaming progress is rewritten at most about once a second; state changes at once.
+        if shown == previous.state == "streaming" and previous.updated == now:
+            return
+        self._status = previous.model_copy(
+            update={
+                "state": shown,
+                "turn": turn,
+                "session": session_id or previous.session,
+                "started": now if state == "starting" else previous.started,
+                "updated": now,
+                "tokens": chars // 4,
+                "error": (detail or None) if shown == "error" else None,
+                "pid": os.getpid() if shown == "streaming" else None,
+            }
+        )
+        status.write_status(self.path, self._status)
+
+
+def _session_lost(reply: Reply) -> bool:
+    return reply.error is not None and "No conversation found" in reply.error

@@ -1,0 +1,60 @@
+"""Shared fixtures: a replaying fake `claude` for fast tests, settings that never touch $HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdoc.config import Settings
+
+TESTS = Path(__file__).parent
+TRANSCRIPTS = TESTS / "fixtures" / "transcripts"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's own agentdoc config."""
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(tmp_path / "agentdoc-config.toml"))
+
+
+@dataclass
+class FakeClaude:
+    executable: Path
+    log: Path
+    env: dict[str, str]
+
+    def settings(self, **overrides: Any) -> Settings:
+        base: dict[str, Any] = {"claude": str(self.executable), "flush_interval": 0.05}
+        base.update(overrides)
+        return Settings.model_validate(base)
+
+    def calls(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path) -> Callable[..., FakeClaude]:
+    def make(transcript: str | None = None, **env: str) -> FakeClaude:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir(exist_ok=True)
+        exe = bin_dir / "claude"
+        exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TESTS / "fake_claude.py"}" "$@"\n')
+        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+        log = tmp_path / "claude-calls.jsonl"
+        environ = {"PATH": os.environ.get("PATH", ""), "FAKE_CLAUDE_LOG": str(log)}
+        if transcript is not None:
+            environ["FAKE_CLAUDE_TRANSCRIPT"] = str(TRANSCRIPTS / transcript)
+        environ.update({f"FAKE_CLAUDE_{k.upper()}": v for k, v in env.items()})
+        return FakeClaude(exe, log, environ)
+
+    return make
