@@ -1,0 +1,327 @@
+"""Turn filesystem activity under the watched roots into one settled path per logical save.
+
+A watchdog observer feeds a queue (its handler only enqueues and never raises: an exception
+there would kill watchdog's dispatcher thread). `Watcher.changes` drains the queue into a
+`Settler` and yields each markdown path once its burst of events has gone quiet. A periodic
+stat rescan catches changes the kernel dropped (inotify queue overflow, network filesystems).
+Deleted paths are yielded too; the consumer checks whether the file still exists.
+
+Single files are watched through their folder, because Vim, Emacs and JetBrains save by
+replacing the file, and a watch on the old inode would go silent after the first save.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import logging
+import os
+import queue
+import stat
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+
+from agentdoc.errors import AgentdocError
+from agentdoc.settle import Settler
+
+log = logging.getLogger(__name__)
+
+# watchdog's inotify backend registers a folder created inside a watched tree twice when its
+# parent is created in the same instant (`mkdir -p a/b`: once while walking `a`, once for `b`'s
+# own create event) and warns that the second registration replaces the first. It replaces it
+# with the same callback, so the warning carries nothing for a user to act on.
+DOUBLE_WATCH_WARNING = r"Callback with id .* already exists for watch"
+warnings.filterwarnings("ignore", message=DOUBLE_WATCH_WARNING, category=RuntimeWarning)
+
+# Editor artefacts and our own temp files, matched against the file name. Most also fail the
+# markdown-suffix test; they are listed so the intent survives a suffix change, and because some
+# (the Emacs lock `.#doc.md`, the thinking sidecar) do end in `.md`.
+IGNORED: tuple[str, ...] = (
+    "*.swp",  # Vim swap files (.doc.md.swp, then .swo, .swn, ...)
+    "*.swx",
+    "*.sw[a-p]",
+    "4913",  # Vim's probe that it may create files in the folder
+    "*~",  # Vim/Emacs backups
+    ".#*",  # Emacs lock symlink
+    "#*#",  # Emacs autosave
+    "*___jb_tmp___",  # JetBrains safe write
+    "*___jb_old___",
+    ".subl*.tmp",  # Sublime Text atomic_save
+    ".*.tmp",  # VS Code-style temp-and-rename saves
+    ".*.tmp[0-9]*",
+    "*.tmp",
+    ".agentdoc-tmp-*",  # our own atomic writes (agentdoc.fileio.TEMP_PREFIX)
+    "*.thinking.md",  # thinking sidecars are never session documents
+)
+IGNORED_DIRS = frozenset({".agentdoc", ".git", ".hg", ".svn"})
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+# Opened/closed-without-write events are left out: reading a document must not look like a save.
+# Attribute-only changes (chmod, touch) are left to the rescan, which compares mtimes.
+WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
+TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptly
+
+Stamp = tuple[int, int, int]  # (mtime_ns, size, inode)
+
+
+def is_ignored(path: Path) -> bool:
+    """True for anything that can never be a session document: artefacts, sidecars, state."""
+    if path.suffix.lower() not in MARKDOWN_SUFFIXES:
+        return True
+    if any(part in IGNORED_DIRS for part in path.parts[:-1]):
+        return True
+    return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in IGNORED)
+
+
+def _folder(path: Path) -> Path:
+    # Resolved so event paths (built from the watched folder) compare equal to root paths.
+    return Path(os.path.abspath(path)).resolve()
+
+
+def _file(path: Path) -> Path:
+    # The folder is resolved, the name is not: a symlinked document keeps the name the user chose.
+    absolute = Path(os.path.abspath(path))
+    return _folder(absolute.parent) / absolute.name
+
+
+@dataclass(frozen=True)
+class Roots:
+    """What to watch: folders recursively, single files through their (non-recursive) folder."""
+
+    folders: tuple[Path, ...]
+    files: frozenset[Path]
+
+    def wants(self, path: Path) -> bool:
+        if path in self.files:
+            return True
+        return not is_ignored(path) and any(path.is_relative_to(f) for f in self.folders)
+
+    def watches(self) -> list[tuple[Path, bool]]:
+        """(folder, recursive) pairs to schedule."""
+        parents = sorted({f.parent for f in self.files} - set(self.folders))
+        return [(f, True) for f in self.folders] + [(p, False) for p in parents]
+
+
+def plan_roots(roots: Sequence[Path]) -> Roots:
+    """Sort roots into folders and files; a root that is not there (and cannot appear) fails."""
+    folders: list[Path] = []
+    files: set[Path] = set()
+    for root in roots:
+        if root.is_dir():
+            folders.append(_folder(root))
+        elif root.exists() or Path(os.path.abspath(root)).parent.is_dir():
+            # A file that does not exist yet is fine: its creation is the first event.
+            files.add(_file(root))
+        else:
+            raise AgentdocError(f"{root}: no such file or folder to watch")
+    return Roots(tuple(dict.fromkeys(folders)), frozenset(files))
+
+
+def _walk(roots: Roots) -> Iterator[Path]:
+    for folder in roots.folders:
+        for dirpath, dirnames, filenames in os.walk(folder, onerror=_log_walk_error):
+            dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS]
+            for name in filenames:
+                path = Path(dirpath, name)
+                if not is_ignored(path):
+                    yield path
+    yield from roots.files
+
+
+def _log_walk_error(exc: OSError) -> None:
+    # Debug, not warning: the rescan walks every few seconds and would repeat it forever.
+    log.debug("cannot list %s: %s", exc.filename, exc.strerror or exc)
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def scan(roots: Roots) -> dict[Path, Stamp]:
+    """The markdown files under the roots right now, with what identifies their version."""
+    stamps = {path: _stamp(path) for path in _walk(roots)}
+    return {path: s for path, s in stamps.items() if s is not None}
+
+
+def changed_paths(old: dict[Path, Stamp], new: dict[Path, Stamp]) -> list[Path]:
+    """Paths that appeared, vanished or whose stamp differs between two scans."""
+    gone = [path for path in old if path not in new]
+    return [path for path, s in new.items() if old.get(path) != s] + gone
+
+
+def _event_paths(event: FileSystemEvent) -> list[Path]:
+    if event.is_directory or event.event_type not in WATCHED_EVENTS:
+        return []
+    raw = [event.src_path, event.dest_path] if event.event_type == "moved" else [event.src_path]
+    return [Path(os.fsdecode(p)) for p in raw if p]
+
+
+class _EventHandler(FileSystemEventHandler):
+    """Enqueues wanted paths; never raises, since that would stop watchdog's dispatcher."""
+
+    def __init__(self, roots: Roots, sink: Callable[[Path], None]) -> None:
+        super().__init__()
+        self._roots = roots
+        self._sink = sink
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        try:
+            for path in _event_paths(event):
+                if self._roots.wants(path):
+                    self._sink(path)
+        except Exception:
+            log.exception("ignoring a filesystem event that could not be handled: %r", event)
+
+
+def _start_error(exc: OSError, roots: Roots) -> AgentdocError:
+    where = ", ".join(str(p) for p in (*roots.folders, *sorted(roots.files)))
+    if exc.errno == errno.ENOSPC:
+        return AgentdocError(
+            f"cannot watch {where}: the inotify watch limit is reached (one watch per folder). "
+            "Raise it with `sudo sysctl fs.inotify.max_user_watches=524288` (add "
+            "`fs.inotify.max_user_watches=524288` to /etc/sysctl.d/90-inotify.conf to keep it), "
+            "watch a smaller tree, or use polling."
+        )
+    if exc.errno == errno.EMFILE:
+        return AgentdocError(
+            f"cannot watch {where}: the inotify instance limit is reached (too many programs are "
+            "watching files). Raise it with `sudo sysctl fs.inotify.max_user_instances=512` (add "
+            "`fs.inotify.max_user_instances=512` to /etc/sysctl.d/90-inotify.conf to keep it), "
+            "or use polling."
+        )
+    return AgentdocError(f"cannot watch {where}: {exc.strerror or exc}")
+
+
+class Watcher:
+    """Watches folders (recursively) and single files (by watching their parent folder, because
+    Vim/Emacs/JetBrains saves replace the file and a per-file watch would be lost), and yields
+    settled markdown paths."""
+
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        *,
+        step: float,
+        max_wait: float,
+        poll: bool = False,
+        rescan_interval: float = 2.0,
+        poll_interval: float = 1.0,
+    ) -> None:
+        """`rescan_interval` <= 0 turns the stat rescan off; `poll_interval` paces polling."""
+        self._roots = plan_roots(roots)
+        self._settler = Settler(step, max_wait)
+        self._poll = poll
+        self._poll_interval = poll_interval
+        self._rescan_interval = rescan_interval
+        self._queue: queue.SimpleQueue[Path] = queue.SimpleQueue()
+        self._stamps: dict[Path, Stamp] = {}
+        self._observer: BaseObserver | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def roots(self) -> Roots:
+        return self._roots
+
+    def start(self) -> None:
+        """Take the rescan baseline and start observing; a second call does nothing."""
+        with self._lock:
+            if self._observer is not None:
+                return
+            self._stamps = scan(self._roots)
+            self._observer = self._start_observer()
+
+    def _start_observer(self) -> BaseObserver:
+        handler = _EventHandler(self._roots, self._queue.put)
+        try:
+            observer = PollingObserver(timeout=self._poll_interval) if self._poll else Observer()
+        except OSError as exc:  # inotify_init fails here when the instance limit is hit
+            raise _start_error(exc, self._roots) from exc
+        try:
+            for folder, recursive in self._roots.watches():
+                observer.schedule(handler, str(folder), recursive=recursive)
+            observer.start()
+        except OSError as exc:
+            observer.stop()  # stops the emitters that did start
+            raise _start_error(exc, self._roots) from exc
+        log.debug("watching %s", self._roots)
+        return observer
+
+    def stop(self) -> None:
+        with self._lock:
+            observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()
+            observer.join()
+
+    def known_files(self) -> list[Path]:
+        """Markdown files under the roots right now (for start-up discovery)."""
+        return sorted(scan(self._roots))
+
+    def changes(self, stop: threading.Event) -> Iterator[Path]:
+        """Yield each settled path (absolute) once per burst, until `stop` is set.
+
+        Meant for one consumer at a time: the settling state lives in the watcher, so a later
+        call picks up where an earlier one stopped.
+        """
+        next_rescan = time.monotonic() + self._rescan_interval
+        while not stop.is_set():
+            self._collect(self._wait_time(next_rescan))
+            if self._rescan_interval > 0 and time.monotonic() >= next_rescan:
+                self._rescan()
+                next_rescan = time.monotonic() + self._rescan_interval
+            for path in self._settler.ready():
+                self._remember(path)
+                yield path
+                if stop.is_set():
+                    return
+
+    def _wait_time(self, next_rescan: float) -> float:
+        waits = [TICK]
+        deadline = self._settler.next_deadline()
+        if deadline is not None:
+            waits.append(deadline)
+        if self._rescan_interval > 0:
+            waits.append(next_rescan - time.monotonic())
+        return max(0.0, min(waits))
+
+    def _collect(self, timeout: float) -> None:
+        try:
+            path = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+        except queue.Empty:
+            return
+        self._settler.touch(path)
+        while True:
+            try:
+                self._settler.touch(self._queue.get_nowait())
+            except queue.Empty:
+                return
+
+    def _rescan(self) -> None:
+        fresh = scan(self._roots)
+        for path in changed_paths(self._stamps, fresh):
+            log.debug("rescan found a change the observer did not report: %s", path)
+            self._settler.touch(path)
+        self._stamps = fresh
+
+    def _remember(self, path: Path) -> None:
+        # The version being handed out is the baseline for the next rescan, so a change that
+        # events already reported is not reported a second time by the rescan.
+        stamp = _stamp(path)
+        if stamp is None:
+            self._stamps.pop(path, None)
+        else:
+            self._stamps[path] = stamp
