@@ -15,6 +15,7 @@ from typing import Any
 
 from agentdoc.document import seal_reply
 from agentdoc.reply import Reply, TextPart, ToolPart
+from agentdoc.stream import ApiRetry
 
 RESULT_PREVIEW_LINES = 8
 RESULT_PREVIEW_CHARS = 600
@@ -30,12 +31,17 @@ def render_body(reply: Reply, *, final: bool) -> str:
         elif isinstance(part, ToolPart):
             chunks.append(render_tool(part))
     if not final and reply.retry is not None and not reply.done:
-        r = reply.retry
-        chunks.append(
-            f"*API error ({r.error or r.error_status or 'unknown'}): retrying {r.attempt}/"
-            f"{r.max_retries} in {r.retry_delay_ms / 1000:.0f} s…*"
-        )
+        chunks.append(render_retry(reply.retry))
     return "\n\n".join(chunks)
+
+
+def render_retry(retry: ApiRetry) -> str:
+    """The live notice shown while the CLI waits to retry a failed API request."""
+    known = [str(v) for v in (retry.error_status, retry.error) if v not in (None, "", "unknown")]
+    what = " ".join(known) or "no answer"
+    seconds = retry.retry_delay_ms / 1000
+    delay = f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
+    return f"*API error ({what}): retrying {retry.attempt}/{retry.max_retries} in {delay} s…*"
 
 
 def summarize_input(name: str, tool_input: dict[str, Any]) -> str:
@@ -79,16 +85,65 @@ def render_tool(part: ToolPart) -> str:
     return "\n".join(lines)
 
 
+# What to do about an error, keyed on the text the CLI (or agentdoc) reports; first match wins.
+# Errors whose own text already says what to do (500, 529: "try again in a moment") have none.
+_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"Invalid API key|authentication_(?:error|failed)|API Error: 401\b|OAuth token"),
+        "Log in with `claude /login`, or set ANTHROPIC_API_KEY to a valid key.",
+    ),
+    (
+        re.compile(r"\(429\)|API Error: 429\b|rate[ _]?limit", re.I),
+        "The API is rate limiting you: wait a minute or two before retrying.",
+    ),
+    (
+        re.compile(r"Unable to connect|Connection to the API was lost|ECONN|ETIMEDOUT|ENOTFOUND"),
+        "Check your network connection (and ANTHROPIC_BASE_URL or proxy settings, if set).",
+    ),
+    (
+        re.compile(r"stall timeout"),
+        "If replies can pause this long, raise `stall_timeout` in the agentdoc config.",
+    ),
+    (
+        re.compile(r"maximum number of turns", re.I),
+        "Claude used up its rounds of tool use; ask it to continue.",
+    ),
+    (
+        re.compile(r"prompt is too long|request_too_large|API Error: 413\b", re.I),
+        "The conversation is too long for the model: fork it at an earlier turn "
+        "(`agentdoc fork`) or start a new document.",
+    ),
+    (
+        re.compile(r"^error: (?:unknown|unexpected|missing|too many)|^Usage: ", re.I | re.M),
+        "The Claude Code CLI rejected agentdoc's command line: check that `claude --version` "
+        "is a version agentdoc supports (2.1 or later).",
+    ),
+)
+
+
+def hint_for(error: str) -> str | None:
+    """What the user can do about ``error``, or None if the message says enough by itself."""
+    return next((hint for pattern, hint in _HINTS if pattern.search(error)), None)
+
+
 def render_problem(reply: Reply, document_name: str) -> str | None:
     """The warning callout for a failed or interrupted turn, or None if it succeeded."""
     if reply.error is None and not reply.interrupted:
         return None
-    retry = f"Save the prompt again or run `agentdoc run {document_name}` to retry."
+    # The failed prompt now has an answer, so it is no longer pending: to retry, it must be
+    # written again under the fresh `## User` heading that follows the reply.
+    retry = (
+        "To retry, write the prompt again under the `## User` heading below, then save "
+        f"(or run `agentdoc run {document_name}`)."
+    )
     if reply.error is not None:
         head = f"**The reply failed:** {_one_line(reply.error)}"
     else:
         head = "**The reply was interrupted** before it finished."
     lines = ["> [!WARNING]", f"> {head}"]
+    hint = hint_for(reply.error) if reply.error is not None else None
+    if hint:
+        lines.append(f"> {hint}")
     if reply.text().strip():
         lines.append("> The text above is partial, and Claude will not remember it.")
     lines.append(f"> {retry}")
@@ -103,7 +158,9 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
-def render_footer(reply: Reply, elapsed: float, thinking_link: str | None) -> str:
+def render_footer(
+    reply: Reply, elapsed: float, thinking_link: str | None, note: str | None = None
+) -> str:
     bits: list[str] = []
     model = reply.model or (reply.result.models[0] if reply.result and reply.result.models else "")
     if model:
@@ -117,16 +174,25 @@ def render_footer(reply: Reply, elapsed: float, thinking_link: str | None) -> st
     bits.append(f"{elapsed:.1f} s")
     if thinking_link:
         bits.append(f"[thinking]({thinking_link})")
+    if note:
+        # Session bookkeeping (a rebuilt or forked session) the reader should notice.
+        bits.append(html.escape(_one_line(note)))
     return "<sub>" + " · ".join(bits) + "</sub>"
 
 
 def render_final(
-    reply: Reply, *, elapsed: float, document_name: str, thinking_link: str | None, footer: bool
+    reply: Reply,
+    *,
+    elapsed: float,
+    document_name: str,
+    thinking_link: str | None,
+    footer: bool,
+    note: str | None = None,
 ) -> str:
     chunks = [render_body(reply, final=True)]
     problem = render_problem(reply, document_name)
     if problem:
         chunks.append(problem)
     if footer:
-        chunks.append(render_footer(reply, elapsed, thinking_link))
+        chunks.append(render_footer(reply, elapsed, thinking_link, note))
     return "\n\n".join(c for c in chunks if c)

@@ -1,24 +1,65 @@
-"""Which Claude session a turn goes to, and what prompt it carries (pure).
+"""Which Claude session a turn goes to, and what prompt it carries.
 
-`start` always opens a new session whose id we choose up front (``--session-id``), so the id is
-known even if the turn dies before the CLI prints it. When a new session is opened on a document
-that already has history, the prompt carries the document's transcript, because the document,
-not the CLI's store, is the source of truth.
+The document, not the CLI's session store, is the source of truth, so a turn is planned from
+the document plus a few facts about the world (`Facts`, gathered by `prepare_turn`):
+
+* A new session (``start``, a document without a session, a session the CLI no longer has, a
+  fork at an earlier turn) gets an id chosen up front (``--session-id``), so the id is known even
+  if the turn dies early, and its first prompt carries the document's transcript.
+* A resumed session gets the new prompt, plus what it cannot know: a diff of edits to earlier
+  turns, and the partial text of a previous reply that was interrupted (see `history`).
+* The first prompt of a fork taken at its parent's last turn continues the parent's session as a
+  fork (``--resume=PARENT --fork-session --session-id=NEW``); the parent session is unchanged.
+
+A resume plan carries a `fallback`: the rebuild to run at once if the CLI answers "No
+conversation found" after all.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agentdoc import history, sessionstore
 from agentdoc.claude import AgentRequest
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
 
+log = logging.getLogger(__name__)
+
 Mode = Literal["start", "resume", "run"]
+
+LOST_NOTE = "new session: the previous one was not found"
+
+
+class Lineage(BaseModel):
+    """``agentdoc.forked_from``: where a forked document came from."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    document: str  # the parent document, relative to this document's folder
+    session: str | None = None  # the parent's Claude session when the fork was made
+    turn: int  # the fork holds the parent's exchanges 1..turn
+    # True: the first prompt continues `session` with --fork-session (the fork was taken at the
+    # parent's last exchange, so that session holds exactly this history).
+    fork_session: bool = False
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What planning needs beyond the document; `prepare_turn` gathers them."""
+
+    session_found: bool | None = None  # can the CLI resume the target session? None: unknown
+    snapshot: history.Snapshot | None = None
 
 
 @dataclass(frozen=True)
@@ -26,17 +67,76 @@ class TurnPlan:
     request: AgentRequest
     turn: int  # 1-based number of the exchange this turn creates
     new_session: bool
+    known: str = ""  # the transcript of the earlier turns as the model knows it after this prompt
+    note: str | None = None  # said in the footer, e.g. that the session was rebuilt
+    fallback: TurnPlan | None = None  # the rebuild to run if the CLI lost the session after all
 
 
-def compose_prompt(prompt: str, transcript: str | None) -> str:
-    if not transcript:
+def lineage(doc: Document) -> Lineage | None:
+    if not doc.meta.forked_from:
+        return None
+    try:
+        return Lineage.model_validate(doc.meta.forked_from)
+    except ValidationError as exc:
+        log.warning("ignoring agentdoc.forked_from: %s", exc)
+        return None
+
+
+def first_turn_of_fork(doc: Document) -> Lineage | None:
+    """The lineage, if the next prompt is the first of a fork that has no session of its own."""
+    found = lineage(doc)
+    if found is None or doc.meta.session or doc.turn_count() != found.turn:
+        return None
+    return found
+
+
+def resume_target(doc: Document, session: str | None) -> tuple[str | None, bool]:
+    """The session a resume would continue, and whether it must be forked first."""
+    if session or doc.meta.session:
+        return session or doc.meta.session, False
+    fork = first_turn_of_fork(doc)
+    if fork is not None and fork.fork_session and fork.session:
+        return fork.session, True
+    return None, False
+
+
+def _fence(text: str) -> str:
+    # Longer than any backtick run inside, so no line of the diff can close the fence early.
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def compose_prompt(
+    prompt: str,
+    *,
+    transcript: str | None = None,
+    edits: str | None = None,
+    unfinished: str | None = None,
+) -> str:
+    """The text sent to the CLI: the prompt, with whatever context the session lacks."""
+    if transcript:
+        return (
+            "This conversation continues one that was kept in a document; your earlier session "
+            "is not available. Here is the conversation so far, for context:\n\n"
+            f"<transcript>\n{transcript}\n</transcript>\n\n"
+            f"Reply to this new message:\n\n{prompt}"
+        )
+    parts: list[str] = []
+    if edits:
+        fence = _fence(edits)
+        parts.append(
+            "The user edited earlier parts of this conversation since your last reply; the "
+            f"document now reads differently from what you remember:\n\n{fence}diff\n{edits}\n"
+            f"{fence}"
+        )
+    if unfinished:
+        parts.append(
+            "Your previous answer was interrupted; it is not in your history, but the user saw "
+            f"it up to this point:\n\n<partial-answer>\n{unfinished}\n</partial-answer>"
+        )
+    if not parts:
         return prompt
-    return (
-        "This conversation continues one that was kept in a document; your earlier session is "
-        "not available. Here is the conversation so far, for context:\n\n"
-        f"<transcript>\n{transcript}\n</transcript>\n\n"
-        f"Reply to this new message:\n\n{prompt}"
-    )
+    return "\n\n".join([*parts, f"Reply to this new message:\n\n{prompt}"])
 
 
 def working_dir(path: Path, doc: Document) -> Path:
@@ -49,6 +149,48 @@ def working_dir(path: Path, doc: Document) -> Path:
     return cwd
 
 
+def _request(
+    path: Path,
+    doc: Document,
+    settings: Settings,
+    model: str | None,
+    prompt: str,
+    *,
+    resume: str | None = None,
+    fork: bool = False,
+    session_id: str | None = None,
+) -> AgentRequest:
+    return AgentRequest(
+        prompt=prompt,
+        cwd=working_dir(path, doc),
+        resume=resume,
+        session_id=session_id,
+        fork=fork,
+        model=model or doc.meta.model or settings.model,
+        effort=doc.meta.effort or settings.effort,
+        append_system=doc.meta.system,
+    )
+
+
+def _fork_note(doc: Document) -> str | None:
+    fork = first_turn_of_fork(doc)
+    return None if fork is None else f"forked from {fork.document}, turn {fork.turn}"
+
+
+def _new_session(
+    path: Path,
+    doc: Document,
+    prompt: str,
+    settings: Settings,
+    model: str | None,
+    note: str | None,
+) -> TurnPlan:
+    known = doc.transcript()
+    seeded = compose_prompt(prompt, transcript=known)
+    request = _request(path, doc, settings, model, seeded, session_id=str(uuid.uuid4()))
+    return TurnPlan(request, doc.turn_count() + 1, True, known, note)
+
+
 def plan_turn(
     path: Path,
     doc: Document,
@@ -58,22 +200,60 @@ def plan_turn(
     *,
     session: str | None = None,
     model: str | None = None,
+    facts: Facts = Facts(),
 ) -> TurnPlan:
-    resume = session or doc.meta.session
-    if mode == "resume" and not resume:
+    """Decide start/resume/fork/rebuild for the pending ``prompt`` (pure, given ``facts``)."""
+    target, fork = resume_target(doc, session)
+    if mode == "resume" and not target:
         raise AgentdocError(
             f"{path} has no session to resume yet; use `agentdoc start` or `agentdoc run`"
         )
-    new_session = mode == "start" or (mode == "run" and not resume)
-    turn = doc.turn_count() + 1
-    transcript = doc.transcript() if new_session and turn > 1 else None
-    request = AgentRequest(
-        prompt=compose_prompt(prompt, transcript),
-        cwd=working_dir(path, doc),
-        resume=None if new_session else resume,
-        session_id=str(uuid.uuid4()) if new_session else None,
-        model=model or doc.meta.model or settings.model,
-        effort=doc.meta.effort or settings.effort,
-        append_system=doc.meta.system,
+    if mode == "start" or target is None:
+        return _new_session(path, doc, prompt, settings, model, _fork_note(doc))
+    if facts.session_found is False:
+        if session:
+            raise AgentdocError(
+                f"session {session} was not found for the folder {working_dir(path, doc)}; "
+                "Claude keeps sessions per folder (and per $HOME / $CLAUDE_CONFIG_DIR)"
+            )
+        return _new_session(path, doc, prompt, settings, model, LOST_NOTE)
+    text = compose_prompt(
+        prompt,
+        edits=history.history_edits(facts.snapshot, doc, target),
+        unfinished=history.unfinished_reply(doc),
     )
-    return TurnPlan(request=request, turn=turn, new_session=new_session)
+    request = _request(
+        path,
+        doc,
+        settings,
+        model,
+        text,
+        resume=target,
+        fork=fork,
+        session_id=str(uuid.uuid4()) if fork else None,
+    )
+    # An explicitly named session is never silently replaced by a new one.
+    fallback = None if session else _new_session(path, doc, prompt, settings, model, LOST_NOTE)
+    note = _fork_note(doc) if fork else None
+    return TurnPlan(request, doc.turn_count() + 1, fork, doc.transcript(), note, fallback)
+
+
+def prepare_turn(
+    path: Path,
+    doc: Document,
+    prompt: str,
+    mode: Mode,
+    settings: Settings,
+    *,
+    session: str | None = None,
+    model: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> TurnPlan:
+    """Gather the facts (session store, history snapshot), then `plan_turn`."""
+    target, _fork = resume_target(doc, session)
+    found = None
+    if target is not None and mode != "start":
+        env = os.environ if environ is None else environ
+        found = sessionstore.has_session(env, target, working_dir(path, doc))
+    facts = Facts(session_found=found, snapshot=history.read_snapshot(path))
+    return plan_turn(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)

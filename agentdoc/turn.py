@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentdoc import detect, document, frontmatter, splice, status, stream, thinking
+from agentdoc import detect, document, frontmatter, history, splice, status, stream, thinking
 from agentdoc.claude import ClaudeProcess, spawn
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.fileio import WriteLedger, decode, read_bytes, write_text
 from agentdoc.render import render_body, render_final
 from agentdoc.reply import Reply, ReplyBuilder
-from agentdoc.session import Mode, TurnPlan, plan_turn
+from agentdoc.session import Mode, TurnPlan, prepare_turn
 
 log = logging.getLogger(__name__)
 
@@ -165,8 +165,15 @@ class TurnRunner:
                 "heading, then run this again."
             )
         prompt = sub.prompt
-        plan = plan_turn(
-            self.path, doc, prompt, self.mode, self.settings, session=self.session, model=self.model
+        plan = prepare_turn(
+            self.path,
+            doc,
+            prompt,
+            self.mode,
+            self.settings,
+            session=self.session,
+            model=self.model,
+            environ=self.environ,
         )
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
@@ -175,6 +182,26 @@ class TurnRunner:
         self._progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
         sidecar = thinking.ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
+        attempt = self._attempt(plan, sidecar)
+        if isinstance(attempt, TurnOutcome):
+            return attempt
+        builder, cancelled = attempt
+        if plan.fallback is not None and not cancelled and _session_lost(builder.reply):
+            # The store check passed but the CLI disagrees: rebuild within this same turn
+            # rather than leave an error the user can do nothing about.
+            log.warning("%s: %s; %s", self.path, builder.reply.error, plan.fallback.note)
+            plan = plan.fallback
+            self._progress(plan.turn, "starting", 0, plan.request.session_id, plan.note or "")
+            attempt = self._attempt(plan, sidecar)
+            if isinstance(attempt, TurnOutcome):
+                return attempt
+            builder, cancelled = attempt
+        return self._finish(plan, builder, sidecar, cancelled=cancelled)
+
+    def _attempt(
+        self, plan: TurnPlan, sidecar: thinking.ThinkingSidecar
+    ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
+        """Run the CLI once: its reply and whether it was cancelled, or the turn's end."""
         builder = ReplyBuilder()
         try:
             proc = spawn(plan.request, self.settings, self.environ)
@@ -196,7 +223,7 @@ class TurnRunner:
             raise
         code = proc.wait()
         builder.finish(exit_code=code, stderr=proc.stderr)
-        return self._finish(plan, builder, sidecar, cancelled=cancelled)
+        return builder, cancelled
 
     def _pump(
         self,
@@ -280,6 +307,7 @@ class TurnRunner:
             document_name=self.path.name,
             thinking_link=thinking.link(self.path, plan.turn) if has_thinking else None,
             footer=self.settings.footer,
+            note=plan.note,
         )
         session_id = reply.session_id or plan.request.session_id
         if _session_lost(reply):
@@ -288,6 +316,7 @@ class TurnRunner:
             self._close(body, session_id)
         except RegionGone:
             return self._outcome(plan, reply, "cancelled")
+        history.record_turn(self.path, plan.known, plan.turn, session_id)
         state = (
             "cancelled"
             if cancelled

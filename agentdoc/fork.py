@@ -1,0 +1,159 @@
+"""``agentdoc fork``: copy a conversation, through one of its exchanges, into a new document.
+
+The new document gets the parent's frontmatter (without its session), the turns 1..N, lineage
+in ``agentdoc.forked_from`` and a fresh ``## User`` heading. Its first prompt then either
+continues the parent's Claude session as a fork (when N is the parent's last exchange: that
+session holds exactly this history) or opens a new session seeded with the transcript; see
+`session.resume_target`. The parent document and its session are never touched.
+
+Claude resumes a session only from the folder it was recorded in, so a fork placed in another
+folder gets an ``agentdoc.cwd`` that points back at the parent's working folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentdoc import document, frontmatter, history, splice, thinking
+from agentdoc.errors import AgentdocError
+from agentdoc.fileio import NEW_FILE_MODE, TEMP_PREFIX, read_text
+from agentdoc.session import Lineage, working_dir
+
+log = logging.getLogger(__name__)
+
+# What every streaming reply region starts with, whatever its nonce.
+STREAMING_MARK = splice.START.split("{nonce}")[0].rstrip()
+
+
+@dataclass(frozen=True)
+class ForkPlan:
+    turn: int
+    lineage: Lineage
+    meta: dict[str, Any]  # updates to the copied `agentdoc` mapping
+    thinking_link: tuple[str, str] | None  # footer link target in the parent → in the fork
+
+
+def check_fork(path: Path, text: str, doc: document.Document, turn: int | None) -> int:
+    """The exchange to fork at, or AgentdocError if this document cannot be forked there."""
+    if STREAMING_MARK in text:
+        raise AgentdocError(
+            f"{path}: a reply is streaming into it; fork it once the turn has finished"
+        )
+    count = doc.turn_count()
+    if count == 0:
+        raise AgentdocError(f"{path} has no completed exchange to fork yet")
+    chosen = count if turn is None else turn
+    if not 1 <= chosen <= count:
+        raise AgentdocError(f"--turn must be between 1 and {count} (the exchanges in {path})")
+    return chosen
+
+
+def _relative(target: Path, folder: Path) -> str:
+    return Path(os.path.relpath(os.path.realpath(target), os.path.realpath(folder))).as_posix()
+
+
+def plan_fork(path: Path, new: Path, doc: document.Document, turn: int) -> ForkPlan:
+    parent_folder, new_folder = path.parent.absolute(), new.parent.absolute()
+    last = turn == doc.turn_count()
+    lineage = Lineage(
+        document=_relative(path, new_folder),
+        session=doc.meta.session,
+        turn=turn,
+        fork_session=last and doc.meta.session is not None,
+    )
+    meta: dict[str, Any] = {"session": None, "forked_from": lineage.model_dump()}
+    link = None
+    if os.path.realpath(parent_folder) != os.path.realpath(new_folder):
+        cwd = _relative(working_dir(path, doc), new_folder)
+        meta["cwd"] = None if cwd == "." else cwd
+        sidecar = thinking.sidecar_path(path)
+        link = (sidecar.name, _relative(sidecar, new_folder))
+    return ForkPlan(turn, lineage, meta, link)
+
+
+def _exchange_end(doc: document.Document, turn: int) -> int:
+    replies = [t for t in doc.turns if t.role == "assistant"]
+    return replies[turn - 1].end
+
+
+def _relink(text: str, link: tuple[str, str] | None) -> str:
+    if link is None:
+        return text
+    old, new = link
+    return re.sub(rf"\]\({re.escape(old)}#turn-", lambda _m: f"]({new}#turn-", text)
+
+
+def fork_text(doc: document.Document, plan: ForkPlan) -> str:
+    """The fork's full text: parent frontmatter and turns 1..N, lineage, an empty prompt."""
+    nl = frontmatter.dominant_newline(doc.text)
+    head = doc.text[: _exchange_end(doc, plan.turn)].rstrip()
+    text = f"{_relink(head, plan.thinking_link)}{nl}{nl}## User{nl}{nl}"
+    return frontmatter.set_meta(text, plan.meta)
+
+
+def _write_new(target: Path, text: str) -> None:
+    with open(target, "x", encoding="utf-8", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(target, NEW_FILE_MODE)
+
+
+def _create(new: Path, text: str) -> None:
+    """Write ``new`` whole, and never over a file that appeared meanwhile."""
+    # The shared temp prefix keeps a watcher from ever taking this file for a document.
+    tmp = new.with_name(f"{TEMP_PREFIX}fork-{new.name}")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # left over from a crash
+    try:
+        _write_new(tmp, text)
+        # Publishing by hard link is atomic and, unlike a rename, fails if the target exists.
+        os.link(tmp, new)
+    except FileExistsError as exc:
+        raise AgentdocError(f"{new} already exists; agentdoc will not overwrite it") from exc
+    except OSError:
+        log.debug("cannot hard-link %s; creating %s directly", tmp, new)
+        try:
+            _write_new(new, text)
+        except FileExistsError as exc:
+            raise AgentdocError(f"{new} already exists; agentdoc will not overwrite it") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _carry_snapshot(path: Path, new: Path, plan: ForkPlan) -> None:
+    """Give the fork the parent's snapshot, so edits the parent session lacks still get sent."""
+    if not plan.lineage.fork_session:
+        return
+    snapshot = history.read_snapshot(path)
+    if snapshot is None or snapshot.session != plan.lineage.session:
+        return
+    if snapshot.turns == plan.turn:
+        history.write_snapshot(new, snapshot)
+
+
+def fork(path: Path, new: Path, turn: int | None = None) -> ForkPlan:
+    """Create ``new`` as a fork of ``path`` through exchange ``turn`` (default: the last)."""
+    if new.suffix != ".md":
+        raise AgentdocError(f"{new}: a session document must end in .md")
+    if os.path.lexists(new):
+        raise AgentdocError(f"{new} already exists; agentdoc will not overwrite it")
+    if not new.parent.is_dir():
+        raise AgentdocError(f"folder {new.parent} does not exist")
+    text = read_text(path)
+    try:
+        doc = document.parse(text)
+    except (document.DocumentError, frontmatter.FrontmatterError) as exc:
+        raise AgentdocError(f"{path}: {exc}") from exc
+    plan = plan_fork(path, new, doc, check_fork(path, text, doc, turn))
+    _create(new, fork_text(doc, plan))
+    _carry_snapshot(path, new, plan)
+    log.info("forked %s at turn %d into %s", path, plan.turn, new)
+    return plan
