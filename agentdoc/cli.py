@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +24,7 @@ from agentdoc.errors import (
     AgentdocError,
 )
 from agentdoc.session import Mode
-from agentdoc.terminal import ProgressLine
+from agentdoc.terminal import LiveView
 from agentdoc.turn import TurnRunner
 
 log = logging.getLogger(__name__)
@@ -59,7 +65,7 @@ def new(path: Path, title: str | None, model: str | None) -> None:
         raise AgentdocError(f"folder {path.parent} does not exist")
     title = title or path.stem.replace("-", " ").replace("_", " ").strip() or "Conversation"
     meta: dict[str, Any] = {"model": model} if model else {}
-    body = f"# {title}\n\n## User\n\n"
+    body = f"\n# {title}\n\n## User\n\n"
     text = frontmatter.add_frontmatter(body, meta, {"title": title})
     path.write_text(text, encoding="utf-8")
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
@@ -67,7 +73,7 @@ def new(path: Path, title: str | None, model: str | None) -> None:
 
 def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | None = None) -> int:
     settings = load_settings({"model": model})
-    runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=ProgressLine())
+    runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=LiveView())
     outcome = runner.run()
     if outcome.state == "done":
         return 0
@@ -86,7 +92,8 @@ _path_arg = click.argument("path", type=click.Path(dir_okay=False, path_type=Pat
 def start(ctx: click.Context, path: Path, model: str | None) -> None:
     """Send the pending prompt as the first turn of a NEW Claude session.
 
-    If the document already has history, the new session is given its transcript.
+    This is the clean rebuild: if the document already has history, the new session is given
+    its transcript (as the document shows it now), and the document continues in that session.
     """
     ctx.exit(_run_turn(path, "start", model=model))
 
@@ -110,6 +117,26 @@ def run(ctx: click.Context, path: Path, model: str | None) -> None:
     ctx.exit(_run_turn(path, "run", model=model))
 
 
+@cli.command("fork")
+@_path_arg
+@click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--turn", type=int, help="Copy exchanges 1..TURN (default: all completed ones).")
+def fork_command(path: Path, new: Path, turn: int | None) -> None:
+    """Copy the conversation in PATH into a new document NEW, with its lineage.
+
+    NEW's next prompt continues in a forked Claude session (a fork at an earlier turn starts a
+    new session seeded with NEW's transcript). PATH and its session are left untouched.
+    """
+    from agentdoc.fork import fork
+
+    plan = fork(path, new, turn)
+    how = "a fork of its session" if plan.lineage.fork_session else "a new session"
+    click.echo(
+        f"created {new} from {path} (exchanges 1-{plan.turn}); write your prompt under the "
+        f"last `## User`, then `agentdoc run {new}` (it continues in {how})"
+    )
+
+
 @cli.command()
 @click.option(
     "--dir",
@@ -129,6 +156,136 @@ def demo(folder: Path, delay: float) -> None:
     from agentdoc.demo import run_demo
 
     run_demo(folder, delay=delay, out=sys.stdout)
+
+
+_PATHS = click.Path(exists=True, path_type=Path)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=_PATHS)
+@click.option("--poll", is_flag=True, help="Poll for changes (network drives, WSL, containers).")
+@click.option(
+    "--send-pending",
+    is_flag=True,
+    help="Also send prompts that were already pending when the daemon started.",
+)
+@click.option("--max-concurrent", default=4, show_default=True, help="Turns streaming at once.")
+@click.option("--log-file", type=click.Path(dir_okay=False, path_type=Path), help="Also log here.")
+def watch(
+    paths: tuple[Path, ...],
+    poll: bool,
+    send_pending: bool,
+    max_concurrent: int,
+    log_file: Path | None,
+) -> None:
+    """Watch folders or files (default: this folder) and answer every saved prompt.
+
+    Runs in the foreground until Ctrl-C or SIGTERM (systemd-friendly); running turns are then
+    stopped and marked interrupted. Each document's state is in `.agentdoc/NAME.status.json`.
+    """
+    from agentdoc.daemon import Daemon
+
+    if log_file is not None:
+        handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logging.getLogger().addHandler(handler)
+        logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    roots = list(paths) or [Path.cwd()]
+    daemon = Daemon(
+        roots,
+        load_settings(),
+        send_pending=send_pending,
+        poll=poll,
+        max_concurrent=max_concurrent,
+        on_progress=LiveView(),
+    )
+    click.echo(f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
+    daemon.run(stop)
+    click.echo("agentdoc stopped", err=True)
+
+
+@cli.command("status")
+@click.argument("path", required=False, type=_PATHS)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status_command(path: Path | None, as_json: bool) -> None:
+    """What each document is doing: idle, queued, streaming or error."""
+    from agentdoc import lock, status
+
+    target = path or Path.cwd()
+    if target.is_file():
+        found = status.read_status(target)
+        statuses = [found] if found else []
+    else:
+        statuses = status.all_statuses(target)
+    holder = lock.find_daemon(target)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
+                    "documents": [s.model_dump() for s in statuses],
+                },
+                indent=2,
+            )
+        )
+        return
+    click.echo(
+        f"daemon: pid {holder.pid}, watching {', '.join(holder.roots)}"
+        if holder
+        else "daemon: not running"
+    )
+    for s in statuses:
+        line = f"{s.document}: {s.state}"
+        if s.turn:
+            line += f" (turn {s.turn}, ~{s.tokens} tokens, updated {s.updated})"
+        if s.error:
+            line += f" — {s.error}"
+        click.echo(line)
+
+
+@cli.command()
+@_path_arg
+@click.option("--wait", default=5.0, show_default=True, help="Seconds to wait for the stop.")
+def cancel(path: Path, wait: float) -> None:
+    """Cancel the turn streaming into PATH (the partial reply is kept, marked interrupted)."""
+    from agentdoc import status
+
+    current = status.read_status(path)
+    if current is None or current.state != "streaming":
+        raise AgentdocError(f"no turn is streaming into {path}")
+    status.request_cancel(path)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        now = status.read_status(path)
+        if now is not None and now.state != "streaming":
+            click.echo(f"cancelled the turn in {path}")
+            return
+        time.sleep(0.05)
+    raise AgentdocError(f"asked to cancel {path}, but the turn has not stopped yet")
+
+
+@cli.command()
+@click.argument("path", required=False, type=_PATHS)
+@click.option("--wait", default=15.0, show_default=True, help="Seconds to wait for the exit.")
+def stop(path: Path | None, wait: float) -> None:
+    """Stop the daemon that watches PATH (default: this folder)."""
+    from agentdoc import lock
+
+    holder = lock.find_daemon(path or Path.cwd())
+    if holder is None:
+        raise AgentdocError(f"no agentdoc watch is running for {path or Path.cwd()}")
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(holder.pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if lock.find_daemon(holder.lock_file.parent.parent) is None:
+            click.echo(f"stopped agentdoc watch (pid {holder.pid})")
+            return
+        time.sleep(0.05)
+    raise AgentdocError(f"agentdoc watch (pid {holder.pid}) has not stopped after {wait:.0f} s")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -91,6 +91,7 @@ class TurnRunner:
         self.require_marker = require_marker
         self._status = status.Status(document=path.name, state="idle", updated=status.now_iso())
         self.nonce = splice.new_nonce()
+        self.opened = False  # the reply region is in the document
         self._written_body = ""
         self._started = time.monotonic()
         self._problem: str | None = None
@@ -179,6 +180,7 @@ class TurnRunner:
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
         self._open()
+        self.opened = True
         self._progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
         sidecar = thinking.ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from agentdoc.config import load_settings
 from agentdoc.fakeapi import FakeMessagesAPI
-from agentdoc.terminal import ProgressLine
+from agentdoc.terminal import LiveView
 from agentdoc.turn import TurnRunner
 
 FIRST_REPLY: list[dict[str, Any]] = [
@@ -71,10 +71,10 @@ def run_demo(folder: Path, *, delay: float, out: TextIO) -> Path:
     with FakeMessagesAPI([FIRST_REPLY, SECOND_REPLY], delta_delay=delay) as api:
         env = demo_environment(api, home)
         out.write(f"offline Messages API on {api.base_url}; streaming into {doc}\n")
-        TurnRunner(doc, settings, mode="start", environ=env, on_progress=ProgressLine()).run()
+        TurnRunner(doc, settings, mode="start", environ=env, on_progress=LiveView()).run()
         with doc.open("a", encoding="utf-8") as f:
             f.write(SECOND_PROMPT + "\n")
-        TurnRunner(doc, settings, mode="resume", environ=env, on_progress=ProgressLine()).run()
+        TurnRunner(doc, settings, mode="resume", environ=env, on_progress=LiveView()).run()
     out.write(f"\n----- {doc} -----\n")
     out.write(doc.read_text(encoding="utf-8"))
     out.write(f"----- thinking: {doc.with_name('hello.thinking.md')} -----\n")

@@ -1,0 +1,270 @@
+"""The watch daemon: settled saves in, turns out, one turn in flight per document.
+
+The main loop owns all scheduling state and is fed by a queue: settled paths from the watcher
+thread and "turn finished" notices from turn threads. A save is a prompt only if its content is
+new (not a hash we have seen or written ourselves), the file is a session document, and it holds
+a submitted prompt. A prompt saved while the document's turn streams is queued and sent when the
+turn ends. Faults stay local: whatever goes wrong with one document is logged, written to its
+status file, and the loop goes on serving the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentdoc import detect, document, frontmatter, recovery, splice, status
+from agentdoc.config import Settings
+from agentdoc.errors import AgentdocError, NoPendingPrompt
+from agentdoc.fileio import WriteLedger, decode, digest
+from agentdoc.lock import TreeLock
+from agentdoc.settle import read_stable
+from agentdoc.turn import Progress, TurnRunner
+from agentdoc.watcher import Watcher
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE = 10.0
+
+
+@dataclass
+class _Doc:
+    seen: str | None = None  # digest of the last content handled
+    thread: threading.Thread | None = None
+    cancel: threading.Event | None = None
+    runner: TurnRunner | None = None
+    queued: bool = False  # a prompt was saved while the turn streamed
+    waiting: bool = False  # submitted, waiting for a free slot
+
+
+@dataclass
+class Daemon:
+    roots: Sequence[Path]
+    settings: Settings
+    send_pending: bool = False
+    poll: bool = False
+    max_concurrent: int = 4
+    environ: Mapping[str, str] | None = None
+    on_progress: Callable[[Progress], None] = lambda _p: None
+    ledger: WriteLedger = field(default_factory=WriteLedger)
+    rescan_interval: float = 2.0
+    _docs: dict[Path, _Doc] = field(default_factory=dict, init=False)
+    _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
+        default_factory=queue.SimpleQueue, init=False
+    )
+    ready: threading.Event = field(default_factory=threading.Event, init=False)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        lock = TreeLock(self.roots)
+        lock.acquire()
+        watcher = Watcher(
+            [r.absolute() for r in self.roots],
+            step=self.settings.settle_step,
+            max_wait=self.settings.settle_max,
+            poll=self.poll,
+            rescan_interval=self.rescan_interval,
+        )
+        try:
+            watcher.start()
+            self._discover(watcher.known_files())
+            feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
+            feeder.start()
+            self.ready.set()
+            log.info("watching %s", ", ".join(str(r) for r in self.roots))
+            while not stop.is_set():
+                self._step(0.1)
+            self._shutdown()
+            feeder.join(timeout=5)
+        finally:
+            watcher.stop()
+            lock.release()
+
+    def _feed(self, watcher: Watcher, stop: threading.Event) -> None:
+        for path in watcher.changes(stop):
+            self._events.put(("changed", path, ""))
+
+    def _step(self, timeout: float) -> None:
+        try:
+            kind, path, outcome = self._events.get(timeout=timeout)
+        except queue.Empty:
+            return
+        try:
+            if kind == "changed":
+                self._on_change(path)
+            elif kind == "done":
+                self._on_done(path, outcome)
+        except Exception as exc:  # one document's fault must not stop the daemon
+            log.exception("%s: unexpected error", path)
+            self._error(path, f"unexpected error: {exc}")
+
+    def _shutdown(self) -> None:
+        running = [(p, d) for p, d in self._docs.items() if d.thread is not None]
+        for _, doc in running:
+            assert doc.cancel is not None
+            doc.cancel.set()
+        for path, doc in running:
+            assert doc.thread is not None
+            doc.thread.join(SHUTDOWN_GRACE)
+            if doc.thread.is_alive():
+                log.error("%s: the turn did not stop in time", path)
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _discover(self, paths: Sequence[Path]) -> None:
+        """Remember what each document holds at start-up; send nothing unless asked to."""
+        for path in paths:
+            try:
+                data = read_stable(path)
+                if data is None or not _maybe_session(data):
+                    continue
+                text = decode(path, data)
+                if not document.is_session_document(text):
+                    continue
+                if recovery.recover(path, self.ledger):
+                    data = path.read_bytes()
+                self._docs.setdefault(path, _Doc()).seen = digest(data)
+                if self.send_pending:
+                    self._consider(path, text)
+            except AgentdocError as exc:
+                self._error(path, str(exc))
+
+    def _on_change(self, path: Path) -> None:
+        doc = self._docs.setdefault(path, _Doc())
+        data = read_stable(path)
+        if data is None:
+            if doc.thread is not None:
+                log.error("%s: deleted or renamed while a reply was streaming", path)
+            self._docs.pop(path, None)
+            return
+        if self.ledger.is_own(path, data) or digest(data) == doc.seen:
+            doc.seen = digest(data)
+            return
+        doc.seen = digest(data)
+        if not _maybe_session(data):
+            return
+        try:
+            text = decode(path, data)
+        except AgentdocError as exc:
+            self._error(path, str(exc))
+            return
+        if not document.is_session_document(text):
+            return
+        if doc.thread is not None:
+            runner = doc.runner
+            if runner is not None and runner.opened and not splice.find_region(text, runner.nonce):
+                log.info("%s: the streaming reply was deleted; cancelling the turn", path)
+                assert doc.cancel is not None
+                doc.cancel.set()
+            else:
+                doc.queued = True
+            return
+        self._consider(path, text)
+
+    def _consider(self, path: Path, text: str) -> None:
+        try:
+            parsed = document.parse(text)
+        except (document.DocumentError, frontmatter.FrontmatterError) as exc:
+            self._error(path, f"{path.name}: {exc}")
+            return
+        marker = detect.wants_marker(parsed, self.settings.trigger)
+        sub = detect.submission(parsed, self.settings.submit_marker, require_marker=marker)
+        if sub is not None:
+            self._submit(path, marker)
+
+    def _submit(self, path: Path, marker: bool) -> None:
+        doc = self._docs.setdefault(path, _Doc())
+        if self._running() >= self.max_concurrent:
+            doc.waiting = True
+            status.write_status(
+                path, status.Status(document=path.name, state="queued", updated=status.now_iso())
+            )
+            return
+        doc.cancel = threading.Event()
+        runner = TurnRunner(
+            path,
+            self.settings,
+            mode="run",
+            ledger=self.ledger,
+            environ=self.environ,
+            on_progress=self.on_progress,
+            cancel=doc.cancel,
+            require_marker=marker,
+        )
+        doc.runner = runner
+        doc.thread = threading.Thread(target=self._turn, args=(path, runner), daemon=True)
+        doc.thread.start()
+
+    def _turn(self, path: Path, runner: TurnRunner) -> None:
+        outcome = "failed"
+        try:
+            outcome = runner.run().state
+        except NoPendingPrompt:
+            log.debug("%s: the prompt was gone by the time the turn started", path)
+        except AgentdocError as exc:
+            log.error("%s", exc)
+            self._error(path, str(exc))
+        except Exception as exc:
+            log.exception("%s: the turn failed unexpectedly", path)
+            self._error(path, f"unexpected error: {exc}")
+        finally:
+            self._events.put(("done", path, outcome))
+
+    def _on_done(self, path: Path, outcome: str) -> None:
+        doc = self._docs.get(path)
+        if doc is not None:
+            doc.thread = doc.cancel = doc.runner = None
+            doc.queued = False
+            if outcome == "cancelled":
+                # The save that deleted the streaming block (or the cancel request) is not a
+                # new submission, even though the prompt is pending again.
+                data = read_stable(path)
+                doc.seen = digest(data) if data is not None else None
+            elif path.exists():
+                # Whatever the user saved while the reply streamed was merged into our final
+                # write, so its watch event may now read as our own content: look at the file
+                # itself. A prompt found here was typed and saved by the user (our close only
+                # adds an empty heading), so sending it is what their save asked for.
+                self._recheck(path)
+        for other, waiting in list(self._docs.items()):
+            if waiting.waiting and self._running() < self.max_concurrent:
+                waiting.waiting = False
+                self._recheck(other)
+
+    def _recheck(self, path: Path) -> None:
+        data = read_stable(path)
+        if data is not None:
+            self._docs[path].seen = digest(data)
+            self._consider(path, decode(path, data))
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _running(self) -> int:
+        return sum(1 for d in self._docs.values() if d.thread is not None)
+
+    def _error(self, path: Path, message: str) -> None:
+        log.error("%s", message)
+        if path.parent.is_dir():
+            status.write_status(
+                path,
+                status.Status(
+                    document=path.name, state="error", error=message, updated=status.now_iso()
+                ),
+            )
+
+    def cancel(self, path: Path) -> bool:
+        doc = self._docs.get(path.absolute())
+        if doc is None or doc.cancel is None:
+            return False
+        doc.cancel.set()
+        return True
+
+
+def _maybe_session(data: bytes) -> bool:
+    """Cheap pre-check before decoding: session documents start with frontmatter."""
+    return data.lstrip(b"\xef\xbb\xbf").startswith(b"---")

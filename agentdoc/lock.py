@@ -1,0 +1,119 @@
+"""One daemon per tree: a lock file in each watched folder's ``.agentdoc/``.
+
+The lock is an flock, so it disappears with the process even after a crash or SIGKILL; the file
+also names the pid and roots, which `agentdoc stop` and the refusal message use. A daemon
+watching a folder also covers everything below it, so a new daemon checks the folders above its
+roots as well.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from agentdoc.errors import AgentdocError
+
+LOCK_NAME = "daemon.lock"
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    roots: list[str]
+    lock_file: Path
+
+
+def _folder(root: Path) -> Path:
+    root = root.absolute()
+    return root if root.is_dir() else root.parent
+
+
+def _lock_file(folder: Path) -> Path:
+    return folder / ".agentdoc" / LOCK_NAME
+
+
+def _holder(lock_file: Path) -> Holder | None:
+    """Who holds this lock file, or None if nobody does (probing without keeping it)."""
+    try:
+        with lock_file.open("r+") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                info = json.loads(f.read() or "{}")
+                return Holder(int(info.get("pid", 0)), list(info.get("roots", [])), lock_file)
+            fcntl.flock(f, fcntl.LOCK_UN)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def find_daemon(path: Path) -> Holder | None:
+    """The daemon whose watched tree contains `path`, if one runs."""
+    folder = _folder(path)
+    for candidate in (folder, *folder.parents):
+        lock_file = _lock_file(candidate)
+        if lock_file.exists() and (holder := _holder(lock_file)) is not None:
+            return holder
+    return None
+
+
+def _held_below(folder: Path) -> Iterator[Holder]:
+    for lock_file in folder.rglob(f".agentdoc/{LOCK_NAME}"):
+        if (holder := _holder(lock_file)) is not None:
+            yield holder
+
+
+class TreeLock:
+    """Held for the daemon's lifetime; refuses to start over another daemon's tree."""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        folders = {_folder(r) for r in roots}
+        # A folder inside another watched folder is already covered (and locking it would make
+        # us find our own lock above it).
+        self.folders = sorted(f for f in folders if not any(o in f.parents for o in folders))
+        self._files: list[IO[str]] = []
+
+    def acquire(self) -> None:
+        for folder in self.folders:
+            other = find_daemon(folder) or next(_held_below(folder), None)
+            if other is not None:
+                self.release()
+                raise AgentdocError(
+                    f"another agentdoc watch (pid {other.pid}) already watches "
+                    f"{', '.join(other.roots) or other.lock_file.parent.parent}; "
+                    f"stop it with `agentdoc stop {other.lock_file.parent.parent}`"
+                )
+            self._take(folder)
+
+    def _take(self, folder: Path) -> None:
+        lock_file = _lock_file(folder)
+        try:
+            lock_file.parent.mkdir(exist_ok=True)
+            f = lock_file.open("a+")
+        except OSError as exc:
+            self.release()
+            raise AgentdocError(f"cannot create {lock_file}: {exc.strerror or exc}") from exc
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            f.close()
+            self.release()
+            raise AgentdocError(f"another agentdoc watch already watches {folder}") from exc
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps({"pid": os.getpid(), "roots": [str(x) for x in self.folders]}))
+        f.flush()
+        self._files.append(f)
+
+    def release(self) -> None:
+        for f in self._files:
+            with contextlib.suppress(OSError):
+                fcntl.flock(f, fcntl.LOCK_UN)
+            f.close()
+        self._files.clear()

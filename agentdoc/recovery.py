@@ -1,0 +1,58 @@
+"""After a crash: close reply regions that no running turn owns.
+
+A turn killed mid-reply (daemon or CLI killed, machine lost power) leaves its streaming markers
+in the document, with the partial text between them. Closing them keeps that text, marks it
+interrupted, and adds a fresh ``## User`` heading. The prompt then has an ``## Assistant`` block,
+so it is not pending and is never sent again on its own: the user decides by saving a new prompt.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+from agentdoc import splice
+from agentdoc.fileio import WriteLedger, read_text, write_text
+
+log = logging.getLogger(__name__)
+
+_ANY_START = re.compile(r"<!-- agentdoc:reply ([0-9a-f]+) ")
+
+INTERRUPTED = (
+    "> [!WARNING]\n"
+    "> **The reply was interrupted** (agentdoc or Claude stopped before it finished). "
+    "The text above is partial, and Claude will not remember it.\n"
+    "> Write your next prompt below, or ask again to get a complete answer."
+)
+
+
+def open_regions(text: str) -> list[str]:
+    """Nonces of every reply region still marked as streaming in `text`."""
+    return [m.group(1) for m in _ANY_START.finditer(text) if splice.find_region(text, m.group(1))]
+
+
+def close_orphans(text: str, owned: frozenset[str] = frozenset()) -> str:
+    for nonce in open_regions(text):
+        region = splice.find_region(text, nonce)
+        if nonce in owned or region is None:
+            continue
+        body = text[region.content_start : region.content_end]
+        # The region text is already in the document's newline style; render in LF for splice.
+        partial = body.replace("\r\n", "\n").rstrip("\n")
+        final = f"{partial}\n\n{INTERRUPTED}" if partial.strip() else INTERRUPTED
+        closed = splice.close_region(text, nonce, final, partial)
+        if closed is not None:
+            text = closed
+    return text
+
+
+def recover(path: Path, ledger: WriteLedger, owned: frozenset[str] = frozenset()) -> bool:
+    """Close orphaned regions in the document; True if it was changed."""
+    text = read_text(path)
+    fixed = close_orphans(text, owned)
+    if fixed == text:
+        return False
+    log.warning("%s: a reply was interrupted by a crash; marked it interrupted", path)
+    write_text(path, fixed, ledger)
+    return True

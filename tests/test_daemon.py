@@ -1,0 +1,275 @@
+"""The watch daemon with a real watchdog observer and a replaying fake `claude`."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentdoc import document, status
+from agentdoc.cli import cli
+from agentdoc.daemon import Daemon
+from agentdoc.errors import AgentdocError
+from tests.conftest import FakeClaude
+from tests.editor_saves import STRATEGIES, autosave_burst, save
+
+DOC = """---
+agentdoc: {}
+---
+
+# Chat
+
+## User
+
+"""
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 15.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        time.sleep(0.02)
+
+
+def roles(path: Path) -> list[str]:
+    return [t.role for t in document.parse(path.read_text()).turns]
+
+
+class Running:
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=daemon.run, args=(self.stop,))
+
+    def __enter__(self) -> Daemon:
+        self.thread.start()
+        assert self.daemon.ready.wait(10), "daemon did not start"
+        return self.daemon
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(20)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    return docs
+
+
+def make_daemon(folder: Path, fake: FakeClaude, **kwargs: object) -> Daemon:
+    settings = fake.settings(settle_step=0.1, settle_max=1.0)
+    return Daemon([folder], settings, environ=fake.env, rescan_interval=0.5, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "gate"
+    yield path
+    path.touch()  # never leave a fake claude waiting
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_one_turn_per_logical_save_whatever_the_editor(
+    folder: Path, fake_claude: Callable[..., FakeClaude], strategy: str
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        save(doc, DOC + "hi there\n", strategy)
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        # Editor artefacts and our own writes trigger nothing; a second real save does.
+        (folder / ".chat.md.swp").write_text("swap")
+        (folder / "4913").write_text("")
+        save(doc, doc.read_text() + "second prompt\n", strategy)
+        wait_for(lambda: len(roles(doc)) == 5, what="the second reply")
+        wait_for(
+            lambda: status.read_status(doc) is not None and status.read_status(doc).state == "idle"
+        )  # type: ignore[union-attr]
+    assert len(fake.calls()) == 2
+
+
+def test_autosave_burst_sends_once(folder: Path, fake_claude: Callable[..., FakeClaude]) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        autosave_burst(doc, [DOC + "h", DOC + "hi", DOC + "hi th", DOC + "hi there\n"], 0.03)
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+    calls = fake.calls()
+    assert len(calls) == 1 and calls[0]["stdin"] == "hi there"
+
+
+def test_prompt_saved_while_streaming_is_queued_then_sent(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        doc.write_text(doc.read_text() + "\n## User\n\nsecond\n")
+        wait_for(lambda: len(fake.calls()) == 1 and "second" in doc.read_text())
+        gate.touch()
+        wait_for(lambda: len(fake.calls()) == 2, what="the queued prompt")
+        wait_for(lambda: roles(doc) == ["user", "assistant"] * 2 + ["user"], what="two replies")
+    assert [c["stdin"] for c in fake.calls()][0] == "first"
+    assert fake.calls()[1]["stdin"].endswith("second")
+
+
+def test_two_documents_stream_at_once_without_cross_talk(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    a, b = folder / "a.md", folder / "b.md"
+    a.write_text(DOC)
+    b.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    with Running(make_daemon(folder, fake)):
+        a.write_text(DOC + "prompt for a\n")
+        b.write_text(DOC + "prompt for b\n")
+        wait_for(lambda: "w10 " in a.read_text() and "w10 " in b.read_text(), what="both")
+        gate.touch()
+        for doc in (a, b):
+            wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
+    assert "prompt for b" not in a.read_text() and "prompt for a" not in b.read_text()
+    assert sorted(c["stdin"] for c in fake.calls()) == ["prompt for a", "prompt for b"]
+
+
+def test_pending_prompts_at_startup_wait_for_a_save_unless_asked(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC + "left pending\n")
+    other = folder / "other.md"
+    other.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        other.write_text(DOC + "fresh prompt\n")
+        wait_for(lambda: roles(other) == ["user", "assistant", "user"])
+        assert roles(doc) == ["user"] and len(fake.calls()) == 1
+    with Running(make_daemon(folder, fake, send_pending=True)):
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="--send-pending")
+
+
+def test_marker_trigger_sends_only_on_the_marker_and_removes_it(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    doc = folder / "chat.md"
+    marked = DOC.replace("agentdoc: {}", "agentdoc:\n  trigger: marker")
+    doc.write_text(marked)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(marked + "still typing\n")
+        other = folder / "probe.md"  # a full settle cycle on another file: the daemon is caught up
+        other.write_text(DOC + "probe\n")
+        wait_for(lambda: roles(other) == ["user", "assistant", "user"])
+        assert roles(doc) == ["user"]
+        doc.write_text(marked + "still typing\nnow done\n/send\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the marker")
+    assert "/send" not in doc.read_text()
+    stdins = [c["stdin"] for c in fake.calls()]
+    assert "still typing\nnow done" in stdins
+
+
+def test_cancel_command_stops_the_turn_and_keeps_partial_text(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        wait_for(
+            lambda: (
+                (
+                    status.read_status(doc) or status.Status(document="", state="idle", updated="")
+                ).state
+                == "streaming"
+            )
+        )
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, ["cancel", str(doc)], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert time.monotonic() - started < 5
+        wait_for(lambda: "agentdoc:reply" not in doc.read_text(), what="closed region")
+    text = doc.read_text()
+    assert "interrupted" in text and "w10 " in text
+    assert roles(doc) == ["user", "assistant", "user"]
+
+
+def test_deleting_the_streaming_block_cancels_the_turn(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    daemon = make_daemon(folder, fake)
+    with Running(daemon):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        doc.write_text(DOC + "first, never mind\n")
+        wait_for(lambda: daemon._running() == 0, what="the turn to stop")
+    assert doc.read_text() == DOC + "first, never mind\n"
+
+
+def test_a_deleted_document_does_not_stop_the_others(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    doomed, other = folder / "doomed.md", folder / "other.md"
+    doomed.write_text(DOC)
+    other.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    daemon = make_daemon(folder, fake)
+    with Running(daemon):
+        doomed.write_text(DOC + "going away\n")
+        wait_for(lambda: "w10 " in doomed.read_text(), what="streaming")
+        doomed.unlink()
+        gate.touch()
+        wait_for(lambda: daemon._running() == 0, what="the turn to end")
+        st = status.read_status(doomed)
+        assert st is not None and st.state == "error" and "no longer exists" in (st.error or "")
+        other.write_text(DOC + "still served?\n")
+        wait_for(lambda: roles(other) == ["user", "assistant", "user"], what="the other doc")
+
+
+def test_a_second_daemon_on_the_same_tree_is_refused(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        for root in (folder, folder.parent):
+            with pytest.raises(AgentdocError, match="already watches"):
+                make_daemon(root, fake).run(threading.Event())
+        sub = folder / "sub"
+        sub.mkdir()
+        with pytest.raises(AgentdocError, match="already watches"):
+            make_daemon(sub, fake).run(threading.Event())
+
+
+def test_crash_leftovers_are_marked_interrupted_and_not_resent(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(
+        DOC
+        + "asked before the crash\n\n## Assistant\n\n"
+        + "<!-- agentdoc:reply 0badc0de (streaming; text you type between these markers is kept) -->\n"
+        + "half an ans\n<!-- agentdoc:end 0badc0de -->\n"
+    )
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake, send_pending=True)):
+        wait_for(lambda: "agentdoc:reply" not in doc.read_text(), what="recovery")
+    text = doc.read_text()
+    assert "half an ans" in text and "interrupted" in text
+    assert roles(doc) == ["user", "assistant", "user"]
+    assert fake.calls() == []
