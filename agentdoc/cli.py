@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from agentdoc import __version__, frontmatter
+from agentdoc import __version__, frontmatter, recovery, status
 from agentdoc.config import load_settings
 from agentdoc.errors import (
     EXIT_INTERRUPTED,
@@ -23,6 +23,7 @@ from agentdoc.errors import (
     EXIT_UNEXPECTED,
     AgentdocError,
 )
+from agentdoc.fileio import WriteLedger
 from agentdoc.session import Mode
 from agentdoc.terminal import LiveView
 from agentdoc.turn import TurnRunner
@@ -71,7 +72,24 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | None = None) -> int:
+    current = status.read_status(path)
+    if current and current.state == "streaming" and current.pid and _pid_alive(current.pid):
+        raise AgentdocError(
+            f"a reply is already streaming into {path} (pid {current.pid}); "
+            f"wait for it or run `agentdoc cancel {path}`"
+        )
+    recovery.recover(path, WriteLedger())  # a reply left open by a killed run
     settings = load_settings({"model": model})
     runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=LiveView())
     outcome = runner.run()
@@ -212,7 +230,7 @@ def watch(
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming or error."""
-    from agentdoc import lock, status
+    from agentdoc import lock
 
     target = path or Path.cwd()
     if target.is_file():
@@ -251,8 +269,6 @@ def status_command(path: Path | None, as_json: bool) -> None:
 @click.option("--wait", default=5.0, show_default=True, help="Seconds to wait for the stop.")
 def cancel(path: Path, wait: float) -> None:
     """Cancel the turn streaming into PATH (the partial reply is kept, marked interrupted)."""
-    from agentdoc import status
-
     current = status.read_status(path)
     if current is None or current.state != "streaming":
         raise AgentdocError(f"no turn is streaming into {path}")

@@ -12,7 +12,8 @@ import logging
 import re
 from pathlib import Path
 
-from agentdoc import splice
+from agentdoc import journal, splice
+from agentdoc.document import seal_reply
 from agentdoc.fileio import WriteLedger, read_text, write_text
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,9 @@ def open_regions(text: str) -> list[str]:
     return [m.group(1) for m in _ANY_START.finditer(text) if splice.find_region(text, m.group(1))]
 
 
-def close_orphans(text: str, owned: frozenset[str] = frozenset()) -> str:
+def close_orphans(
+    text: str, owned: frozenset[str] = frozenset(), entry: journal.Entry | None = None
+) -> str:
     for nonce in open_regions(text):
         region = splice.find_region(text, nonce)
         if nonce in owned or region is None:
@@ -40,6 +43,11 @@ def close_orphans(text: str, owned: frozenset[str] = frozenset()) -> str:
         body = text[region.content_start : region.content_end]
         # The region text is already in the document's newline style; render in LF for splice.
         partial = body.replace("\r\n", "\n").rstrip("\n")
+        if entry is not None and entry.nonce == nonce and "<details>" not in partial:
+            # The journal may hold text that arrived after the last write to the document.
+            journaled = seal_reply(entry.text).rstrip("\n")
+            if len(journaled) > len(partial):
+                partial = journaled
         final = f"{partial}\n\n{INTERRUPTED}" if partial.strip() else INTERRUPTED
         closed = splice.close_region(text, nonce, final, partial)
         if closed is not None:
@@ -50,7 +58,10 @@ def close_orphans(text: str, owned: frozenset[str] = frozenset()) -> str:
 def recover(path: Path, ledger: WriteLedger, owned: frozenset[str] = frozenset()) -> bool:
     """Close orphaned regions in the document; True if it was changed."""
     text = read_text(path)
-    fixed = close_orphans(text, owned)
+    entry = journal.read_journal(path)
+    fixed = close_orphans(text, owned, entry)
+    if entry is not None and entry.nonce not in owned:
+        journal.discard(path)
     if fixed == text:
         return False
     log.warning("%s: a reply was interrupted by a crash; marked it interrupted", path)

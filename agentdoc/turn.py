@@ -19,7 +19,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentdoc import detect, document, frontmatter, history, splice, status, stream, thinking
+from agentdoc import (
+    detect,
+    document,
+    frontmatter,
+    history,
+    journal,
+    splice,
+    status,
+    stream,
+    thinking,
+)
 from agentdoc.claude import ClaudeProcess, spawn
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
@@ -179,6 +189,18 @@ class TurnRunner:
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
+        self._journal = journal.Journal(
+            self.path,
+            self.nonce,
+            plan.request.prompt,
+            plan.request.resume or plan.request.session_id,
+        )
+        try:
+            return self._run(plan, doc)
+        finally:
+            self._journal.close()
+
+    def _run(self, plan: TurnPlan, doc: document.Document) -> TurnOutcome:
         self._open()
         self.opened = True
         self._progress(plan.turn, "starting", 0, plan.request.session_id)
@@ -236,14 +258,16 @@ class TurnRunner:
     ) -> bool:
         """Feed CLI output into the builder, flushing to the document; True if cancelled."""
         interval = self.settings.flush_interval
-        last_flush = last_line = time.monotonic()
+        last_flush = last_line = last_check = time.monotonic()
         dirty = False
         while True:
+            line = proc.next_line(0.1)
             now = time.monotonic()
-            wait = min(interval, 0.1) if dirty else 0.1
-            line = proc.next_line(wait)
-            now = time.monotonic()
-            if self.cancel.is_set() or status.take_cancel_request(self.path):
+            if now - last_check >= 0.1:  # look for a cancel request file ten times a second
+                last_check = now
+                if status.take_cancel_request(self.path):
+                    self.cancel.set()
+            if self.cancel.is_set():
                 proc.stop()
                 self._drain(proc, builder)
                 return True
@@ -258,10 +282,13 @@ class TurnRunner:
                     proc.stop()
                     self._drain(proc, builder)
                     return False
+            elif self._feed(builder, line):
+                last_line, dirty = now, True
+                self._journal.record(builder.reply.text())
             else:
                 last_line = now
-                dirty |= self._feed(builder, line)
             if dirty and now - last_flush >= interval:
+                self._journal.sync()
                 self._publish(plan, builder.reply, sidecar)
                 last_flush, dirty = now, False
 

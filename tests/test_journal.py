@@ -1,0 +1,76 @@
+"""The turn journal and crash recovery of reply regions left open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentdoc import document, journal, splice
+from agentdoc.fileio import WriteLedger
+from agentdoc.recovery import close_orphans, recover
+
+DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhi\n"
+
+
+def open_doc(path: Path, nonce: str, partial: str) -> None:
+    text = splice.open_reply(DOC, len(DOC), nonce)
+    filled = splice.fill_region(text, nonce, partial, "")
+    assert filled is not None
+    path.write_text(filled)
+
+
+def crashed_journal(doc: Path, nonce: str, texts: list[str]) -> None:
+    """A journal left behind as a killed turn leaves it: written, synced, never closed."""
+    j = journal.Journal(doc, nonce, "hi", None)
+    for text in texts:
+        j.record(text)
+    j.sync()
+    assert j._file is not None
+    j._file.close()  # the process died: the file stays, nothing else happens
+
+
+def test_journal_records_appends_and_rollbacks(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    j = journal.Journal(doc, "n1", "the prompt", "sess")
+    for text in ["Hel", "Hello", "Hello wor", "Second attempt", "Second attempt!"]:
+        j.record(text)
+    j.sync()
+    entry = journal.read_journal(doc)
+    assert entry == journal.Entry("n1", "the prompt", "sess", "Second attempt!")
+    j.close()
+    assert journal.read_journal(doc) is None
+
+
+def test_a_torn_last_line_keeps_what_came_before(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    crashed_journal(doc, "n1", ["abc"])
+    with journal.journal_path(doc).open("a") as f:
+        f.write('{"add": "de')  # the crash cut this line
+    entry = journal.read_journal(doc)
+    assert entry is not None and entry.text == "abc"
+
+
+def test_recovery_closes_the_region_as_interrupted_with_the_journal_text(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    open_doc(doc, "abcd1234", "Partial te")
+    crashed_journal(doc, "abcd1234", ["Partial text that arrived after the last flush"])
+    assert recover(doc, WriteLedger())
+    text = doc.read_text()
+    parsed = document.parse(text)
+    assert [t.role for t in parsed.turns] == ["user", "assistant", "user"]
+    assert "Partial text that arrived after the last flush" in parsed.turns[1].content
+    assert "interrupted" in parsed.turns[1].content
+    assert parsed.pending_prompt() is None  # never sent again on its own
+    assert not journal.journal_path(doc).exists()
+
+
+def test_regions_owned_by_a_running_turn_are_left_alone() -> None:
+    text = splice.open_reply(DOC, len(DOC), "feedbeef")
+    assert close_orphans(text, frozenset({"feedbeef"})) == text
+    assert "agentdoc:reply" not in close_orphans(text)
+
+
+def test_nothing_to_recover_leaves_the_file_untouched(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text(DOC)
+    assert not recover(doc, WriteLedger())
+    assert doc.read_text() == DOC
