@@ -43,14 +43,41 @@ class AgentRequest:
     append_system: str | None = None
 
 
+class ClaudeCannotStart(ClaudeNotFound):
+    """The CLI was found but cannot be started: not executable, not a program, a bad argument."""
+
+
 def resolve_executable(name: str) -> str:
     found = shutil.which(name)
-    if found is None:
-        raise ClaudeNotFound(
-            f"cannot find the Claude Code CLI ({name!r}). Install it with "
-            "`npm install -g @anthropic-ai/claude-code`, or set AGENTDOC_CLAUDE to its path."
+    if found is not None:
+        return found
+    path = Path(name)
+    # which() skips a path that exists but cannot be run; say so instead of "cannot find".
+    if os.sep in name and path.is_dir():
+        raise ClaudeCannotStart(
+            f"{name!r} is a folder, not the Claude Code CLI; set AGENTDOC_CLAUDE to the "
+            "`claude` executable."
         )
-    return found
+    if os.sep in name and path.exists():
+        raise ClaudeCannotStart(
+            f"the Claude Code CLI at {name!r} is not executable: run `chmod +x {name}`, or set "
+            "AGENTDOC_CLAUDE to another path."
+        )
+    raise ClaudeNotFound(
+        f"cannot find the Claude Code CLI ({name!r}). Install it with "
+        "`npm install -g @anthropic-ai/claude-code`, or set AGENTDOC_CLAUDE to its path."
+    )
+
+
+def check_argv(argv: list[str]) -> None:
+    """Refuse values the OS cannot pass to a program, naming the flag they came from."""
+    for token in argv:
+        if "\0" in token:
+            flag = token.partition("=")[0]
+            raise ClaudeCannotStart(
+                f"cannot pass {flag} to claude: its value contains a NUL character (\\0); "
+                "remove it from the document's frontmatter or the settings."
+            )
 
 
 def build_argv(executable: str, request: AgentRequest, settings: Settings) -> list[str]:
@@ -116,7 +143,18 @@ class ClaudeProcess:
         except FileNotFoundError as exc:
             raise ClaudeNotFound(f"cannot run {self.argv[0]!r}: {exc.strerror}") from exc
         except PermissionError as exc:
-            raise ClaudeNotFound(f"cannot run {self.argv[0]!r}: not executable") from exc
+            raise ClaudeCannotStart(
+                f"cannot run {self.argv[0]!r}: permission denied (is it executable? "
+                f"`chmod +x {self.argv[0]}`)"
+            ) from exc
+        except OSError as exc:
+            # ENOEXEC and friends: the file is there but is not a program this system can run.
+            raise ClaudeCannotStart(
+                f"cannot run {self.argv[0]!r}: {exc.strerror or exc}; is AGENTDOC_CLAUDE the "
+                "Claude Code CLI?"
+            ) from exc
+        except ValueError as exc:  # a NUL byte in the cwd or the environment
+            raise ClaudeCannotStart(f"cannot start claude: {exc}") from exc
         self._spawn(self._feed_stdin)
         self._spawn(self._read_stdout)
         self._spawn(self._read_stderr)
@@ -201,6 +239,7 @@ def spawn(
 ) -> ClaudeProcess:
     executable = resolve_executable(settings.claude)
     argv = build_argv(executable, request, settings)
+    check_argv(argv)
     env = build_env(os.environ if environ is None else environ, settings)
     log.debug("running %s in %s", argv, request.cwd)
     return ClaudeProcess(argv, request.cwd, env, request.prompt).start()

@@ -11,6 +11,7 @@ its own writes without timing windows.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import stat
@@ -39,24 +40,51 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _check_readable(path: Path, st: os.stat_result) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise AgentdocError(f"{path}: is a folder, not a document")
+    if not stat.S_ISREG(st.st_mode):
+        # A FIFO would block the read forever and a device (a link to /dev/zero) never ends.
+        raise AgentdocError(f"{path}: not a regular file; agentdoc only works on plain files")
+    if st.st_size > MAX_DOCUMENT_BYTES:
+        raise _too_large(path, st.st_size)
+
+
+def _too_large(path: Path, size: int) -> AgentdocError:
+    return AgentdocError(
+        f"{path}: {size / 1e6:.1f} MB is larger than agentdoc handles "
+        f"({MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB); the file was left untouched"
+    )
+
+
 def read_bytes(path: Path) -> bytes:
     try:
-        size = path.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise AgentdocError(
-                f"{path}: {size / 1e6:.1f} MB is larger than agentdoc handles "
-                f"({MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB); the file was left untouched"
-            )
-        return path.read_bytes()
+        _check_readable(path, path.stat())
+        with path.open("rb") as f:
+            # Read one byte past the limit: the file may have grown since the stat.
+            data = f.read(MAX_DOCUMENT_BYTES + 1)
     except FileNotFoundError as exc:
         raise DocumentGone(f"{path}: the document no longer exists") from exc
     except IsADirectoryError as exc:
         raise AgentdocError(f"{path}: is a folder, not a document") from exc
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise AgentdocError(f"{path}: is a loop of symbolic links") from exc
         raise AgentdocError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise _too_large(path, len(data))
+    return data
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def decode(path: Path, data: bytes) -> str:
+    if data.startswith(_UTF16_BOMS):
+        raise AgentdocError(
+            f"{path}: is UTF-16 text; save it as UTF-8 to use it with agentdoc "
+            "(the file was left untouched)"
+        )
     if b"\x00" in data:
         raise AgentdocError(f"{path}: looks like a binary file; the file was left untouched")
     try:
@@ -144,8 +172,38 @@ class WriteLedger:
             return digest(data) in self._hashes.get(path.absolute(), ())
 
 
+def _check_writable(path: Path) -> None:
+    """Refuse to replace a file its owner marked read-only (a rename would not notice)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # a new file, or one atomic_write will report on
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
+        raise AgentdocError(
+            f"{path}: the file is read-only; agentdoc did not change it (make it writable to "
+            "get replies in it)"
+        )
+
+
+def _write_error(path: Path, exc: OSError) -> AgentdocError:
+    target = path.resolve() if path.is_symlink() else path
+    # mkstemp names its temp file in the error: then it is the folder that refused the write.
+    temp = Path(str(exc.filename or "")).name.startswith(TEMP_PREFIX)
+    if isinstance(exc, PermissionError) and (temp or not os.access(target.parent, os.W_OK)):
+        return AgentdocError(
+            f"{path}: cannot write: the folder {target.parent} is not writable (agentdoc writes "
+            "a temporary file beside the document and renames it over the document)"
+        )
+    return AgentdocError(f"{path}: cannot write: {exc.strerror or exc}")
+
+
 def write_text(path: Path, text: str, ledger: WriteLedger | None = None) -> None:
+    """Write a document or sidecar; failures become user-facing errors that say why."""
+    _check_writable(path)
     data = text.encode("utf-8")
     if ledger is not None:
         ledger.record(path, data)
-    atomic_write(path, data)
+    try:
+        atomic_write(path, data)
+    except OSError as exc:
+        raise _write_error(path, exc) from exc
