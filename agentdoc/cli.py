@@ -100,7 +100,9 @@ def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | N
     return EXIT_TURN_FAILED
 
 
-_path_arg = click.argument("path", type=click.Path(dir_okay=False, path_type=Path, exists=True))
+# Existence and type are checked when the file is read, with messages that say what is wrong
+# (a folder, a loop of symbolic links…) and exit code 1, not click's usage error.
+_path_arg = click.argument("path", type=click.Path(path_type=Path))
 
 
 @cli.command()
@@ -147,7 +149,7 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
     """
     from agentdoc.fork import fork
 
-    plan = fork(path, new, turn)
+    plan = fork(path, new, turn, allow_cwd_outside=load_settings().allow_cwd_outside)
     how = "a fork of its session" if plan.lineage.fork_session else "a new session"
     click.echo(
         f"created {new} from {path} (exchanges 1-{plan.turn}); write your prompt under the "

@@ -42,6 +42,7 @@ class Settings(BaseModel):
     permission_mode: PermissionMode | None = None
     allowed_tools: tuple[str, ...] = ()
     add_dirs: tuple[str, ...] = ()
+    allow_cwd_outside: bool = False  # let a document's `cwd` leave its folder tree
 
 
 def config_path() -> Path:

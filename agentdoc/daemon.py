@@ -99,6 +99,8 @@ class Daemon:
                 self._on_change(path)
             elif kind == "done":
                 self._on_done(path, outcome)
+            elif kind == "recheck" and self._docs.get(path, _Doc()).thread is None:
+                self._recheck(path)
         except Exception as exc:  # one document's fault must not stop the daemon
             log.exception("%s: unexpected error", path)
             self._error(path, f"unexpected error: {exc}")
@@ -229,16 +231,22 @@ class Daemon:
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
                 # itself. A prompt found here was typed and saved by the user (our close only
-                # adds an empty heading), so sending it is what their save asked for.
-                self._recheck(path)
+                # adds an empty heading), so sending it is what their save asked for. The look
+                # waits one settle step, so a save landing right now settles like any other.
+                self._later(self.settings.settle_step, "recheck", path)
         for other, waiting in list(self._docs.items()):
             if waiting.waiting and self._running() < self.max_concurrent:
                 waiting.waiting = False
                 self._recheck(other)
 
+    def _later(self, delay: float, kind: str, path: Path) -> None:
+        timer = threading.Timer(delay, self._events.put, args=((kind, path, ""),))
+        timer.daemon = True
+        timer.start()
+
     def _recheck(self, path: Path) -> None:
         data = read_stable(path)
-        if data is not None:
+        if data is not None and path in self._docs:
             self._docs[path].seen = digest(data)
             self._consider(path, decode(path, data))
 

@@ -58,22 +58,33 @@ def _relative(target: Path, folder: Path) -> str:
     return Path(os.path.relpath(os.path.realpath(target), os.path.realpath(folder))).as_posix()
 
 
-def plan_fork(path: Path, new: Path, doc: document.Document, turn: int) -> ForkPlan:
+def plan_fork(
+    path: Path, new: Path, doc: document.Document, turn: int, *, allow_cwd_outside: bool = False
+) -> ForkPlan:
     parent_folder, new_folder = path.parent.absolute(), new.parent.absolute()
     last = turn == doc.turn_count()
+    meta: dict[str, Any] = {"session": None}
+    link = None
+    same_cwd = True
+    if os.path.realpath(parent_folder) != os.path.realpath(new_folder):
+        # Only computing where the parent runs; whether a document may run there is checked
+        # when it does.
+        cwd = _relative(working_dir(path, doc, allow_outside=True), new_folder)
+        # Claude keeps sessions per working folder, so continuing the parent's session needs
+        # its folder; but a document may only run the CLI inside its own folder tree unless
+        # the user's config allows more. Otherwise the fork starts its own session, seeded
+        # with the transcript.
+        same_cwd = allow_cwd_outside or not (cwd == ".." or cwd.startswith("../"))
+        meta["cwd"] = None if cwd == "." or not same_cwd else cwd
+        sidecar = thinking.sidecar_path(path)
+        link = (sidecar.name, _relative(sidecar, new_folder))
     lineage = Lineage(
         document=_relative(path, new_folder),
         session=doc.meta.session,
         turn=turn,
-        fork_session=last and doc.meta.session is not None,
+        fork_session=last and doc.meta.session is not None and same_cwd,
     )
-    meta: dict[str, Any] = {"session": None, "forked_from": lineage.model_dump()}
-    link = None
-    if os.path.realpath(parent_folder) != os.path.realpath(new_folder):
-        cwd = _relative(working_dir(path, doc), new_folder)
-        meta["cwd"] = None if cwd == "." else cwd
-        sidecar = thinking.sidecar_path(path)
-        link = (sidecar.name, _relative(sidecar, new_folder))
+    meta["forked_from"] = lineage.model_dump()
     return ForkPlan(turn, lineage, meta, link)
 
 
@@ -139,7 +150,9 @@ def _carry_snapshot(path: Path, new: Path, plan: ForkPlan) -> None:
         history.write_snapshot(new, snapshot)
 
 
-def fork(path: Path, new: Path, turn: int | None = None) -> ForkPlan:
+def fork(
+    path: Path, new: Path, turn: int | None = None, *, allow_cwd_outside: bool = False
+) -> ForkPlan:
     """Create ``new`` as a fork of ``path`` through exchange ``turn`` (default: the last)."""
     if new.suffix != ".md":
         raise AgentdocError(f"{new}: a session document must end in .md")
@@ -152,7 +165,9 @@ def fork(path: Path, new: Path, turn: int | None = None) -> ForkPlan:
         doc = document.parse(text)
     except (document.DocumentError, frontmatter.FrontmatterError) as exc:
         raise AgentdocError(f"{path}: {exc}") from exc
-    plan = plan_fork(path, new, doc, check_fork(path, text, doc, turn))
+    plan = plan_fork(
+        path, new, doc, check_fork(path, text, doc, turn), allow_cwd_outside=allow_cwd_outside
+    )
     _create(new, fork_text(doc, plan))
     _carry_snapshot(path, new, plan)
     log.info("forked %s at turn %d into %s", path, plan.turn, new)

@@ -115,6 +115,8 @@ def _load(yaml_text: str) -> Any:
             return _yaml().load(yaml_text)
     except YAMLError as exc:
         raise _yaml_error(exc) from exc
+    except RecursionError as exc:
+        raise FrontmatterError("frontmatter is nested too deeply to read") from exc
 
 
 def _kind(value: Any) -> str:
@@ -150,21 +152,38 @@ def _meta_mapping(root: CommentedMap) -> CommentedMap | None:
     return meta
 
 
+# YAML aliases can make a few lines expand into billions of nodes ("billion laughs").
+MAX_PLAIN_NODES = 10_000
+
+
 def to_plain(value: Any) -> Any:
     """Turn ruamel round-trip containers and scalar subclasses into plain python data."""
+    budget = [MAX_PLAIN_NODES]
+    try:
+        return _plain(value, budget)
+    except RecursionError as exc:
+        raise FrontmatterError("frontmatter is nested too deeply to read") from exc
+
+
+def _plain(value: Any, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise FrontmatterError(
+            f"frontmatter expands to more than {MAX_PLAIN_NODES} values (YAML aliases?)"
+        )
     if isinstance(value, Mapping):
-        return {_plain_key(k): to_plain(v) for k, v in value.items()}
+        return {_plain_key(k, budget): _plain(v, budget) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [to_plain(v) for v in value]
+        return [_plain(v, budget) for v in value]
     for plain in (bool, str, int, float):
         if isinstance(value, plain):
             return plain(value)
     return value
 
 
-def _plain_key(key: Any) -> Any:
+def _plain_key(key: Any, budget: list[int]) -> Any:
     # YAML allows complex keys (`? [a, b]`); python dicts need hashable ones.
-    plain = to_plain(key)
+    plain = _plain(key, budget)
     return plain if not isinstance(plain, list | dict) else str(plain)
 
 

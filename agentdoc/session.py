@@ -139,12 +139,28 @@ def compose_prompt(
     return "\n\n".join([*parts, f"Reply to this new message:\n\n{prompt}"])
 
 
-def working_dir(path: Path, doc: Document) -> Path:
+def working_dir(path: Path, doc: Document, *, allow_outside: bool = False) -> Path:
+    """Where the CLI runs: the document's folder, or `agentdoc.cwd` inside that folder's tree.
+
+    A document may not send the CLI (and so its file tools) outside its own folder tree: that
+    would let a shared document choose what the agent can read. The user's config can allow it
+    (`allow_cwd_outside = true`).
+    """
     folder = path.parent.absolute()
     if not doc.meta.cwd:
         return folder
-    cwd = (folder / doc.meta.cwd).resolve()
-    if not cwd.is_dir():
+    try:
+        cwd = (folder / doc.meta.cwd).resolve()
+        inside = cwd.is_relative_to(folder.resolve())
+        is_dir = cwd.is_dir()
+    except (ValueError, OSError) as exc:
+        raise AgentdocError(f"{path}: agentdoc.cwd {doc.meta.cwd!r} is not a usable path") from exc
+    if not inside and not allow_outside:
+        raise AgentdocError(
+            f"{path}: agentdoc.cwd {doc.meta.cwd!r} points outside the document's folder; "
+            "set allow_cwd_outside = true in your agentdoc config to permit that"
+        )
+    if not is_dir:
         raise AgentdocError(f"{path}: agentdoc.cwd {doc.meta.cwd!r} is not a folder")
     return cwd
 
@@ -162,7 +178,7 @@ def _request(
 ) -> AgentRequest:
     return AgentRequest(
         prompt=prompt,
-        cwd=working_dir(path, doc),
+        cwd=working_dir(path, doc, allow_outside=settings.allow_cwd_outside),
         resume=resume,
         session_id=session_id,
         fork=fork,
@@ -213,7 +229,7 @@ def plan_turn(
     if facts.session_found is False:
         if session:
             raise AgentdocError(
-                f"session {session} was not found for the folder {working_dir(path, doc)}; "
+                f"session {session} was not found for the folder {path.parent}; "
                 "Claude keeps sessions per folder (and per $HOME / $CLAUDE_CONFIG_DIR)"
             )
         return _new_session(path, doc, prompt, settings, model, LOST_NOTE)
@@ -254,6 +270,7 @@ def prepare_turn(
     found = None
     if target is not None and mode != "start":
         env = os.environ if environ is None else environ
-        found = sessionstore.has_session(env, target, working_dir(path, doc))
+        cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
+        found = sessionstore.has_session(env, target, cwd)
     facts = Facts(session_found=found, snapshot=history.read_snapshot(path))
     return plan_turn(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)

@@ -197,6 +197,10 @@ class TurnRunner:
         )
         try:
             return self._run(plan, doc)
+        except AgentdocError as exc:
+            # One-shot runs have no daemon to record this: the status must not say streaming.
+            self._write_status(plan.turn, "failed", 0, None, str(exc))
+            raise
         finally:
             self._journal.close()
 
@@ -338,7 +342,8 @@ class TurnRunner:
             footer=self.settings.footer,
             note=plan.note,
         )
-        session_id = reply.session_id or plan.request.session_id
+        # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
+        session_id = reply.session_id
         if _session_lost(reply):
             session_id = None
         try:
@@ -355,7 +360,10 @@ class TurnRunner:
             if reply.interrupted
             else "done"
         )
-        self._progress(plan.turn, state, reply.output_chars, session_id, reply.error or "")
+        detail = reply.error or (
+            "the reply was interrupted before it finished" if state == "interrupted" else ""
+        )
+        self._progress(plan.turn, state, reply.output_chars, session_id, detail)
         return self._outcome(plan, reply, state, session_id)
 
     def _outcome(
@@ -386,7 +394,7 @@ class TurnRunner:
             "streaming"
             if state in ("starting", "streaming", "retrying")
             else "error"
-            if state == "failed"
+            if state in ("failed", "interrupted")
             else "idle"
         )
         # Streaming progress is rewritten at most about once a second; state changes at once.

@@ -213,10 +213,6 @@ def test_a_value_the_os_cannot_pass_fails_the_turn_cleanly(harness: Harness) -> 
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(
-    strict=True,
-    reason="turn.py writes the session id it chose up front even when the CLI never ran",
-)
 def test_a_cli_that_never_ran_leaves_no_session_behind(harness: Harness, tmp_path: Path) -> None:
     missing = harness.settings.model_copy(update={"claude": str(tmp_path / "no-such-claude")})
     harness.run(missing)
@@ -410,10 +406,6 @@ def test_cli_killed_by_a_signal_mid_stream(
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(
-    strict=True,
-    reason="turn.py maps an interrupted turn to status state 'idle' with no error",
-)
 def test_cli_killed_by_a_signal_is_reported_in_the_status_file(
     harness: Harness, spawned: list[ClaudeProcess]
 ) -> None:
@@ -527,11 +519,6 @@ def test_document_deleted_mid_reply(harness: Harness, spawned: list[ClaudeProces
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(
-    strict=True,
-    reason="turn.py lets DocumentGone escape without updating the status file (the daemon does"
-    " it, one-shot commands leave 'streaming' behind)",
-)
 def test_document_deleted_mid_reply_clears_the_streaming_status(harness: Harness) -> None:
     delete_mid_reply(harness)
     shown = status.read_status(harness.doc)

@@ -187,23 +187,49 @@ def test_lost_parent_session_rebuilds_the_fork_from_its_transcript(
     assert "the previous one was not found" in new.read_text()
 
 
-def test_fork_into_another_folder_runs_in_the_parents_folder(
+def test_fork_outside_the_parents_tree_starts_its_own_session(
     parent: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
+    # Continuing the parent's session would need the CLI to run in the parent's folder, which
+    # is outside the fork's own tree: a document may not send the CLI there by default.
     sub = tmp_path / "branches" / "deep"
     sub.mkdir(parents=True)
     new = sub / "branch.md"
     fork(parent, new)
     doc = document.parse(new.read_text())
-    assert doc.meta.cwd == "../.."
+    assert doc.meta.cwd is None
     assert doc.meta.forked_from is not None
     assert doc.meta.forked_from["document"] == "../../chat.md"
-    assert working_dir(new, doc) == parent.parent.resolve()
+    assert doc.meta.forked_from["fork_session"] is False
     assert "[thinking](../../chat.thinking.md#turn-2)" in new.read_text()
     new.write_text(new.read_text() + "go\n")
     fake = fake_claude("plain_text.ndjson")
     TurnRunner(new, fake.settings(), environ=fake.env).run()
+    (call,) = fake.calls()
+    assert call["cwd"] == str(sub)
+    assert not any(a.startswith("--resume") for a in argv_of(call))
+    assert "second answer" in call["stdin"]
+
+
+def test_fork_into_another_folder_runs_in_the_parents_folder_when_allowed(
+    parent: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    sub = tmp_path / "branches" / "deep"
+    sub.mkdir(parents=True)
+    new = sub / "branch.md"
+    fork(parent, new, allow_cwd_outside=True)
+    doc = document.parse(new.read_text())
+    assert doc.meta.cwd == "../.."
+    assert working_dir(new, doc, allow_outside=True) == parent.parent.resolve()
+    new.write_text(new.read_text() + "go\n")
+    fake = fake_claude("plain_text.ndjson")
+    settings = fake.settings(allow_cwd_outside=True)
+    TurnRunner(new, settings, environ=fake.env).run()
     assert fake.calls()[0]["cwd"] == str(parent.parent.resolve())
+    # Without the user's permission the same document is refused, not run elsewhere.
+    new.write_text(new.read_text() + "again\n")
+    with pytest.raises(AgentdocError, match="outside the document's folder"):
+        TurnRunner(new, fake.settings(), environ=fake.env).run()
 
 
 def test_fork_keeps_a_parent_cwd_working(tmp_path: Path) -> None:
@@ -213,10 +239,11 @@ def test_fork_keeps_a_parent_cwd_working(tmp_path: Path) -> None:
     parent = tmp_path / "notes" / "chat.md"
     parent.write_text(PARENT.replace("  model: sonnet\n", "  model: sonnet\n  cwd: ../project\n"))
     same_folder, other = tmp_path / "notes" / "b.md", tmp_path / "forks" / "b.md"
-    fork(parent, same_folder)
-    fork(parent, other)
+    fork(parent, same_folder, allow_cwd_outside=True)
+    fork(parent, other, allow_cwd_outside=True)
     for new in (same_folder, other):
-        assert working_dir(new, document.parse(new.read_text())) == (tmp_path / "project")
+        doc = document.parse(new.read_text())
+        assert working_dir(new, doc, allow_outside=True) == (tmp_path / "project")
     assert meta_of(same_folder).cwd == "../project"
 
 
