@@ -59,10 +59,14 @@ def _too_large(path: Path, size: int) -> AgentdocError:
 
 def read_bytes(path: Path) -> bytes:
     try:
-        _check_readable(path, path.stat())
+        st = path.stat()
+        _check_readable(path, st)
         with path.open("rb") as f:
-            # Read one byte past the limit: the file may have grown since the stat.
-            data = f.read(MAX_DOCUMENT_BYTES + 1)
+            # Read what the stat saw plus a little, never the whole limit at once: a read of
+            # N bytes allocates N up front. Growth since the stat is still caught below.
+            data = f.read(st.st_size + 4096)
+            while len(data) <= MAX_DOCUMENT_BYTES and (more := f.read(1 << 16)):
+                data += more
     except FileNotFoundError as exc:
         raise DocumentGone(f"{path}: the document no longer exists") from exc
     except IsADirectoryError as exc:
