@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc import detect, document, frontmatter, recovery, splice, status
+from agentdoc import detect, document, frontmatter, recovery, status
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError, NoPendingPrompt
 from agentdoc.fileio import WriteLedger, decode, digest
@@ -36,7 +36,6 @@ class _Doc:
     seen: str | None = None  # digest of the last content handled
     thread: threading.Thread | None = None
     cancel: threading.Event | None = None
-    runner: TurnRunner | None = None
     queued: bool = False  # a prompt was saved while the turn streamed
     waiting: bool = False  # submitted, waiting for a free slot
 
@@ -158,13 +157,9 @@ class Daemon:
         if not document.is_session_document(text):
             return
         if doc.thread is not None:
-            runner = doc.runner
-            if runner is not None and runner.opened and not splice.find_region(text, runner.nonce):
-                log.info("%s: the streaming reply was deleted; cancelling the turn", path)
-                assert doc.cancel is not None
-                doc.cancel.set()
-            else:
-                doc.queued = True
+            # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
+            # saved meanwhile is looked for when the turn ends.
+            doc.queued = True
             return
         self._consider(path, text)
 
@@ -198,7 +193,6 @@ class Daemon:
             cancel=doc.cancel,
             require_marker=marker,
         )
-        doc.runner = runner
         doc.thread = threading.Thread(target=self._turn, args=(path, runner), daemon=True)
         doc.thread.start()
 
@@ -220,7 +214,7 @@ class Daemon:
     def _on_done(self, path: Path, outcome: str) -> None:
         doc = self._docs.get(path)
         if doc is not None:
-            doc.thread = doc.cancel = doc.runner = None
+            doc.thread = doc.cancel = None
             doc.queued = False
             if outcome == "cancelled":
                 # The save that deleted the streaming block (or the cancel request) is not a

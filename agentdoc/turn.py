@@ -34,11 +34,14 @@ from agentdoc.claude import ClaudeProcess, spawn
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.fileio import WriteLedger, decode, read_bytes, write_text
+from agentdoc.reattach import reattach
 from agentdoc.render import render_body, render_final
 from agentdoc.reply import Reply, ReplyBuilder
 from agentdoc.session import Mode, TurnPlan, prepare_turn
 
 log = logging.getLogger(__name__)
+
+IDLE_CHECK = 0.5  # seconds: how often a silent stream still looks at the document
 
 
 @dataclass(frozen=True)
@@ -101,10 +104,11 @@ class TurnRunner:
         self.require_marker = require_marker
         self._status = status.Status(document=path.name, state="idle", updated=status.now_iso())
         self.nonce = splice.new_nonce()
-        self.opened = False  # the reply region is in the document
         self._written_body = ""
         self._started = time.monotonic()
         self._problem: str | None = None
+        self._before = ""  # the document as it was just before the reply region was opened
+        self._prompt = ""
         self._thinking_on = settings.thinking
 
     # -- document writes -------------------------------------------------------------------
@@ -139,24 +143,43 @@ class TurnRunner:
             if sub is not None and sub.marker_line is not None:
                 text = detect.remove_marker(text, sub.marker_line, marker)
                 doc = document.parse(text)
+            self._before = text
             last = doc.last_user()
             at = last.end if last is not None else len(text)
             return splice.open_reply(text, at, self.nonce)
 
         self._update(transform)
 
-    def _flush(self, body: str) -> None:
-        if body == self._written_body:
+    def _region(self, text: str) -> str | None:
+        """`text` with our region in it: as it is, put back after a stale save, or None."""
+        if splice.find_region(text, self.nonce) is not None:
+            return text
+        restored = reattach(text, self._before, self._prompt, self.nonce)
+        if restored is not None:
+            log.warning("%s: an older copy was saved over the reply; putting it back", self.path)
+            self._written_body = ""  # the region is empty again: nothing of the user's in it
+        return restored
+
+    def _flush(self, body: str, *, check: bool = False) -> None:
+        """Write `body` into the region; with `check`, also look at the file when unchanged."""
+        if body == self._written_body and not check:
             return
-        last = self._written_body
-        self._update(lambda text: splice.fill_region(text, self.nonce, body, last))
+
+        def transform(text: str) -> str | None:
+            current = self._region(text)
+            if current is None:
+                return None
+            return splice.fill_region(current, self.nonce, body, self._written_body)
+
+        self._update(transform)
         self._written_body = body
 
     def _close(self, final_body: str, session_id: str | None) -> None:
-        last = self._written_body
-
         def transform(text: str) -> str | None:
-            closed = splice.close_region(text, self.nonce, final_body, last)
+            current = self._region(text)
+            if current is None:
+                return None
+            closed = splice.close_region(current, self.nonce, final_body, self._written_body)
             if closed is None or not session_id:
                 return closed
             return frontmatter.set_meta(closed, {"session": session_id})
@@ -175,7 +198,7 @@ class TurnRunner:
                 f"{self.path}: nothing to send. Write your prompt under the last `## User` "
                 "heading, then run this again."
             )
-        prompt = sub.prompt
+        prompt = self._prompt = sub.prompt
         plan = prepare_turn(
             self.path,
             doc,
@@ -206,7 +229,6 @@ class TurnRunner:
 
     def _run(self, plan: TurnPlan, doc: document.Document) -> TurnOutcome:
         self._open()
-        self.opened = True
         self._progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
         sidecar = thinking.ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
@@ -278,6 +300,11 @@ class TurnRunner:
             if line == b"":
                 return False
             if line is None:
+                if now - last_flush >= IDLE_CHECK:
+                    # Nothing new from the CLI, but the user may have deleted the block (a
+                    # cancel) or saved a stale copy over it (put it back) meanwhile.
+                    self._flush(render_body(builder.reply, final=False), check=True)
+                    last_flush = now
                 if now - last_line > self.settings.stall_timeout:
                     self._problem = (
                         f"no output from Claude for {self.settings.stall_timeout:.0f} s; "

@@ -122,7 +122,7 @@ def test_prompt_saved_while_streaming_is_queued_then_sent(
         gate.touch()
         wait_for(lambda: len(fake.calls()) == 2, what="the queued prompt")
         wait_for(lambda: roles(doc) == ["user", "assistant"] * 2 + ["user"], what="two replies")
-    assert [c["stdin"] for c in fake.calls()][0] == "first"
+    assert fake.calls()[0]["stdin"] == "first"
     assert fake.calls()[1]["stdin"].endswith("second")
 
 
@@ -217,9 +217,30 @@ def test_deleting_the_streaming_block_cancels_the_turn(
     with Running(daemon):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
-        doc.write_text(DOC + "first, never mind\n")
+        doc.write_text(DOC + "first\n")  # the block deleted, nothing else changed
         wait_for(lambda: daemon._running() == 0, what="the turn to stop")
-    assert doc.read_text() == DOC + "first, never mind\n"
+        assert len(fake.calls()) == 1  # the save that deleted it did not send it again
+    assert doc.read_text() == DOC + "first\n"
+
+
+def test_a_stale_buffer_saved_over_the_reply_gets_the_reply_back(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        # An editor that never reloaded saves its copy: the prompt plus a note typed since.
+        doc.write_text(DOC.replace("# Chat\n", "# Chat\n\nA note typed meanwhile.\n") + "first\n")
+        wait_for(lambda: "w10 " in doc.read_text(), what="the reply put back")
+        gate.touch()
+        wait_for(lambda: "agentdoc:reply" not in doc.read_text(), what="the end of the turn")
+    text = doc.read_text()
+    assert "A note typed meanwhile." in text
+    assert text.count("w1999") == 1 and "w0 w1 w2" in text
+    assert roles(doc) == ["user", "assistant", "user"]
 
 
 def test_a_deleted_document_does_not_stop_the_others(
@@ -263,7 +284,8 @@ def test_crash_leftovers_are_marked_interrupted_and_not_resent(
     doc.write_text(
         DOC
         + "asked before the crash\n\n## Assistant\n\n"
-        + "<!-- agentdoc:reply 0badc0de (streaming; text you type between these markers is kept) -->\n"
+        + "<!-- agentdoc:reply 0badc0de (streaming; text you type between these markers"
+        + " is kept) -->\n"
         + "half an ans\n<!-- agentdoc:end 0badc0de -->\n"
     )
     fake = fake_claude("plain_text.ndjson")

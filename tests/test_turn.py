@@ -60,7 +60,7 @@ def doc(tmp_path: Path) -> Path:
 def test_plain_reply_lands_under_its_heading_with_footer_and_next_prompt(
     doc: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
-    text, outcome = run(doc, fake_claude("plain_text.ndjson"))
+    text, _outcome = run(doc, fake_claude("plain_text.ndjson"))
     parsed = document.parse(text)
     roles = [t.role for t in parsed.turns]
     assert roles == ["user", "assistant", "user"]
@@ -94,7 +94,7 @@ def test_tool_use_is_a_folded_block_in_place(
 ) -> None:
     text, _ = run(doc, fake_claude("tool_use_read.ndjson"))
     reply = document.parse(text).turns[1].content
-    before, tool, after = reply.partition("<details>")
+    before, _tool, after = reply.partition("<details>")
     assert "Let me read the notes file." in before
     assert "Read" in after.split("</summary>")[0]
     assert "remember the milk" in after
