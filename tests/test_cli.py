@@ -18,6 +18,19 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+def prompted_document(
+    runner: CliRunner, tmp_path: Path, fake: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A new document with a pending prompt, and the fake CLI in the environment."""
+    for key, value in fake.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
+    path = tmp_path / "chat.md"
+    runner.invoke(cli, ["new", str(path)], catch_exceptions=False)
+    path.write_text(path.read_text() + "hi there\n")
+    return path
+
+
 @pytest.mark.parametrize("command", ["new", "start", "resume", "run", "demo"])
 def test_every_command_has_help(runner: CliRunner, command: str) -> None:
     result = runner.invoke(cli, [command, "--help"], catch_exceptions=False)
@@ -44,13 +57,7 @@ def test_run_streams_a_reply_and_exits_zero(
     fake_claude: Callable[..., FakeClaude],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
-    path = tmp_path / "chat.md"
-    runner.invoke(cli, ["new", str(path)], catch_exceptions=False)
-    path.write_text(path.read_text() + "hi there\n")
+    path = prompted_document(runner, tmp_path, fake_claude("plain_text.ndjson"), monkeypatch)
     result = runner.invoke(cli, ["run", str(path)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "turn 1: done" in result.output
@@ -67,12 +74,7 @@ def test_failed_turn_exits_2_with_the_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fake = fake_claude("api_500.ndjson", exit="1")
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
-    path = tmp_path / "chat.md"
-    runner.invoke(cli, ["new", str(path)], catch_exceptions=False)
-    path.write_text(path.read_text() + "hi there\n")
+    path = prompted_document(runner, tmp_path, fake, monkeypatch)
     result = runner.invoke(cli, ["run", str(path)], catch_exceptions=False)
     assert result.exit_code == 2
     assert "API Error: 500" in result.output

@@ -76,6 +76,15 @@ def gate(tmp_path: Path) -> Iterator[Path]:
     path.touch()  # never leave a fake claude waiting
 
 
+def gated_document(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> tuple[Path, FakeClaude]:
+    """An empty session document, and a fake CLI whose reply stops mid-way until `gate`."""
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    return doc, fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+
+
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_one_turn_per_logical_save_whatever_the_editor(
     folder: Path, fake_claude: Callable[..., FakeClaude], strategy: str
@@ -111,9 +120,7 @@ def test_autosave_burst_sends_once(folder: Path, fake_claude: Callable[..., Fake
 def test_prompt_saved_while_streaming_is_queued_then_sent(
     folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    doc, fake = gated_document(folder, fake_claude, gate)
     with Running(make_daemon(folder, fake)):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
@@ -183,9 +190,7 @@ def test_marker_trigger_sends_only_on_the_marker_and_removes_it(
 def test_cancel_command_stops_the_turn_and_keeps_partial_text(
     folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    doc, fake = gated_document(folder, fake_claude, gate)
     with Running(make_daemon(folder, fake)):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
@@ -210,9 +215,7 @@ def test_cancel_command_stops_the_turn_and_keeps_partial_text(
 def test_deleting_the_streaming_block_cancels_the_turn(
     folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    doc, fake = gated_document(folder, fake_claude, gate)
     daemon = make_daemon(folder, fake)
     with Running(daemon):
         doc.write_text(DOC + "first\n")
@@ -226,9 +229,7 @@ def test_deleting_the_streaming_block_cancels_the_turn(
 def test_a_stale_buffer_saved_over_the_reply_gets_the_reply_back(
     folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    doc, fake = gated_document(folder, fake_claude, gate)
     with Running(make_daemon(folder, fake)):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
