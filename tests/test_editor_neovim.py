@@ -1,0 +1,354 @@
+"""A real headless Neovim edits and saves the document while the daemon streams a reply into it.
+
+Neovim runs with the shipped recipe (`examples/editors/agentdoc.vim`: `autoread`, a `checktime`
+timer, and a `FileChangedShell` handler that keeps a modified buffer instead of asking), so it
+reloads the daemon's writes as they land; the test drives it over its RPC socket with
+`nvim --server SOCK --remote-send` (keys, as typed) and `--remote-expr`. Neovim 0.7 prints a
+`--remote-expr` result in the server rather than the client, so expressions write their JSON
+value to a file instead. The daemon runs in this process with the replaying fake `claude`,
+held at a gate so the test decides when the reply may finish.
+
+The last test replays, deterministically and without Neovim, the race the real editor hit:
+its in-place save landing while the daemon writes the reply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdoc import document
+from agentdoc.daemon import Daemon
+from agentdoc.fileio import TEMP_PREFIX
+from tests.conftest import FakeClaude
+from tests.editor_saves import in_place
+from tests.process_support import roles, state_of, wait_for
+
+DOC = """---
+agentdoc: {}
+---
+
+# Chat
+
+## User
+
+"""
+PROMPT = "What does Neovim do when a file changes on disk?"
+NOTE = "Note typed in Neovim near the top."
+FOLLOW_UP = "Follow-up typed in Neovim."
+GATE_AT = "300"  # the fake claude stops before this transcript line until the gate exists
+LAST_BEFORE_GATE = "w295 "  # the last word it prints before the gate
+RPC_TIMEOUT = 10.0
+RECIPE = Path(__file__).resolve().parents[1] / "examples" / "editors" / "agentdoc.vim"
+
+
+def find_nvim() -> str:
+    """Neovim 0.7 or newer (for `--server`/`--remote-send`); skipped without it, except on CI."""
+    found = shutil.which("nvim")
+    version = _version(found) if found else None
+    if found is not None and version is not None and version >= (0, 7):
+        return found
+    message = (
+        "Neovim 0.7 or newer is needed (`apt-get install neovim`); "
+        f"found {'none' if found is None else version or 'an unknown version'}"
+    )
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def _version(nvim: str) -> tuple[int, int] | None:
+    out = subprocess.run([nvim, "--version"], capture_output=True, text=True, timeout=10).stdout
+    match = re.match(r"NVIM v(\d+)\.(\d+)", out)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _socket_path(scratch: Path) -> Path:
+    """A Unix socket path must stay under ~100 bytes; a deep tmp_path may not."""
+    path = scratch / "nvim.sock"
+    if len(str(path)) < 100:
+        return path
+    return Path(tempfile.mkdtemp(prefix="nvim-")) / "sock"
+
+
+class Neovim:
+    """A headless Neovim with `path` open and the shipped Vim/Neovim recipe loaded."""
+
+    def __init__(self, nvim: str, path: Path, scratch: Path) -> None:
+        self.nvim = nvim
+        self.scratch = scratch
+        self.socket = _socket_path(scratch)
+        self.result = scratch / "expr.json"
+        state = scratch / "state"
+        for sub in ("backup", "undo", "home"):
+            (state / sub).mkdir(parents=True, exist_ok=True)
+        self.env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": str(state / "home"),
+            "XDG_CONFIG_HOME": str(state / "config"),
+            "XDG_DATA_HOME": str(state / "data"),
+            "XDG_STATE_HOME": str(state / "state"),
+            "XDG_CACHE_HOME": str(state / "cache"),
+        }
+        # Backups out of the document's folder (and out of /tmp); no swap file, no shada.
+        early = f"set backupdir={state / 'backup'}// undodir={state / 'undo'}//"
+        argv = [nvim, "--headless", "--clean", "-n", "-i", "NONE", "--listen", str(self.socket)]
+        argv += ["--cmd", early, "-c", f"source {RECIPE}", "-c", "set paste", str(path)]
+        with (scratch / "nvim.log").open("wb") as log:
+            self.proc = subprocess.Popen(
+                argv, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
+        wait_for(self._answers, RPC_TIMEOUT, "Neovim to listen on its socket")
+
+    def _answers(self) -> bool:
+        assert self.proc.poll() is None, "Neovim exited"
+        return self.socket.exists() and self.expr("1") == 1
+
+    def _client(self, *args: str) -> None:
+        subprocess.run(
+            [self.nvim, "--clean", "--headless", "--server", str(self.socket), *args],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=RPC_TIMEOUT,
+            check=True,
+        )
+
+    def expr(self, expression: str) -> Any:
+        """Evaluate a Vim expression in the editor and return its value."""
+        self.result.unlink(missing_ok=True)
+        self._client("--remote-expr", f"writefile([json_encode({expression})], '{self.result}')")
+        return json.loads(self.result.read_text())
+
+    def type(self, keys: str) -> None:
+        """Send keys as if typed (Vim key notation, e.g. `<Esc>`, `<CR>`)."""
+        self._client("--remote-send", keys)
+
+    def buffer(self) -> str:
+        return str(self.expr("join(getline(1, '$'), \"\\n\")")) + "\n"
+
+    def modified(self) -> bool:
+        return bool(self.expr("&modified"))
+
+    def shows(self, path: Path) -> bool:
+        """The buffer is unmodified and matches the file on disk."""
+        return not self.modified() and self.buffer() == path.read_text(encoding="utf-8")
+
+    def confirm(self, saved: Callable[[], bool], what: str) -> None:
+        """Answer "y" until `saved` holds.
+
+        Vim and Neovim ask "The file has been changed since reading it!!! Do you really want
+        to write to it (y/n)?" even for `:w!`, and read the answer straight from the input,
+        so keys sent along with the `:w!` do not answer it. A "y" sent when no question is
+        asked starts a yank that the `<Esc>` cancels.
+        """
+        for _ in range(20):
+            with contextlib.suppress(AssertionError):
+                wait_for(saved, 0.3, what)
+                return
+            self.type("y<Esc>")
+        wait_for(saved, 1.0, what)
+
+    def log(self) -> str:
+        return (self.scratch / "nvim.log").read_text(errors="replace")
+
+    def quit(self) -> None:
+        with contextlib.suppress(subprocess.SubprocessError, OSError):
+            self.type("<Esc>:qa!<CR>")
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.socket.parent != self.scratch:
+            shutil.rmtree(self.socket.parent, ignore_errors=True)
+
+
+@pytest.fixture
+def neovim(tmp_path: Path) -> Iterator[Callable[[Path], Neovim]]:
+    nvim = find_nvim()
+    started: list[Neovim] = []
+
+    def start(path: Path) -> Neovim:
+        scratch = tmp_path / "nvim"
+        scratch.mkdir()
+        editor = Neovim(nvim, path, scratch)
+        started.append(editor)
+        return editor
+
+    yield start
+    for editor in started:
+        editor.quit()
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "gate"
+    yield path
+    path.touch()  # never leave a fake claude waiting
+
+
+@contextlib.contextmanager
+def running(daemon: Daemon) -> Iterator[Daemon]:
+    stop = threading.Event()
+    thread = threading.Thread(target=daemon.run, args=(stop,))
+    thread.start()
+    try:
+        assert daemon.ready.wait(10), "the daemon did not start"
+        yield daemon
+    finally:
+        stop.set()
+        thread.join(20)
+        assert not thread.is_alive()
+
+
+def test_neovim_types_and_saves_while_a_reply_streams(
+    tmp_path: Path,
+    fake_claude: Callable[..., FakeClaude],
+    neovim: Callable[[Path], Neovim],
+    gate: Path,
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at=GATE_AT)
+    settings = fake.settings(settle_step=0.1, settle_max=1.0)
+    daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)
+    with running(daemon):
+        editor = neovim(doc)
+        editor.type(f"<Esc>Go{PROMPT}<Esc>:w<CR>")
+        # The reply streams up to the gate and Neovim reloads it: the disk is quiet now, so
+        # the save below cannot race a write (that would make Neovim ask before writing).
+        wait_for(lambda: LAST_BEFORE_GATE in doc.read_text(), what="the reply up to the gate")
+        wait_for(lambda: editor.shows(doc), what="Neovim to reload the streaming reply")
+        assert "agentdoc:reply" in editor.buffer()
+
+        editor.type(
+            f"<Esc>gg/^# Chat<CR>o<CR>{NOTE}<Esc>Go<CR>## User<CR><CR>{FOLLOW_UP}<Esc>:w<CR>"
+        )
+        wait_for(lambda: FOLLOW_UP in doc.read_text(), what="Neovim's save")
+        assert state_of(doc) == "streaming" and len(fake.calls()) == 1
+
+        gate.touch()
+        wait_for(lambda: len(fake.calls()) == 2, what="the follow-up to be sent")
+        wait_for(lambda: len(roles(doc)) == 5 and state_of(doc) == "idle", what="both replies")
+        wait_for(lambda: editor.shows(doc), what="Neovim to show the final file")
+
+    text = doc.read_text(encoding="utf-8")
+    parsed = document.parse(text)
+    assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
+    assert parsed.turns[0].content.strip() == PROMPT
+    assert parsed.turns[2].content.strip() == FOLLOW_UP
+    for reply in (parsed.turns[1], parsed.turns[3]):
+        assert reply.content.count("w0 ") == 1 and reply.content.count("w1999.") == 1
+        assert all(f"w{i} " in reply.content or f"w{i}." in reply.content for i in range(2000))
+    assert text.count(NOTE) == 1 and text.index(NOTE) < text.index("## User")
+    assert "agentdoc:reply" not in text and "agentdoc:end" not in text
+    first, second = (call["stdin"] for call in fake.calls())
+    assert first == PROMPT and FOLLOW_UP in second
+
+
+def test_a_forced_save_of_a_stale_buffer_mid_stream_is_merged(
+    tmp_path: Path,
+    fake_claude: Callable[..., FakeClaude],
+    neovim: Callable[[Path], Neovim],
+    gate: Path,
+) -> None:
+    """The recipe's promise: type while the reply streams, then `:w!` the unreloaded buffer."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="1800", delay="0.002")
+    # One write a second, so the save lands between two of them: a save that lands *during*
+    # one is the race in the xfail test below.
+    settings = fake.settings(settle_step=0.1, settle_max=1.0, flush_interval=1.0)
+    daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)
+    with running(daemon):
+        editor = neovim(doc)
+        editor.type(f"<Esc>Go{PROMPT}<Esc>:w<CR>")
+        wait_for(lambda: "w10 " in doc.read_text(), what="the reply to stream")
+        wait_for(lambda: editor.shows(doc), what="Neovim to reload the streaming reply")
+        editor.type(f"<Esc>gg/^# Chat<CR>o<CR>{NOTE}<Esc>")  # typed, not saved yet
+        wait_for(editor.modified, what="Neovim to have the note in its buffer")
+        loaded = doc.read_text()
+        # The daemon writes again; the modified buffer is kept as it was (the recipe's
+        # FileChangedShell handler), so the save below is of a stale copy of the reply.
+        wait_for(lambda: doc.read_text() != loaded, what="the next write of the reply")
+        editor.type("<Esc>:w!<CR>")
+        editor.confirm(lambda: NOTE in doc.read_text(), what="Neovim's save")
+        assert "Do you really want to write to it" in editor.log()
+        gate.touch()
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn to end")
+        wait_for(lambda: editor.shows(doc), what="Neovim to show the final file")
+
+    text = doc.read_text(encoding="utf-8")
+    reply = document.parse(text).turns[1].content
+    assert all(reply.count(f"w{i} ") + reply.count(f"w{i}.") == 1 for i in range(2000))
+    assert text.count(NOTE) == 1 and text.index(NOTE) < text.index("## User")
+    assert len(fake.calls()) == 1
+
+
+def _is_temp_beside(fd: int, doc: Path) -> bool:
+    with contextlib.suppress(OSError):
+        target = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        return target.parent == doc.parent and target.name.startswith(TEMP_PREFIX)
+    return False
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the reply write checks the file, then writes a temp file, fsyncs it and renames it "
+    "over the document: an editor's in-place save that lands between the check and the rename "
+    "is replaced, and its text is lost (the real Neovim test above hit this on ~1 save in 4 "
+    "when saves were not kept away from the daemon's writes)",
+)
+def test_a_save_landing_between_the_check_and_the_rename_is_not_overwritten(
+    tmp_path: Path,
+    fake_claude: Callable[..., FakeClaude],
+    gate: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at=GATE_AT)
+    armed, fired = threading.Event(), threading.Event()
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if armed.is_set() and not fired.is_set() and _is_temp_beside(fd, doc):
+            fired.set()
+            # What Neovim does on `:w`: truncate the document and write its buffer in place.
+            text = doc.read_text(encoding="utf-8")
+            in_place(doc, text.replace("# Chat\n", f"# Chat\n\n{NOTE}\n", 1).encode())
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    settings = fake.settings(settle_step=0.1, settle_max=1.0)
+    daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)
+    with running(daemon):
+        doc.write_text(DOC + PROMPT + "\n")
+        wait_for(lambda: LAST_BEFORE_GATE in doc.read_text(), what="the reply up to the gate")
+        armed.set()
+        gate.touch()
+        wait_for(fired.is_set, what="the next write of the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn to end")
+
+    text = doc.read_text(encoding="utf-8")
+    assert "w1999." in text
+    assert NOTE in text
