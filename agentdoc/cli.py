@@ -72,24 +72,15 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | None = None) -> int:
-    current = status.read_status(path)
-    if current and current.state == "streaming" and current.pid and _pid_alive(current.pid):
+    current = status.live_turn(path)
+    if current is not None:
         raise AgentdocError(
             f"a reply is already streaming into {path} (pid {current.pid}); "
             f"wait for it or run `agentdoc cancel {path}`"
         )
     recovery.recover(path, WriteLedger())  # a reply left open by a killed run
+    status.clear_dead_turn(path)
     settings = load_settings({"model": model})
     runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=LiveView())
     outcome = runner.run()

@@ -127,8 +127,13 @@ class Daemon:
                 text = decode(path, data)
                 if not document.is_session_document(text):
                     continue
-                if recovery.recover(path, self.ledger):
-                    data = path.read_bytes()
+                if status.live_turn(path) is None:
+                    # Replies left open by a killed process; one a live `agentdoc run` is
+                    # still streaming is left alone.
+                    if recovery.recover(path, self.ledger):
+                        data = path.read_bytes()
+                        text = decode(path, data)
+                    status.clear_dead_turn(path)
                 self._docs.setdefault(path, _Doc()).seen = digest(data)
                 if self.send_pending:
                     self._consider(path, text)

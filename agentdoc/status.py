@@ -94,3 +94,43 @@ def take_cancel_request(document: Path) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, but someone else's
+        return True
+    return True
+
+
+def live_turn(document: Path) -> Status | None:
+    """The status of a turn another live process is streaming into `document`, if any."""
+    current = read_status(document)
+    if current is None or current.state != "streaming" or not current.pid:
+        return None
+    if current.pid == os.getpid() or not pid_alive(current.pid):
+        return None
+    return current
+
+
+def clear_dead_turn(document: Path) -> None:
+    """A status still saying a turn streams, from a process that died: say what happened."""
+    current = read_status(document)
+    if current is None or current.state not in ("streaming", "queued"):
+        return
+    if current.pid and current.pid != os.getpid() and pid_alive(current.pid):
+        return
+    write_status(
+        document,
+        current.model_copy(
+            update={
+                "state": "error",
+                "error": "the reply was interrupted: agentdoc stopped before it finished",
+                "pid": None,
+                "updated": now_iso(),
+            }
+        ),
+    )

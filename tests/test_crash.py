@@ -218,11 +218,6 @@ def report(trials: list[Trial], temps: list[Path]) -> None:
     print(f"  claude processes still alive after the daemon's group was killed: {orphans}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="start-up recovery closes the killed turn's region but leaves its status file saying "
-    "'streaming' (with the dead daemon's pid) until the document's next turn",
-)
 def test_status_of_a_turn_killed_mid_stream_is_not_streaming_after_restart(
     tmp_path: Path, env: tuple[FakeClaude, dict[str, str]]
 ) -> None:
@@ -248,12 +243,6 @@ def test_status_of_a_turn_killed_mid_stream_is_not_streaming_after_restart(
         assert state_of(doc) != "streaming"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="start-up recovery closes every open reply region in the tree, including one that a "
-    "live one-shot `agentdoc run` is still streaming into; the run then puts its reply back, so "
-    "the document ends up with the reply twice (once complete, once marked interrupted)",
-)
 def test_starting_the_daemon_leaves_a_live_one_shot_turn_alone(
     tmp_path: Path, env: tuple[FakeClaude, dict[str, str]]
 ) -> None:
