@@ -11,13 +11,16 @@ its own writes without timing windows.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 import threading
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 from agentdoc.errors import AgentdocError, DocumentGone
@@ -130,8 +133,44 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace the file's content with `data` so readers only ever see a whole version."""
+def _rename_exchange() -> Callable[[str, str], bool] | None:
+    """Linux's renameat2(RENAME_EXCHANGE): swap two paths atomically, if this system has it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return None
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    at_fdcwd, rename_exchange = -100, 2
+
+    def exchange(a: str, b: str) -> bool:
+        if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+            return True
+        err = ctypes.get_errno()
+        if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # not on this filesystem
+            return False
+        raise OSError(err, os.strerror(err), b)
+
+    return exchange
+
+
+_EXCHANGE = _rename_exchange() if sys.platform == "linux" else None
+
+
+def atomic_write(path: Path, data: bytes, *, expected: bytes | None = None) -> bytes | None:
+    """Replace the file's content with `data` so readers only ever see a whole version.
+
+    With `expected` (the bytes the new content was merged from), a save that lands between
+    the caller's read and this write is not lost: the file is swapped with ours atomically
+    and the displaced version is checked. If it is not `expected`, it is returned, so the
+    caller can merge it and write again (our version is on disk meanwhile). Returns None when
+    nothing was displaced that the caller hasn't seen.
+    """
     target = path.resolve() if path.is_symlink() else path
     try:
         st: os.stat_result | None = target.stat()
@@ -139,16 +178,23 @@ def atomic_write(path: Path, data: bytes) -> None:
         st = None
     if st is not None and st.st_nlink > 1:
         _write_in_place(target, data)
-        return
+        return None
     folder = target.parent
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
+    displaced: bytes | None = None
     try:
         _write_all(fd, data)
         os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else NEW_FILE_MODE)
         os.fsync(fd)
         os.close(fd)
         fd = -1
-        os.replace(tmp, target)
+        if expected is not None and st is not None and _EXCHANGE and _EXCHANGE(tmp, str(target)):
+            with open(tmp, "rb") as old:
+                previous = old.read()
+            os.unlink(tmp)
+            displaced = None if previous == expected else previous
+        else:
+            os.replace(tmp, target)
     except BaseException:
         if fd >= 0:
             os.close(fd)
@@ -156,6 +202,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(folder)
+    return displaced
 
 
 class WriteLedger:
@@ -201,13 +248,18 @@ def _write_error(path: Path, exc: OSError) -> AgentdocError:
     return AgentdocError(f"{path}: cannot write: {exc.strerror or exc}")
 
 
-def write_text(path: Path, text: str, ledger: WriteLedger | None = None) -> None:
-    """Write a document or sidecar; failures become user-facing errors that say why."""
+def write_text(
+    path: Path, text: str, ledger: WriteLedger | None = None, *, expected: bytes | None = None
+) -> bytes | None:
+    """Write a document or sidecar; failures become user-facing errors that say why.
+
+    See `atomic_write` for `expected` and the return value.
+    """
     _check_writable(path)
     data = text.encode("utf-8")
     if ledger is not None:
         ledger.record(path, data)
     try:
-        atomic_write(path, data)
+        return atomic_write(path, data, expected=expected)
     except OSError as exc:
         raise _write_error(path, exc) from exc

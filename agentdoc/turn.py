@@ -116,22 +116,26 @@ class TurnRunner:
     def _update(self, transform: Callable[[str], str | None]) -> None:
         """Re-read the document, apply `transform`, write it back atomically.
 
-        If the file changes between our read and our write, the merge is redone on the new
-        content, so a save that lands while we work is never overwritten by an older copy.
+        A save that lands between our read and our write is never overwritten by an older
+        copy: the write swaps files atomically and hands back a displaced version we had not
+        seen, and the merge is redone on it (our version stays on disk meanwhile).
         """
+        base = on_disk = read_bytes(self.path)
         for _ in range(10):
-            raw = read_bytes(self.path)
-            before = os.stat(self.path).st_mtime_ns
-            text = decode(self.path, raw)
-            new = transform(text)
+            new = transform(decode(self.path, base))
             if new is None:
+                if base is not on_disk:
+                    # The displaced save removed the reply block: it is the user's version.
+                    write_text(self.path, decode(self.path, base), self.ledger, expected=on_disk)
                 raise RegionGone()
-            if new == text:
+            data = new.encode("utf-8")
+            if data == on_disk:
                 return
-            if os.stat(self.path).st_mtime_ns != before or read_bytes(self.path) != raw:
-                continue
-            write_text(self.path, new, self.ledger)
-            return
+            displaced = write_text(self.path, new, self.ledger, expected=on_disk)
+            if displaced is None:
+                return
+            log.info("%s: a save landed while we wrote; merging it", self.path)
+            base, on_disk = displaced, data
         raise AgentdocError(f"{self.path}: the file keeps changing; could not write the reply")
 
     def _open(self) -> None:

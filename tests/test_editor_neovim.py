@@ -273,7 +273,8 @@ def test_a_forced_save_of_a_stale_buffer_mid_stream_is_merged(
     doc.write_text(DOC)
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="1800", delay="0.002")
     # One write a second, so the save lands between two of them: a save that lands *during*
-    # one is the race in the xfail test below.
+    # one is the race in the test below.
+
     settings = fake.settings(settle_step=0.1, settle_max=1.0, flush_interval=1.0)
     daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)
     with running(daemon):
@@ -309,13 +310,6 @@ def _is_temp_beside(fd: int, doc: Path) -> bool:
     return False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the reply write checks the file, then writes a temp file, fsyncs it and renames it "
-    "over the document: an editor's in-place save that lands between the check and the rename "
-    "is replaced, and its text is lost (the real Neovim test above hit this on ~1 save in 4 "
-    "when saves were not kept away from the daemon's writes)",
-)
 def test_a_save_landing_between_the_check_and_the_rename_is_not_overwritten(
     tmp_path: Path,
     fake_claude: Callable[..., FakeClaude],
