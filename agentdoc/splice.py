@@ -5,20 +5,34 @@ nonce, so the region is found by content, wherever the user's edits have moved i
 cannot forge it. Everything outside the markers is the user's and is passed through unchanged.
 When the turn ends the markers are replaced by the final reply, its footer and a fresh
 ``## User`` heading (unless the user already started one right below).
+
+Inside the region the user may type too. Each write merges: the new region is our new text,
+exactly and completely, plus every run of characters the user typed, carried to the same place.
+Characters of ours that are missing on disk are put back rather than deleted, because an editor
+saving a copy it loaded a few writes ago looks exactly like a deletion. The end marker names the
+write it belongs to, so such a copy is merged against the write it was made from (when the
+caller passes its earlier writes).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
+from itertools import accumulate
 from typing import cast
-
-import merge3
 
 START = "<!-- agentdoc:reply {nonce} (streaming; text you type between these markers is kept) -->"
 END = "<!-- agentdoc:end {nonce} -->"
+# The end marker as `fill_region` writes it: `version` names the body written with it.
+_END_WRITTEN = "<!-- agentdoc:end {nonce} {version} -->"
 _USER_HEADING = re.compile(r"[ ]{0,3}##[ \t]+User[ \t]*#*[ \t]*(\r?\n|$)")
+
+
+# --- the region -------------------------------------------------------------------------------
 
 
 def new_nonce() -> str:
@@ -29,8 +43,10 @@ def new_nonce() -> str:
 class Region:
     start: int  # offset of the start marker line
     content_start: int  # offset just after the start marker line
-    content_end: int  # offset of the end marker line
+    content_end: int  # offset of the end marker
     end: int  # offset just after the end marker line (including its newline)
+    marker_end: int  # offset just after the end marker itself
+    version: str | None  # the write the end marker names; None for the empty region we open
 
 
 def newline_of(text: str) -> str:
@@ -48,17 +64,24 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
+def _end_marker(nonce: str) -> re.Pattern[str]:
+    return re.compile(re.escape(f"<!-- agentdoc:end {nonce}") + r"(?: ([0-9a-f]{8}))? -->")
+
+
+def _version(body: str) -> str:
+    return hashlib.blake2b(body.encode("utf-8"), digest_size=4).hexdigest()
+
+
 def find_region(text: str, nonce: str) -> Region | None:
-    head = START.format(nonce=nonce)
-    tail = END.format(nonce=nonce)
-    start = text.find(head)
+    start = text.find(START.format(nonce=nonce))
     if start < 0:
         return None
     content_start = _line_end(text, start)
-    content_end = text.find(tail, content_start)
-    if content_end < 0:
+    tail = _end_marker(nonce).search(text, content_start)
+    if tail is None:
         return None
-    return Region(start, content_start, content_end, _line_end(text, content_end))
+    end = _line_end(text, tail.start())
+    return Region(start, content_start, tail.start(), end, tail.end(), tail.group(1))
 
 
 def open_reply(text: str, insert_at: int, nonce: str) -> str:
@@ -79,18 +102,64 @@ def open_reply(text: str, insert_at: int, nonce: str) -> str:
     return before + block + after
 
 
-def fill_region(text: str, nonce: str, body: str, last_body: str) -> str | None:
+def fill_region(
+    text: str, nonce: str, body: str, last_body: str, earlier: Sequence[str] = ()
+) -> str | None:
     """Replace the region's content with `body`; None if the markers are gone.
 
-    `last_body` is what we wrote there last time: if the user typed inside the region since,
-    their edits are merged into the new body rather than overwritten.
+    `last_body` is what we wrote there last time and `earlier` what we wrote before that: if the
+    user typed inside the region since, their text is merged into the new body rather than
+    overwritten. When their editor saved a copy of an older write, that write is the merge base
+    if it is in `earlier`; otherwise our last write is, and the older copy's own text (a fence
+    we had closed, an escape) may be kept as if the user had typed it.
     """
     region = find_region(text, nonce)
     if region is None:
         return None
+    merged = _merge_region(text, region, body, _written_as(region, last_body, earlier))
+    marker = _END_WRITTEN.format(nonce=nonce, version=_version(body))
+    return text[: region.content_start] + merged + marker + text[region.marker_end :]
+
+
+def close_region(
+    text: str, nonce: str, body: str, last_body: str, earlier: Sequence[str] = ()
+) -> str | None:
+    """Replace the whole region (markers included) with the final body and a fresh prompt.
+
+    Only the marker comments themselves are removed: anything the user typed on a marker's line
+    stays, before the reply (start line) or after it (end line).
+    """
+    region = find_region(text, nonce)
+    if region is None:
+        return None
+    nl = newline_of(text)
+    base = _written_as(region, last_body, earlier)
+    merged = _merge_region(text, region, body.rstrip("\r\n"), base)
+    lead = _typed_on_line(
+        text[region.start + len(START.format(nonce=nonce)) : region.content_start]
+    )
+    after = _typed_on_line(text[region.marker_end : region.end]) + text[region.end :]
+    if _USER_HEADING.match(after.lstrip("\r\n")):
+        # The user already opened the next prompt below the reply: don't add another heading.
+        closing = after if after.startswith(("\n", "\r\n")) else nl + after
+    else:
+        closing = f"{nl}## User{nl}{nl}{after}"
+    return text[: region.start] + lead + merged + closing
+
+
+def _written_as(region: Region, last_body: str, earlier: Sequence[str]) -> str:
+    """The body of ours that the region on disk was made from, as far as we can tell."""
+    # The empty region `open_reply` writes names no write: its body is "".
+    version = region.version or _version("")
+    for body in (last_body, *reversed(earlier)):
+        if _version(body) == version:
+            return body
+    return last_body
+
+
+def _merge_region(text: str, region: Region, body: str, base: str) -> str:
     current = text[region.content_start : region.content_end]
-    merged = merge_text(_region_text(last_body, text), _region_text(body, text), current)
-    return text[: region.content_start] + merged + text[region.content_end :]
+    return merge_text(_region_text(base, text), _region_text(body, text), current)
 
 
 def _region_text(body: str, text: str) -> str:
@@ -99,54 +168,409 @@ def _region_text(body: str, text: str) -> str:
     return body if not body or body.endswith(nl) else body + nl
 
 
-def close_region(text: str, nonce: str, body: str, last_body: str) -> str | None:
-    """Replace the whole region (markers included) with the final body and a fresh prompt."""
-    region = find_region(text, nonce)
-    if region is None:
-        return None
-    nl = newline_of(text)
-    current = text[region.content_start : region.content_end]
-    final = _region_text(body.rstrip("\n"), text)
-    merged = merge_text(_region_text(last_body, text), final, current)
-    after = text[region.end :]
-    if _USER_HEADING.match(after.lstrip("\r\n")):
-        # The user already opened the next prompt below the reply: don't add another heading.
-        closing = after if after.startswith(("\n", "\r\n")) else nl + after
-    else:
-        closing = f"{nl}## User{nl}{nl}{after}"
-    return text[: region.start] + merged + closing
+def _typed_on_line(rest: str) -> str:
+    """What the user typed after a marker on its line; empty if only the line break is there."""
+    return "" if rest in ("", "\n", "\r\n") else rest
+
+
+# --- merging ----------------------------------------------------------------------------------
 
 
 def merge_text(base: str, ours: str, theirs: str) -> str:
-    """Three-way merge of a reply region, per character.
+    """Three-way merge of a reply region, per character: our text, plus everything the user typed.
 
-    `base` is what we last wrote, `ours` what we want to write now, `theirs` what is on disk.
-    Edits on one side only are taken as they are. Where both sides changed the same spot (the
-    usual case: the user typed at the end of the streaming text while more text arrived), our
-    text comes first and the user's typing follows it, so neither loses a character.
+    `base` is what the user's text was made from, `ours` what we want to write now, `theirs`
+    what is on disk. The region is the model's reply, so it must end up complete and exact:
+    characters missing from `theirs` are restored rather than deleted. Every run the user typed
+    is carried over to the same place in `ours`; where we changed that very spot too, our text
+    comes first and the user's follows, so neither loses a character.
     """
     if theirs == base:
         return ours
-    if ours == base:
-        return theirs
     out: list[str] = []
-    m = merge3.Merge3(list(base), list(theirs), list(ours))
-    for region in m.merge_regions():
-        kind = region[0]
-        if kind == "unchanged":
-            out.append(base[region[1] : region[2]])
-        elif kind in ("a", "same"):
-            out.append(theirs[region[1] : region[2]])
-        elif kind == "b":
-            out.append(ours[region[1] : region[2]])
-        else:
-            zs, ze, ts, te, os_, oe = cast(tuple[int, ...], region)[1:]
-            out.append(ours[os_:oe])
-            if not _is_subsequence(theirs[ts:te], base[zs:ze]):
-                out.append(theirs[ts:te])
+    done = 0
+    ops = _coarse(_opcodes(base, ours))
+    for at, typed in _typed_runs(base, theirs):
+        pos = _carry(ops, at, typed, base, ours)
+        out += [ours[done:pos], typed]
+        done = pos
+    out.append(ours[done:])
     return "".join(out)
+
+
+_Op = tuple[str, int, int, int, int]
+
+
+def _opcodes(a: str, b: str, middle: Callable[[str, str], list[_Op]] | None = None) -> list[_Op]:
+    """Opcodes turning `a` into `b`: the common ends, and `middle` (difflib) for the rest.
+
+    The common ends are cut off first: they are all but a few characters of a streaming region,
+    and every way of aligning what is left is at least quadratic in it.
+    """
+    head = _common_head(a, b)
+    tail = _common_head(a[head:][::-1], b[head:][::-1])
+    inner = (middle or _difflib)(a[head : len(a) - tail], b[head : len(b) - tail])
+    ops: list[_Op] = [("equal", 0, head, 0, head)] if head else []
+    ops += [(t, i1 + head, i2 + head, j1 + head, j2 + head) for t, i1, i2, j1, j2 in inner]
+    if tail:
+        ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return ops
+
+
+def _difflib(a: str, b: str) -> list[_Op]:
+    return [cast(_Op, op) for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()]
+
+
+# Cells an exact alignment may fill (it runs in Python); beyond that difflib's answer stands.
+_EXACT_LIMIT = 40_000
+# Our text between two insertions that may well belong to one of them.
+_SUSPECT = 8
+# Matching lines this short between changed ones are aligned together with them.
+_NEAR = 80
+
+
+def _by_lines(a: str, b: str) -> list[_Op]:
+    """difflib's alignment if it is plainly right; else an exact one, by lines if need be.
+
+    difflib's longest-match-first is fooled by repeated text (the third of three identical
+    links matched with the first one, or a fence line with another one), and then calls our text
+    removed, which the merge would restore next to the user's copy of it; or it matches ``ab``
+    of ours with the ``ab`` inside a word the user typed between our ``a`` and ``b``. A large
+    stretch is aligned by lines first, then the lines that differ by characters.
+    """
+    ops = _difflib(a, b)
+    if _plain(ops):
+        return ops
+    if len(a) * len(b) <= _EXACT_LIMIT:
+        return _aligned(a, b)
+    lines_a, lines_b = a.splitlines(keepends=True), b.splitlines(keepends=True)
+    at_a, at_b = _offsets(lines_a), _offsets(lines_b)
+    if len(lines_a) * len(lines_b) <= _EXACT_LIMIT:
+        by_line = _lines_aligned(lines_a, lines_b)
+    else:
+        matcher = SequenceMatcher(None, lines_a, lines_b, autojunk=False)
+        by_line = [cast(_Op, op) for op in matcher.get_opcodes()]
+    lines = [(t, at_a[i1], at_a[i2], at_b[j1], at_b[j2]) for t, i1, i2, j1, j2 in by_line]
+    ops = []
+    for window in _windows(lines):
+        x1, x2, y1, y2 = window[0][1], window[-1][2], window[0][3], window[-1][4]
+        together = len(window) > 1 and any(_removes(op) for op in window)
+        if together and (x2 - x1) * (y2 - y1) <= _EXACT_LIMIT:
+            ops += _shifted(_aligned(a[x1:x2], b[y1:y2]), x1, y1)
+        else:
+            ops += [op for line_op in window for op in _by_characters(a, b, line_op)]
+    return _tidy(ops)
+
+
+def _by_characters(a: str, b: str, op: _Op) -> list[_Op]:
+    tag, x1, x2, y1, y2 = op
+    if tag == "equal" or x1 == x2 or y1 == y2:
+        return [op]
+    exact = (x2 - x1) * (y2 - y1) <= _EXACT_LIMIT
+    return _shifted((_aligned if exact else _difflib)(a[x1:x2], b[y1:y2]), x1, y1)
+
+
+def _lines_aligned(a: list[str], b: list[str]) -> list[_Op]:
+    """Opcodes turning lines `a` into lines `b`, pairing each of our lines with the user's
+    version of it (ours plus their typing) wherever one can be found.
+
+    Which of three equal ``<!-- note -->`` lines is which decides whether the one the user typed
+    into is seen as that line changed, or as a new line and one of ours removed.
+    """
+    n, m = len(a), len(b)
+    score = [[0] * (m + 1) for _ in range(n + 1)]
+    for j in range(m - 1, -1, -1):
+        score[n][j] = score[n][j + 1] - 1
+    for i in range(n - 1, -1, -1):
+        score[i][m] = score[i + 1][m] - 1
+        for j in range(m - 1, -1, -1):
+            best = max(score[i][j + 1], score[i + 1][j]) - 1
+            pair = _pairing(a[i], b[j])
+            if pair:
+                best = max(best, pair + score[i + 1][j + 1])
+            score[i][j] = best
+    ops: list[_Op] = []
+    i = j = 0
+    while i < n or j < m:
+        pair = _pairing(a[i], b[j]) if i < n and j < m else 0
+        if pair and score[i][j] == pair + score[i + 1][j + 1]:
+            ops.append(("equal" if pair == 3 else "replace", i, i + 1, j, j + 1))
+            i, j = i + 1, j + 1
+        elif i < n and score[i][j] == score[i + 1][j] - 1:
+            ops.append(("delete", i, i + 1, j, j))
+            i += 1
+        else:
+            ops.append(("insert", i, i, j, j + 1))
+            j += 1
+    return _tidy(ops)
+
+
+def _pairing(ours: str, theirs: str) -> int:
+    """3 for the same line, 2 for our line with the user's typing in it, else 0."""
+    if ours == theirs:
+        return 3
+    return 2 if len(ours) < len(theirs) and _is_subsequence(ours, theirs) else 0
 
 
 def _is_subsequence(small: str, big: str) -> bool:
     it = iter(big)
-    return all(ch in it for ch in small)
+    return all(char in it for char in small)
+
+
+def _windows(ops: list[_Op]) -> list[list[_Op]]:
+    """Group changed lines with the changed lines near them (a short match apart).
+
+    A user's line and our line it was made from can end up on either side of a repeated line
+    (two ``<div>`` lines): aligned apart, ours would count as removed and be restored.
+    """
+    windows: list[list[_Op]] = []
+    for op in ops:
+        near = len(windows) >= 2 and len(windows[-1]) == 1 and windows[-1][0][0] == "equal"
+        if near and op[0] != "equal" and windows[-2][-1][0] != "equal":
+            gap = windows.pop()[0]
+            if gap[2] - gap[1] <= _NEAR:
+                windows[-1] += [gap, op]
+                continue
+            windows.append([gap])
+        windows.append([op])
+    return windows
+
+
+def _shifted(ops: list[_Op], i0: int, j0: int) -> list[_Op]:
+    return [(t, i1 + i0, i2 + i0, j1 + j0, j2 + j0) for t, i1, i2, j1, j2 in ops]
+
+
+def _plain(ops: list[_Op]) -> bool:
+    """Only insertions, and none of our text short enough between two of them to be suspect."""
+    if any(_removes(op) for op in ops):
+        return False
+    return not any(
+        op[0] == "equal" and op[2] - op[1] <= _SUSPECT and 0 < k < len(ops) - 1
+        for k, op in enumerate(ops)
+    )
+
+
+def _offsets(lines: list[str]) -> list[int]:
+    return [0, *accumulate(len(line) for line in lines)]
+
+
+def _coarse(ops: list[_Op], *, between_removals: bool = False) -> list[_Op]:
+    """Fold matches no longer than the changes on both sides into one replaced span.
+
+    When a retried stream replaces our text, difflib still matches a letter here and a word
+    there between the old and the new text; carrying the user's typing along those would drop it
+    in the middle of unrelated new text (even between an escape and the line it escapes).
+    Likewise a word the user typed over one of ours shares a letter or two with it, and the
+    typing should stay in one piece. For the user's side (`between_removals`) only matches
+    between two removed spans are folded: a match between two insertions is the user's typing
+    around our text, and folding it would repeat our text.
+    """
+    ops = list(ops)
+    k = 1
+    while k < len(ops) - 1:
+        before, same, after = ops[k - 1], ops[k], ops[k + 1]
+        size = same[2] - same[1]
+        small = same[0] == "equal" and size <= min(_size(before), _size(after))
+        if small and (not between_removals or (_removes(before) and _removes(after))):
+            ops[k - 1 : k + 2] = [("replace", before[1], after[2], before[3], after[4])]
+            k = max(1, k - 2)
+        else:
+            k += 1
+    return ops
+
+
+def _removes(op: _Op) -> bool:
+    return op[0] in ("delete", "replace")
+
+
+def _size(op: _Op) -> int:
+    return max(op[2] - op[1], op[4] - op[3])
+
+
+def _common_head(a: str, b: str) -> int:
+    """Length of the common prefix, by bisection so the comparing happens in C."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+# --- what the user typed -----------------------------------------------------------------------
+
+
+def _typed_runs(base: str, theirs: str) -> list[tuple[int, str]]:
+    """(offset in `base`, text) of every run `theirs` adds to `base`, in order."""
+    ops = _coarse(_opcodes(base, theirs, _by_lines), between_removals=True)
+    ops = _at_word_edges(ops, theirs)
+    runs = []
+    for k, (tag, _i1, i2, j1, j2) in enumerate(ops):
+        if tag == "insert" and j2 > j1:
+            # It may slide over the match that follows, but never past the next run.
+            limit = ops[k + 1][2] if k + 1 < len(ops) and ops[k + 1][0] == "equal" else i2
+            runs.append(_slide(base, i2, theirs[j1:j2], limit))
+        elif tag == "replace":
+            # The replaced span is restored, and what the user typed over it follows it.
+            runs.append((i2, theirs[j1:j2]))
+    return runs
+
+
+def _aligned(a: Sequence[str], b: Sequence[str]) -> list[_Op]:
+    """Opcodes turning `a` into `b` (characters or lines): most matches first, then fewest
+    runs of inserted items.
+
+    ``free[i][j]`` and ``typing[i][j]`` are the best scores for ``a[i:]`` against ``b[j:]``
+    when ``b[j - 1]`` was matched or was inserted (then inserting ``b[j]`` extends a run rather
+    than opening one). A match is worth more than any number of runs.
+    """
+    n, m, worth = len(a), len(b), len(b) + 2
+    free = [[0] * (m + 1) for _ in range(n + 1)]
+    typing = [[0] * (m + 1) for _ in range(n + 1)]
+    for j in range(m - 1, -1, -1):
+        typing[n][j], free[n][j] = 0, -1
+    for i in range(n - 1, -1, -1):
+        row_free, row_typing, next_free, next_typing = (
+            free[i],
+            typing[i],
+            free[i + 1],
+            typing[i + 1],
+        )
+        char = a[i]
+        for j in range(m - 1, -1, -1):
+            go_on = row_typing[j + 1]
+            skip_free, skip_typing = next_free[j], next_typing[j]
+            best_free = go_on - 1 if go_on - 1 > skip_free else skip_free
+            best_typing = go_on if go_on > skip_typing else skip_typing
+            if char == b[j]:
+                match = worth + next_free[j + 1]
+                best_free = match if match > best_free else best_free
+                best_typing = match if match > best_typing else best_typing
+            row_free[j], row_typing[j] = best_free, best_typing
+    return _tidy(_walk(a, b, (free, typing), worth))
+
+
+def _walk(
+    a: Sequence[str], b: Sequence[str], tables: tuple[list[list[int]], ...], worth: int
+) -> list[_Op]:
+    """Follow the best scores of `_aligned` from the start.
+
+    Of equally good steps a match comes first, then a removal: a removal and the insertion that
+    replaces it then sit side by side (one changed line, not a line added here and another
+    removed after the next equal line), where a finer alignment can see what they share.
+    """
+    free, typing = tables
+    ops: list[_Op] = []
+    i = j = 0
+    table = free
+    while i < len(a) or j < len(b):
+        best = table[i][j]
+        if i < len(a) and j < len(b) and a[i] == b[j] and best == worth + free[i + 1][j + 1]:
+            ops.append(("equal", i, i + 1, j, j + 1))
+            i, j, table = i + 1, j + 1, free
+        elif i < len(a) and best == table[i + 1][j]:
+            ops.append(("delete", i, i + 1, j, j))
+            i += 1
+        else:
+            ops.append(("insert", i, i, j, j + 1))
+            j, table = j + 1, typing
+    return ops
+
+
+def _tidy(ops: list[_Op]) -> list[_Op]:
+    """Join neighbouring opcodes so that matches and changes alternate, as difflib's do."""
+    out: list[_Op] = []
+    for op in ops:
+        if op[1] == op[2] and op[3] == op[4]:
+            continue
+        if out and (out[-1][0] == "equal") == (op[0] == "equal"):
+            op = _joined(out.pop(), op)
+        out.append(op)
+    return out
+
+
+def _joined(first: _Op, second: _Op) -> _Op:
+    i1, i2, j1, j2 = first[1], second[2], first[3], second[4]
+    if first[0] == "equal":
+        return ("equal", i1, i2, j1, j2)
+    removes, adds = i2 > i1, j2 > j1
+    return ("replace" if removes and adds else "delete" if removes else "insert", i1, i2, j1, j2)
+
+
+def _at_word_edges(ops: list[_Op], theirs: str) -> list[_Op]:
+    """Re-cut two typed runs around a short match so that each reads as typed.
+
+    difflib matches a letter of ours with the first equal letter it finds, which may sit inside
+    the user's word (``xfy`` typed before ``f``: is the ``f`` of ours the first or the second
+    one?). It does not change the text here, but it does where we change that letter (a retried
+    stream replaces it): so pick the cut that splits words least, and of those the last.
+    """
+    ops = list(ops)
+    for k in range(1, len(ops) - 1):
+        first, same, second = ops[k - 1], ops[k], ops[k + 1]
+        if (first[0], same[0], second[0]) == ("insert", "equal", "insert"):
+            ops[k - 1 : k + 2] = _best_cut(first, same, second, theirs)
+    return ops
+
+
+def _best_cut(first: _Op, same: _Op, second: _Op, theirs: str) -> list[_Op]:
+    lo, hi, size = first[3], second[4], same[4] - same[3]
+    matched = theirs[same[3] : same[4]]
+    cuts = [j for j in range(lo, hi - size + 1) if theirs.startswith(matched, j)]
+    best = min(cuts, key=lambda j: (_splits(theirs, lo, j) + _splits(theirs, j + size, hi), -j))
+    return [
+        ("insert", first[1], first[2], lo, best),
+        ("equal", same[1], same[2], best, best + size),
+        ("insert", second[1], second[2], best + size, hi),
+    ]
+
+
+def _splits(text: str, start: int, end: int) -> int:
+    """How badly a typed run text[start:end] cuts into what is around it at its two ends.
+
+    Cutting between two letters or digits (inside a word) counts three, between two other
+    characters that are not spaces (``x`` | ``)``) one, next to a space or line break nothing.
+    """
+    if start == end:
+        return 0
+    return sum(_cut_cost(text, at) for at in (start, end))
+
+
+def _cut_cost(text: str, at: int) -> int:
+    if not 0 < at < len(text):
+        return 0
+    left, right = text[at - 1], text[at]
+    if left.isspace() or right.isspace():
+        return 0
+    return 3 if left.isalnum() and right.isalnum() else 1
+
+
+def _slide(base: str, at: int, run: str, limit: int) -> tuple[int, str]:
+    """The same insertion moved as late as it can go.
+
+    Typing ``x⏎`` before a line break gives the same text as typing ``⏎x`` after it. Where we
+    also changed that spot the two put the line break in different places; a typed run most
+    often ends with its separator (a space, Enter), so that is the reading we pick.
+    """
+    while at < limit and run[0] == base[at]:
+        run, at = run[1:] + base[at], at + 1
+    return at, run
+
+
+def _carry(ops: list[_Op], at: int, typed: str, base: str, ours: str) -> int:
+    """Where offset `at` of the base lands in our new text: after our own change at that spot.
+
+    Except for a line the user typed where we only prefix the line that follows it (an escape
+    that stops a ``## User`` line from being a heading): the prefix stays on its line.
+    """
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal" and i1 <= at < i2:
+            return j1 + at - i1
+        if tag != "equal" and i1 <= at <= i2:
+            prefix = tag == "insert" and at < len(base) and (at == 0 or base[at - 1] == "\n")
+            if prefix and typed.endswith("\n") and "\n" not in ours[j1:j2]:
+                return j1
+            return j2
+    return len(ours)
