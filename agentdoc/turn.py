@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -41,6 +42,7 @@ from agentdoc.session import Mode, TurnPlan, prepare_turn
 
 log = logging.getLogger(__name__)
 
+EARLIER_WRITES = 64
 IDLE_CHECK = 0.5  # seconds: how often a silent stream still looks at the document
 
 
@@ -105,6 +107,10 @@ class TurnRunner:
         self._status = status.Status(document=path.name, state="idle", updated=status.now_iso())
         self.nonce = splice.new_nonce()
         self._written_body = ""
+        # Bodies written this turn, oldest first: an editor may save a copy of any of them, and
+        # the end marker says which one it was made from. Bounded: a copy older than this
+        # is merged against the last write (nothing typed is lost, only alignment is rougher).
+        self._earlier: deque[str] = deque(maxlen=EARLIER_WRITES)
         self._started = time.monotonic()
         self._problem: str | None = None
         self._before = ""  # the document as it was just before the reply region was opened
@@ -162,6 +168,7 @@ class TurnRunner:
         if restored is not None:
             log.warning("%s: an older copy was saved over the reply; putting it back", self.path)
             self._written_body = ""  # the region is empty again: nothing of the user's in it
+            self._earlier.clear()
         return restored
 
     def _flush(self, body: str, *, check: bool = False) -> None:
@@ -173,9 +180,11 @@ class TurnRunner:
             current = self._region(text)
             if current is None:
                 return None
-            return splice.fill_region(current, self.nonce, body, self._written_body)
+            return splice.fill_region(current, self.nonce, body, self._written_body, self._earlier)
 
         self._update(transform)
+        if self._written_body:
+            self._earlier.append(self._written_body)
         self._written_body = body
 
     def _close(self, final_body: str, session_id: str | None) -> None:
@@ -183,7 +192,9 @@ class TurnRunner:
             current = self._region(text)
             if current is None:
                 return None
-            closed = splice.close_region(current, self.nonce, final_body, self._written_body)
+            closed = splice.close_region(
+                current, self.nonce, final_body, self._written_body, self._earlier
+            )
             if closed is None or not session_id:
                 return closed
             return frontmatter.set_meta(closed, {"session": session_id})
