@@ -3,8 +3,9 @@
 "
 " What it does:
 " - reloads a document while agentdoc streams a reply into it (autoread + a checktime timer);
-" - never throws away your unsaved typing: if the buffer has changes, it is not reloaded, and
-"   saving it with :w! is safe, because agentdoc merges your save with the reply it is writing;
+" - never throws away your unsaved typing: if the buffer has changes, it is not reloaded;
+"   save it anyway (:w, and answer y when Vim says the file changed since reading it): while a
+"   reply streams, agentdoc merges your save with the reply it is writing;
 " - <Leader>ar sends the prompt now (agentdoc run), <Leader>ac cancels the running reply,
 "   <Leader>as shows the status. With `agentdoc watch` running you only need to save.
 
@@ -14,7 +15,7 @@ function! s:AgentdocChanged() abort
   if &modified
     " Keep the user's buffer; their next :w! is merged by agentdoc.
     let v:fcs_choice = ''
-    echohl WarningMsg | echo 'agentdoc: the reply changed on disk; :w! merges your edits' | echohl None
+    echohl WarningMsg | echo 'agentdoc: the reply changed on disk; save (answer y) and agentdoc merges your edits' | echohl None
   else
     let v:fcs_choice = 'reload'
   endif
