@@ -34,6 +34,7 @@ class Entry:
     prompt: str
     session: str | None
     text: str  # the reply text received before the crash
+    pid: int | None = None  # the CLI process the turn ran, which may have outlived us
 
 
 class Journal:
@@ -65,6 +66,10 @@ class Journal:
             self._write({"reset": text})
         self._text = text
 
+    def note_process(self, pid: int | None) -> None:
+        self._write({"pid": pid})
+        self.sync()
+
     def sync(self) -> None:
         if self._file is not None:
             self._file.flush()
@@ -92,14 +97,15 @@ def read_journal(document: Path) -> Entry | None:
         entry = Entry(str(head["nonce"]), str(head["prompt"]), head.get("session"), "")
     except (ValueError, KeyError, TypeError):
         return None
-    text = ""
+    text, pid = "", None
     for line in lines[1:]:
         try:
             record = json.loads(line)
         except ValueError:
             break  # a line torn by the crash: keep what came before it
+        pid = record.get("pid", pid)
         text = record["reset"] if "reset" in record else text + record.get("add", "")
-    return Entry(entry.nonce, entry.prompt, entry.session, text)
+    return Entry(entry.nonce, entry.prompt, entry.session, text, pid)
 
 
 def discard(document: Path) -> None:

@@ -8,8 +8,11 @@ so it is not pending and is never sent again on its own: the user decides by sav
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import re
+import signal
 from pathlib import Path
 
 from agentdoc import journal, splice
@@ -59,6 +62,8 @@ def recover(path: Path, ledger: WriteLedger, owned: frozenset[str] = frozenset()
     """Close orphaned regions in the document; True if it was changed."""
     text = read_text(path)
     entry = journal.read_journal(path)
+    if entry is not None and entry.pid and entry.nonce not in owned:
+        stop_orphan(entry.pid)
     fixed = close_orphans(text, owned, entry)
     if entry is not None and entry.nonce not in owned:
         journal.discard(path)
@@ -67,3 +72,21 @@ def recover(path: Path, ledger: WriteLedger, owned: frozenset[str] = frozenset()
     log.warning("%s: a reply was interrupted by a crash; marked it interrupted", path)
     write_text(path, fixed, ledger)
     return True
+
+
+def stop_orphan(pid: int) -> None:
+    """Stop a CLI run that outlived the agentdoc process that started it (killed with SIGKILL).
+
+    It runs in its own process group and would otherwise finish its turn (and spend tokens)
+    for a reply nobody writes down. Only a process that still looks like our CLI run is
+    stopped: its pid may have been reused since.
+    """
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return  # gone, or no /proc here
+    if b"--output-format=stream-json" not in cmdline:
+        return
+    log.warning("stopping claude (pid %s) left running by an interrupted turn", pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)

@@ -270,6 +270,7 @@ class TurnRunner:
         builder = ReplyBuilder()
         try:
             proc = spawn(plan.request, self.settings, self.environ)
+            self._journal.note_process(proc.pid)
         except ClaudeNotFound as exc:
             self._problem = str(exc)
             builder.finish(exit_code=None, stderr="")

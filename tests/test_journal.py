@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from agentdoc import document, journal, splice
 from agentdoc.fileio import WriteLedger
-from agentdoc.recovery import close_orphans, recover
+from agentdoc.recovery import close_orphans, recover, stop_orphan
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhi\n"
 
@@ -74,3 +78,27 @@ def test_nothing_to_recover_leaves_the_file_untouched(tmp_path: Path) -> None:
     doc.write_text(DOC)
     assert not recover(doc, WriteLedger())
     assert doc.read_text() == DOC
+
+
+def _sleeper(*argv: str) -> subprocess.Popen[bytes]:
+    code = "import sys, time; time.sleep(60)"
+    return subprocess.Popen([sys.executable, "-c", code, *argv], start_new_session=True)
+
+
+def test_recovery_stops_a_cli_run_that_outlived_its_daemon(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    open_doc(doc, "abcd1234", "partial")
+    ours, other = _sleeper("-p", "--output-format=stream-json"), _sleeper("unrelated")
+    try:
+        crashed_journal(doc, "abcd1234", ["partial"])
+        with journal.journal_path(doc).open("a") as f:
+            f.write(json.dumps({"pid": ours.pid}) + "\n")
+        recover(doc, WriteLedger())
+        assert ours.wait(timeout=10) == -signal.SIGTERM
+        # A pid that no longer looks like our CLI run (reused) is left alone.
+        stop_orphan(other.pid)
+        assert other.poll() is None
+    finally:
+        for proc in (ours, other):
+            proc.kill()
+            proc.wait()
