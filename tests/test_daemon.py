@@ -36,6 +36,11 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 15.0, what: str = "
         time.sleep(0.02)
 
 
+def state_of(path: Path) -> str | None:
+    current = status.read_status(path)
+    return current.state if current else None
+
+
 def roles(path: Path) -> list[str]:
     return [t.role for t in document.parse(path.read_text()).turns]
 
@@ -100,9 +105,7 @@ def test_one_turn_per_logical_save_whatever_the_editor(
         (folder / "4913").write_text("")
         save(doc, doc.read_text() + "second prompt\n", strategy)
         wait_for(lambda: len(roles(doc)) == 5, what="the second reply")
-        wait_for(
-            lambda: status.read_status(doc) is not None and status.read_status(doc).state == "idle"
-        )  # type: ignore[union-attr]
+        wait_for(lambda: state_of(doc) == "idle", what="status idle")
     assert len(fake.calls()) == 2
 
 
@@ -194,18 +197,10 @@ def test_cancel_command_stops_the_turn_and_keeps_partial_text(
     with Running(make_daemon(folder, fake)):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
-        wait_for(
-            lambda: (
-                (
-                    status.read_status(doc) or status.Status(document="", state="idle", updated="")
-                ).state
-                == "streaming"
-            )
-        )
-        started = time.monotonic()
+        wait_for(lambda: state_of(doc) == "streaming", what="status streaming")
+        # `cancel` itself fails unless the turn stops within its --wait (5 s).
         result = CliRunner().invoke(cli, ["cancel", str(doc)], catch_exceptions=False)
         assert result.exit_code == 0, result.output
-        assert time.monotonic() - started < 5
         wait_for(lambda: "agentdoc:reply" not in doc.read_text(), what="closed region")
     text = doc.read_text()
     assert "interrupted" in text and "w10 " in text

@@ -93,7 +93,12 @@ def test_reply_streams_into_the_file_while_the_user_types(
         env = claude_env(api, tmp_path / "home")
         runner = TurnRunner(doc, settings, mode="start", environ=env)
         done = threading.Event()
-        worker = threading.Thread(target=lambda: (runner.run(), done.set()))
+
+        def turn() -> None:
+            runner.run()
+            done.set()
+
+        worker = threading.Thread(target=turn)
         worker.start()
         api.wait_paused()
         deadline = time.monotonic() + 10

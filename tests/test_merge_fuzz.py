@@ -62,6 +62,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentdoc import document, frontmatter, splice
+from agentdoc.merge import merge_text
 
 SESSION = "1c0e5d6a-2b3c-4d5e-8f90-0123456789ab"
 BRACKET = "§"
@@ -523,7 +524,7 @@ def merges(draw: st.DrawFn) -> tuple[str, str, str, list[str]]:
 @given(case=merges())
 def test_merge_keeps_our_text_and_every_typed_word(case: tuple[str, str, str, list[str]]) -> None:
     base, ours, theirs, words = case
-    merged = splice.merge_text(base, ours, theirs)
+    merged = merge_text(base, ours, theirs)
     tokens = [w.rstrip(" \n") for w in words]
     assert all(merged.count(t) == 1 for t in tokens), merged
     assert sorted(tokens, key=merged.find) == sorted(tokens, key=theirs.find)

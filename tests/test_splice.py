@@ -7,7 +7,8 @@ import re
 import pytest
 
 from agentdoc import document, splice
-from agentdoc.splice import close_region, fill_region, find_region, merge_text, open_reply
+from agentdoc.merge import merge_text
+from agentdoc.splice import close_region, fill_region, find_region, open_reply
 
 N = "abcd1234"
 START = splice.START.format(nonce=N)
