@@ -60,6 +60,7 @@ def demo_environment(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
 
 
 def run_demo(folder: Path, *, delay: float, out: TextIO) -> Path:
+    folder = folder.absolute()  # HOME below must not depend on the CLI's working folder
     folder.mkdir(parents=True, exist_ok=True)
     doc = folder / "hello.md"
     source = resources.files("agentdoc.demo").joinpath("hello.md")
@@ -77,5 +78,7 @@ def run_demo(folder: Path, *, delay: float, out: TextIO) -> Path:
         TurnRunner(doc, settings, mode="resume", environ=env, on_progress=LiveView()).run()
     out.write(f"\n----- {doc} -----\n")
     out.write(doc.read_text(encoding="utf-8"))
-    out.write(f"----- thinking: {doc.with_name('hello.thinking.md')} -----\n")
+    sidecar = doc.with_name("hello.thinking.md")
+    out.write(f"----- {sidecar} -----\n")
+    out.write(sidecar.read_text(encoding="utf-8"))
     return doc
