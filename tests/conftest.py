@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,16 @@ TRANSCRIPTS = TESTS / "fixtures" / "transcripts"
 def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's own agentdoc config."""
     monkeypatch.setenv("AGENTDOC_CONFIG", str(tmp_path / "agentdoc-config.toml"))
+
+
+def wait_for(predicate: Callable[[], bool], what: str = "", timeout: float = 30.0) -> None:
+    """Poll `predicate` until it holds (the tests' alternative to sleeping); fail after
+    `timeout` seconds, naming `what` was awaited."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or predicate}")
+        time.sleep(0.01)
 
 
 @dataclass

@@ -14,25 +14,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentdoc import document, lock, status
+from tests.conftest import wait_for
 
 READY_LINE = "agentdoc.daemon: watching "
 CLI = (sys.executable, "-m", "agentdoc.cli")
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0, what: str = "") -> None:
-    """Poll `predicate` until it holds; fail with `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or predicate}")
-        time.sleep(0.02)
 
 
 def write_config(path: Path, **settings: float | str | bool) -> Path:
@@ -162,7 +153,7 @@ class WatchProcess:
         return self.holds_lock() and READY_LINE in self.log()
 
     def wait_ready(self, timeout: float = 20.0) -> WatchProcess:
-        wait_for(self.is_ready, timeout, "agentdoc watch to be ready")
+        wait_for(self.is_ready, "agentdoc watch to be ready", timeout)
         return self
 
     def send(self, sig: signal.Signals, *, group: bool = False) -> None:

@@ -27,7 +27,7 @@ import pytest
 
 from agentdoc import document, journal
 from agentdoc.fileio import TEMP_PREFIX
-from tests.conftest import FakeClaude
+from tests.conftest import FakeClaude, wait_for
 from tests.process_support import (
     CLI,
     WatchProcess,
@@ -36,7 +36,6 @@ from tests.process_support import (
     processes_with_env,
     start_watch,
     state_of,
-    wait_for,
     watching,
     write_config,
 )

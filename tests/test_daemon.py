@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from agentdoc import document, status
 from agentdoc.cli import cli
 from agentdoc.daemon import Daemon
 from agentdoc.errors import AgentdocError
-from tests.conftest import FakeClaude
+from tests.conftest import FakeClaude, wait_for
 from tests.editor_saves import STRATEGIES, autosave_burst, save
 
 DOC = """---
@@ -26,14 +25,6 @@ agentdoc: {}
 ## User
 
 """
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        time.sleep(0.02)
 
 
 def state_of(path: Path) -> str | None:

@@ -18,6 +18,7 @@ import pytest
 
 from agentdoc import document, lock
 from agentdoc.fakeapi import FakeMessagesAPI, ScriptEntry
+from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
 from tests.process_support import (
     WatchProcess,
@@ -26,7 +27,6 @@ from tests.process_support import (
     run_cli,
     state_of,
     status_json,
-    wait_for,
     watching,
     write_config,
 )

@@ -31,9 +31,9 @@ import pytest
 from agentdoc import document
 from agentdoc.daemon import Daemon
 from agentdoc.fileio import TEMP_PREFIX
-from tests.conftest import FakeClaude
+from tests.conftest import FakeClaude, wait_for
 from tests.editor_saves import in_place
-from tests.process_support import roles, state_of, wait_for
+from tests.process_support import roles, state_of
 
 DOC = """---
 agentdoc: {}
@@ -109,7 +109,7 @@ class Neovim:
             self.proc = subprocess.Popen(
                 argv, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
             )
-        wait_for(self._answers, RPC_TIMEOUT, "Neovim to listen on its socket")
+        wait_for(self._answers, "Neovim to listen on its socket", RPC_TIMEOUT)
 
     def _answers(self) -> bool:
         assert self.proc.poll() is None, "Neovim exited"
@@ -155,10 +155,10 @@ class Neovim:
         """
         for _ in range(20):
             with contextlib.suppress(AssertionError):
-                wait_for(saved, 0.3, what)
+                wait_for(saved, what, 0.3)
                 return
             self.type("y<Esc>")
-        wait_for(saved, 1.0, what)
+        wait_for(saved, what, 1.0)
 
     def log(self) -> str:
         return (self.scratch / "nvim.log").read_text(errors="replace")

@@ -33,7 +33,7 @@ from agentdoc.errors import DocumentGone
 from agentdoc.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.stream import ApiRetry
 from agentdoc.turn import TurnOutcome, TurnRunner
-from tests.conftest import TRANSCRIPTS, FakeClaude
+from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
 from tests.e2e_support import claude_env, require_claude
 
 FRONTMATTER = "---\ntitle: Failure matrix  # mine\nagentdoc: {}\n---\n"
@@ -99,13 +99,6 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> list[ClaudeProcess]:
 
     monkeypatch.setattr("agentdoc.turn.spawn", recording_spawn)
     return started
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
 
 
 def closed_port() -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,8 +36,7 @@ from agentdoc.stream import (
     iter_lines,
     parse_line,
 )
-
-TRANSCRIPTS = Path(__file__).parent / "fixtures" / "transcripts"
+from tests.conftest import TRANSCRIPTS
 
 # Exit codes of the recorded runs (from their capture metadata).
 EXIT_CODES = {

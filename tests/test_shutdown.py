@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc import document, journal, lock
-from tests.conftest import FakeClaude
+from tests.conftest import FakeClaude, wait_for
 from tests.process_support import (
     alive,
     base_env,
@@ -24,7 +24,6 @@ from tests.process_support import (
     group_exists,
     processes_with_env,
     state_of,
-    wait_for,
     watching,
     write_config,
 )

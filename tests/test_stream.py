@@ -6,7 +6,6 @@ import itertools
 import json
 import random
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,8 +37,8 @@ from agentdoc.stream import (
     iter_lines,
     parse_line,
 )
+from tests.conftest import TRANSCRIPTS
 
-TRANSCRIPTS = Path(__file__).parent / "fixtures" / "transcripts"
 ALL_TRANSCRIPTS = sorted(p.stem for p in TRANSCRIPTS.glob("*.ndjson"))
 
 

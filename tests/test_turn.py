@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from agentdoc import document, frontmatter
 from agentdoc.errors import AgentdocError, NoPendingPrompt
 from agentdoc.turn import TurnRunner
-from tests.conftest import TRANSCRIPTS, FakeClaude
+from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
 
 DOC = """---
 title: Test
@@ -34,14 +33,6 @@ def script_text(name: str) -> str:
     last = script[-1]
     blocks = last["content"] if isinstance(last, dict) else last
     return "".join(b["text"] for b in blocks if b["type"] == "text")
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.01)
 
 
 def run(path: Path, fake: FakeClaude, **settings: object) -> tuple[str, object]:
