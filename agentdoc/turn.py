@@ -183,9 +183,10 @@ class TurnRunner:
             return splice.fill_region(current, self.nonce, body, self._written_body, self._earlier)
 
         self._update(transform)
-        if self._written_body:
-            self._earlier.append(self._written_body)
-        self._written_body = body
+        if body != self._written_body:
+            if self._written_body:
+                self._earlier.append(self._written_body)
+            self._written_body = body
 
     def _close(self, final_body: str, session_id: str | None) -> None:
         def transform(text: str) -> str | None:
