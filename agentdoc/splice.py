@@ -158,11 +158,11 @@ def _written_as(region: Region, last_body: str, earlier: Sequence[str]) -> str:
 
 def _merge_region(text: str, region: Region, body: str, base: str) -> str:
     current = text[region.content_start : region.content_end]
-    return merge_text(_region_text(base, text), _region_text(body, text), current)
-
-
-def _region_text(body: str, text: str) -> str:
     nl = newline_of(text)
+    return merge_text(_region_text(base, nl), _region_text(body, nl), current)
+
+
+def _region_text(body: str, nl: str) -> str:
     body = with_newlines(body, nl)
     return body if not body or body.endswith(nl) else body + nl
 
