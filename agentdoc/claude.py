@@ -17,7 +17,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,7 +118,7 @@ def build_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
 
 @dataclass
 class ClaudeProcess:
-    """A running CLI turn. Iterate `lines()` for stdout lines; `stop()` from any thread."""
+    """A running CLI turn. Read stdout lines with `next_line()`; `stop()` from any thread."""
 
     argv: list[str]
     cwd: Path
@@ -194,10 +194,6 @@ class ClaudeProcess:
             return self._lines.get(timeout=max(timeout, 0.0))
         except queue.Empty:
             return None
-
-    def lines(self) -> Iterator[bytes]:
-        while (line := self._lines.get()) != _EOF:
-            yield line
 
     @property
     def pid(self) -> int | None:

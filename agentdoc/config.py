@@ -82,8 +82,3 @@ def load_settings(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         raise AgentdocError(f"invalid settings (from {path} or options): {problems}") from exc
-
-
-def state_dir_for(document: Path) -> Path:
-    """The `.agentdoc/` folder beside a document, where status, journals and locks live."""
-    return document.parent / ".agentdoc"

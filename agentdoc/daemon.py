@@ -264,13 +264,6 @@ class Daemon:
                 ),
             )
 
-    def cancel(self, path: Path) -> bool:
-        doc = self._docs.get(path.absolute())
-        if doc is None or doc.cancel is None:
-            return False
-        doc.cancel.set()
-        return True
-
 
 def _maybe_session(data: bytes) -> bool:
     """Cheap pre-check before decoding: session documents start with frontmatter."""

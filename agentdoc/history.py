@@ -21,11 +21,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.config import state_dir_for
 from agentdoc.document import Document, DocumentError, parse, strip_comments
 from agentdoc.errors import AgentdocError
 from agentdoc.fileio import atomic_write, read_text
 from agentdoc.frontmatter import LINE_BREAK, FrontmatterError
+from agentdoc.status import state_dir
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Snapshot:
 
 
 def snapshot_path(document: Path) -> Path:
-    return state_dir_for(document) / f"{document.name}.history.md"
+    return state_dir(document) / f"{document.name}.history.md"
 
 
 def format_snapshot(snapshot: Snapshot) -> str:

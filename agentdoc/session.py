@@ -228,8 +228,9 @@ def plan_turn(
         return _new_session(path, doc, prompt, settings, model, _fork_note(doc))
     if facts.session_found is False:
         if session:
+            folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
             raise AgentdocError(
-                f"session {session} was not found for the folder {path.parent}; "
+                f"session {session} was not found for the folder {folder}; "
                 "Claude keeps sessions per folder (and per $HOME / $CLAUDE_CONFIG_DIR)"
             )
         return _new_session(path, doc, prompt, settings, model, LOST_NOTE)
