@@ -15,18 +15,26 @@ from typing import Any
 
 import click
 
-from agentdoc import __version__, frontmatter, recovery, status
+from agentdoc import __version__
 from agentdoc.config import load_settings
+from agentdoc.document import WriteLedger, add_frontmatter
 from agentdoc.errors import (
     EXIT_INTERRUPTED,
     EXIT_TURN_FAILED,
     EXIT_UNEXPECTED,
     AgentdocError,
 )
-from agentdoc.fileio import WriteLedger
-from agentdoc.session import Mode
 from agentdoc.terminal import LiveView
-from agentdoc.turn import TurnRunner
+from agentdoc.turn import (
+    Mode,
+    TurnRunner,
+    all_statuses,
+    clear_dead_turn,
+    live_turn,
+    read_status,
+    recover,
+    request_cancel,
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,20 +75,20 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     title = title or path.stem.replace("-", " ").replace("_", " ").strip() or "Conversation"
     meta: dict[str, Any] = {"model": model} if model else {}
     body = f"\n# {title}\n\n## User\n\n"
-    text = frontmatter.add_frontmatter(body, meta, {"title": title})
+    text = add_frontmatter(body, meta, {"title": title})
     path.write_text(text, encoding="utf-8")
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
 def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | None = None) -> int:
-    current = status.live_turn(path)
+    current = live_turn(path)
     if current is not None:
         raise AgentdocError(
             f"a reply is already streaming into {path} (pid {current.pid}); "
             f"wait for it or run `agentdoc cancel {path}`"
         )
-    recovery.recover(path, WriteLedger())  # a reply left open by a killed run
-    status.clear_dead_turn(path)
+    recover(path, WriteLedger())  # a reply left open by a killed run
+    clear_dead_turn(path)
     settings = load_settings({"model": model})
     runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=LiveView())
     outcome = runner.run()
@@ -138,7 +146,7 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
     NEW's next prompt continues in a forked Claude session (a fork at an earlier turn starts a
     new session seeded with NEW's transcript). PATH and its session are left untouched.
     """
-    from agentdoc.fork import fork
+    from agentdoc.turn import fork
 
     plan = fork(path, new, turn, allow_cwd_outside=load_settings().allow_cwd_outside)
     how = "a fork of its session" if plan.lineage.fork_session else "a new session"
@@ -223,15 +231,15 @@ def watch(
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming or error."""
-    from agentdoc import lock
+    from agentdoc.daemon import find_daemon
 
     target = path or Path.cwd()
     if target.is_file():
-        found = status.read_status(target)
+        found = read_status(target)
         statuses = [found] if found else []
     else:
-        statuses = status.all_statuses(target)
-    holder = lock.find_daemon(target)
+        statuses = all_statuses(target)
+    holder = find_daemon(target)
     if as_json:
         click.echo(
             json.dumps(
@@ -262,13 +270,13 @@ def status_command(path: Path | None, as_json: bool) -> None:
 @click.option("--wait", default=5.0, show_default=True, help="Seconds to wait for the stop.")
 def cancel(path: Path, wait: float) -> None:
     """Cancel the turn streaming into PATH (the partial reply is kept, marked interrupted)."""
-    current = status.read_status(path)
+    current = read_status(path)
     if current is None or current.state != "streaming":
         raise AgentdocError(f"no turn is streaming into {path}")
-    status.request_cancel(path)
+    request_cancel(path)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        now = status.read_status(path)
+        now = read_status(path)
         if now is not None and now.state != "streaming":
             click.echo(f"cancelled the turn in {path}")
             return
@@ -281,16 +289,16 @@ def cancel(path: Path, wait: float) -> None:
 @click.option("--wait", default=15.0, show_default=True, help="Seconds to wait for the exit.")
 def stop(path: Path | None, wait: float) -> None:
     """Stop the daemon that watches PATH (default: this folder)."""
-    from agentdoc import lock
+    from agentdoc.daemon import find_daemon
 
-    holder = lock.find_daemon(path or Path.cwd())
+    holder = find_daemon(path or Path.cwd())
     if holder is None:
         raise AgentdocError(f"no agentdoc watch is running for {path or Path.cwd()}")
     with contextlib.suppress(ProcessLookupError):
         os.kill(holder.pid, signal.SIGTERM)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        if lock.find_daemon(holder.lock_file.parent.parent) is None:
+        if find_daemon(holder.lock_file.parent.parent) is None:
             click.echo(f"stopped agentdoc watch (pid {holder.pid})")
             return
         time.sleep(0.05)

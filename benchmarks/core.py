@@ -17,12 +17,13 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from measure import CheckFailed, Row, alternate
 
-from agentdoc import document, splice
+from agentdoc.claude.reply import ReplyBuilder
+from agentdoc.claude.stream import parse_line
 from agentdoc.config import Settings
-from agentdoc.fileio import WriteLedger
-from agentdoc.reply import ReplyBuilder
-from agentdoc.stream import parse_line
-from agentdoc.turn import TurnRunner
+from agentdoc.document import parser as document
+from agentdoc.document import splice
+from agentdoc.document.fileio import WriteLedger
+from agentdoc.turn.runner import TurnRunner
 
 REPO = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = REPO / "tests" / "fixtures" / "transcripts"
@@ -146,13 +147,13 @@ class _Flusher:
         self.path = path
         self.count = 0
         self.runner = TurnRunner(path, Settings(), ledger=WriteLedger())
-        path.write_text(streaming_document(size, self.runner.nonce), encoding="utf-8")
+        path.write_text(streaming_document(size, self.runner._writer.nonce), encoding="utf-8")
         self.flush()  # the first flush fills the empty region; later ones replace a 2 KB body
 
     def flush(self) -> None:
         self.count += 1
         # The private method is the point: it is the exact path every streamed write takes.
-        self.runner._flush(reply_body(self.count))
+        self.runner._writer.flush(reply_body(self.count))
 
 
 def _write(path: Path, data: bytes) -> Callable[[], None]:

@@ -23,8 +23,8 @@ from pathlib import Path
 from measure import CheckFailed, Row, alternate, format_seconds, wait_until
 
 from agentdoc.config import Settings
-from agentdoc.daemon import Daemon
-from agentdoc.turn import Progress, TurnRunner
+from agentdoc.daemon.service import Daemon
+from agentdoc.turn.runner import Progress, TurnRunner
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE = REPO / "tests" / "fake_claude.py"

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentdoc import document, lock, status
+from agentdoc.daemon import lock
+from agentdoc.document import parser as document
+from agentdoc.turn import status
 from tests.conftest import wait_for
 
-READY_LINE = "agentdoc.daemon: watching "
+READY_LINE = "agentdoc.daemon.service: watching "
 CLI = (sys.executable, "-m", "agentdoc.cli")
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentdoc import document
 from agentdoc.cli import cli, main
+from agentdoc.document import parser as document
 from tests.conftest import FakeClaude
 
 

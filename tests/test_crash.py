@@ -25,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc import document, journal
-from agentdoc.fileio import TEMP_PREFIX
+from agentdoc.document import parser as document
+from agentdoc.document.fileio import TEMP_PREFIX
+from agentdoc.turn import journal
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import (
     CLI,

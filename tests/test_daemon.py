@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentdoc import document, status
 from agentdoc.cli import cli
-from agentdoc.daemon import Daemon
+from agentdoc.daemon.service import Daemon
+from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
+from agentdoc.turn import status
 from tests.conftest import FakeClaude, wait_for
 from tests.editor_saves import STRATEGIES, autosave_burst, save
 

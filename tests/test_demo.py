@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc import document
 from agentdoc.demo import run_demo
+from agentdoc.document import parser as document
 from tests.e2e_support import require_claude
 
 

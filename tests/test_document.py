@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdoc.document import (
+from agentdoc.document.frontmatter import line_starts, read_meta
+from agentdoc.document.frontmatter_edit import set_meta
+from agentdoc.document.parser import (
     AgentdocMeta,
     Document,
     DocumentError,
@@ -19,7 +21,6 @@ from agentdoc.document import (
     seal_reply,
     strip_comments,
 )
-from agentdoc.frontmatter import line_starts, read_meta, set_meta
 
 SID = "1c0e5d6a-2b3c-4d5e-8f90-0123456789ab"
 HEAD = "---\ntitle: t\nagentdoc:\n  model: sonnet\n---\n"

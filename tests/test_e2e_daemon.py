@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc import document, lock
-from agentdoc.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.claude.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.daemon import lock
+from agentdoc.document import parser as document
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
 from tests.process_support import (

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from agentdoc import document
+from agentdoc.claude.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
 from agentdoc.config import Settings
-from agentdoc.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
-from agentdoc.fork import fork
-from agentdoc.session import LOST_NOTE
-from agentdoc.turn import TurnOutcome, TurnRunner
+from agentdoc.document import parser as document
+from agentdoc.turn.forking import fork
+from agentdoc.turn.runner import TurnOutcome, TurnRunner
+from agentdoc.turn.session import LOST_NOTE
 from tests.e2e_support import claude_env, require_claude
 
 pytestmark = pytest.mark.e2e

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc import document
+from agentdoc.claude.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
-from agentdoc.fakeapi import FakeMessagesAPI
-from agentdoc.turn import TurnRunner
+from agentdoc.document import parser as document
+from agentdoc.turn.runner import TurnRunner
 from tests.e2e_support import claude_env, require_claude
 
 pytestmark = pytest.mark.e2e

@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
-from agentdoc import document
-from agentdoc.daemon import Daemon
-from agentdoc.fileio import TEMP_PREFIX
+from agentdoc.daemon.service import Daemon
+from agentdoc.document import parser as document
+from agentdoc.document.fileio import TEMP_PREFIX
 from tests.conftest import FakeClaude, wait_for
 from tests.editor_saves import in_place
 from tests.process_support import roles, state_of

@@ -26,13 +26,16 @@ from typing import Any
 
 import pytest
 
-from agentdoc import claude, document, render, status
-from agentdoc.claude import ClaudeProcess
+from agentdoc.claude import process as claude
+from agentdoc.claude.events import ApiRetry
+from agentdoc.claude.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.claude.process import ClaudeProcess
 from agentdoc.config import Settings
+from agentdoc.document import parser as document
+from agentdoc.document import render
 from agentdoc.errors import DocumentGone
-from agentdoc.fakeapi import FakeMessagesAPI, ScriptEntry
-from agentdoc.stream import ApiRetry
-from agentdoc.turn import TurnOutcome, TurnRunner
+from agentdoc.turn import status
+from agentdoc.turn.runner import TurnOutcome, TurnRunner
 from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
 from tests.e2e_support import claude_env, require_claude
 
@@ -97,7 +100,7 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> list[ClaudeProcess]:
         started.append(proc)
         return proc
 
-    monkeypatch.setattr("agentdoc.turn.spawn", recording_spawn)
+    monkeypatch.setattr("agentdoc.turn.runner.spawn", recording_spawn)
     return started
 
 

@@ -14,21 +14,16 @@ from typing import Any
 
 import pytest
 
-from agentdoc.fakeapi import (
+from agentdoc.claude.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
+from agentdoc.claude.fakeapi.script import (
     Failure,
-    FakeMessagesAPI,
     HttpError,
     PlannedAnswer,
-    RecordedRequest,
     Reply,
-    ScriptEntry,
-    SseEvent,
-    checkpoint_due,
     load_script,
-    message_events,
     parse_entry,
-    split_text,
 )
+from agentdoc.claude.fakeapi.wire import SseEvent, checkpoint_due, message_events, split_text
 from tests.e2e_support import claude_env, require_claude
 
 Event = tuple[str, dict[str, Any]]

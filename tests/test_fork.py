@@ -10,12 +10,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentdoc import document, history, splice
 from agentdoc.cli import cli
+from agentdoc.document import parser as document
+from agentdoc.document import splice
 from agentdoc.errors import AgentdocError
-from agentdoc.fork import fork
-from agentdoc.session import working_dir
-from agentdoc.turn import TurnRunner
+from agentdoc.turn import history
+from agentdoc.turn.forking import fork
+from agentdoc.turn.runner import TurnRunner
+from agentdoc.turn.session import working_dir
 from tests.conftest import FakeClaude
 
 PARENT_SESSION = "11111111-2222-4333-8444-555555555555"

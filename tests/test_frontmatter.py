@@ -10,15 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from agentdoc.frontmatter import (
+from agentdoc.document.frontmatter import (
     FrontmatterError,
-    add_frontmatter,
     dominant_newline,
     read_meta,
-    set_meta,
     split,
     to_plain,
 )
+from agentdoc.document.frontmatter_edit import add_frontmatter, set_meta
 
 SID = "1c0e5d6a-2b3c-4d5e-8f90-0123456789ab"
 SID2 = "9f8e7d6c-5b4a-4321-8fed-cba987654321"

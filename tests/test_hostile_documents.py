@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from agentdoc import document, fileio
 from agentdoc.cli import main
+from agentdoc.document import fileio
+from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError, DocumentGone
 from tests.conftest import FakeClaude
 

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentdoc.claude import AgentRequest, ClaudeCannotStart, build_argv, check_argv
+from agentdoc.claude.fakeapi import FakeMessagesAPI
+from agentdoc.claude.process import AgentRequest, ClaudeCannotStart, build_argv, check_argv
 from agentdoc.config import Settings
-from agentdoc.fakeapi import FakeMessagesAPI
-from agentdoc.turn import TurnRunner
+from agentdoc.turn.runner import TurnRunner
 from tests.conftest import FakeClaude
 from tests.e2e_support import claude_env, require_claude
 

@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentdoc import document, journal, splice
-from agentdoc.fileio import WriteLedger
-from agentdoc.recovery import close_orphans, recover, stop_orphan
+from agentdoc.document import parser as document
+from agentdoc.document import splice
+from agentdoc.document.fileio import WriteLedger
+from agentdoc.turn import journal
+from agentdoc.turn.recovery import close_orphans, recover, stop_orphan
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhi\n"
 

@@ -61,8 +61,10 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdoc import document, frontmatter, splice
-from agentdoc.merge import merge_text
+from agentdoc.document import frontmatter, splice
+from agentdoc.document import parser as document
+from agentdoc.document.frontmatter_edit import set_meta
+from agentdoc.document.merge import merge_text
 
 SESSION = "1c0e5d6a-2b3c-4d5e-8f90-0123456789ab"
 BRACKET = "§"
@@ -468,7 +470,7 @@ def _run(sim: Sim, strategy: str, reply: str, final: str, history: bool) -> str:
     closed = splice.close_region(sim.disk, sim.nonce, final, written[-1], earlier)
     assert closed is not None
     if sim.rng.random() < 0.5:
-        closed = frontmatter.set_meta(closed, {"session": SESSION})
+        closed = set_meta(closed, {"session": SESSION})
     check_final(sim, closed, final, lead)
     return "closed"
 

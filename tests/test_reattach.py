@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentdoc import document
-from agentdoc.reattach import reattach
+from agentdoc.document import parser as document
+from agentdoc.turn.reattach import reattach
 
 BEFORE = "---\nagentdoc: {}\n---\n\n# T\n\n## User\n\nWhat is a borrow?\n"
 

@@ -9,16 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentdoc.reply import (
-    Reply,
-    ReplyBuilder,
-    TextPart,
-    ThinkingPart,
-    ToolPart,
-    exit_failure,
-    result_failure,
-)
-from agentdoc.stream import (
+from agentdoc.claude.events import (
     ApiRetry,
     AssistantBlock,
     BlockDelta,
@@ -33,9 +24,17 @@ from agentdoc.stream import (
     ToolResult,
     ToolResultBatch,
     ToolUseBlock,
-    iter_lines,
-    parse_line,
 )
+from agentdoc.claude.reply import (
+    Reply,
+    ReplyBuilder,
+    TextPart,
+    ThinkingPart,
+    ToolPart,
+    exit_failure,
+    result_failure,
+)
+from agentdoc.claude.stream import iter_lines, parse_line
 from tests.conftest import TRANSCRIPTS
 
 # Exit codes of the recorded runs (from their capture metadata).

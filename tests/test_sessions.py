@@ -16,19 +16,21 @@ from typing import Any
 
 import pytest
 
-from agentdoc import document, history, sessionstore
+from agentdoc.claude import sessionstore
+from agentdoc.claude.reply import Reply, TextPart
 from agentdoc.config import Settings
+from agentdoc.document import parser as document
+from agentdoc.document.render import render_final
 from agentdoc.errors import AgentdocError
-from agentdoc.render import render_final
-from agentdoc.reply import Reply, TextPart
-from agentdoc.session import (
+from agentdoc.turn import history
+from agentdoc.turn.runner import TurnRunner
+from agentdoc.turn.session import (
     LOST_NOTE,
     Facts,
     Mode,
     compose_prompt,
     plan_turn,
 )
-from agentdoc.turn import TurnRunner
 from tests.conftest import TESTS, TRANSCRIPTS, FakeClaude
 
 OLD = "11111111-2222-4333-8444-555555555555"

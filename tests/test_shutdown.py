@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc import document, journal, lock
+from agentdoc.daemon import lock
+from agentdoc.document import parser as document
+from agentdoc.turn import journal
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import (
     alive,

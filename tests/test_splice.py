@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from agentdoc import document, splice
-from agentdoc.merge import merge_text
-from agentdoc.splice import close_region, fill_region, find_region, open_reply
+from agentdoc.document import parser as document
+from agentdoc.document import splice
+from agentdoc.document.merge import merge_text
+from agentdoc.document.splice import close_region, fill_region, find_region, open_reply
 
 N = "abcd1234"
 START = splice.START.format(nonce=N)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from agentdoc.stream import (
+from agentdoc.claude.events import (
     ApiRetry,
     AssistantBlock,
     BlockDelta,
@@ -34,9 +34,8 @@ from agentdoc.stream import (
     ToolResult,
     ToolResultBatch,
     ToolUseBlock,
-    iter_lines,
-    parse_line,
 )
+from agentdoc.claude.stream import iter_lines, parse_line
 from tests.conftest import TRANSCRIPTS
 
 ALL_TRANSCRIPTS = sorted(p.stem for p in TRANSCRIPTS.glob("*.ndjson"))

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc import document, frontmatter
+from agentdoc.document import frontmatter
+from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError, NoPendingPrompt
-from agentdoc.turn import TurnRunner
+from agentdoc.turn.runner import TurnRunner
 from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
 
 DOC = """---

@@ -15,10 +15,10 @@ import pytest
 from watchdog.events import FileSystemEvent
 from watchdog.observers.inotify import InotifyObserver
 
-from agentdoc import watcher as watcher_mod
+from agentdoc.daemon import watcher as watcher_mod
+from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.watcher import Watcher, changed_paths, is_ignored, plan_roots
 from agentdoc.errors import AgentdocError
-from agentdoc.settle import read_stable
-from agentdoc.watcher import Watcher, changed_paths, is_ignored, plan_roots
 from tests import editor_saves
 from tests.editor_saves import autosave_burst, save
 

@@ -13,8 +13,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentdoc.claude.fakeapi import FakeMessagesAPI
 from agentdoc.config import load_settings
-from agentdoc.fakeapi import FakeMessagesAPI
 from agentdoc.terminal import LiveView
 from agentdoc.turn import TurnRunner
 

@@ -16,7 +16,7 @@ turn journal); anything the user typed is never lost either way.
 
 from __future__ import annotations
 
-from agentdoc import document, splice
+from agentdoc.document import DocumentError, open_reply, parse, strip_comments
 
 
 def _same(a: str, b: str) -> bool:
@@ -28,13 +28,13 @@ def reattach(text: str, before: str, prompt: str, nonce: str) -> str | None:
     if _same(text, before):
         return None
     try:
-        doc = document.parse(text)
-    except (document.DocumentError, ValueError):
+        doc = parse(text)
+    except (DocumentError, ValueError):
         return None
     head = prompt.strip().splitlines()[0] if prompt.strip() else ""
     for turn in reversed(doc.turns):
         if turn.role != "user":
             continue
-        if head and document.strip_comments(turn.content).strip().startswith(head):
-            return splice.open_reply(text, turn.end, nonce)
+        if head and strip_comments(turn.content).strip().startswith(head):
+            return open_reply(text, turn.end, nonce)
     return None

@@ -20,15 +20,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentdoc import document, frontmatter, history, splice, thinking
+from agentdoc.document import (
+    NEW_FILE_MODE,
+    STREAMING_MARK,
+    TEMP_PREFIX,
+    Document,
+    DocumentError,
+    FrontmatterError,
+    dominant_newline,
+    parse,
+    read_text,
+    set_meta,
+    sidecar_path,
+)
 from agentdoc.errors import AgentdocError
-from agentdoc.fileio import NEW_FILE_MODE, TEMP_PREFIX, read_text
-from agentdoc.session import Lineage, working_dir
+from agentdoc.turn import history
+from agentdoc.turn.session import Lineage, working_dir
 
 log = logging.getLogger(__name__)
 
 # What every streaming reply region starts with, whatever its nonce.
-STREAMING_MARK = splice.START.split("{nonce}")[0].rstrip()
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,7 @@ class ForkPlan:
     thinking_link: tuple[str, str] | None  # footer link target in the parent → in the fork
 
 
-def check_fork(path: Path, text: str, doc: document.Document, turn: int | None) -> int:
+def check_fork(path: Path, text: str, doc: Document, turn: int | None) -> int:
     """The exchange to fork at, or AgentdocError if this document cannot be forked there."""
     if STREAMING_MARK in text:
         raise AgentdocError(
@@ -59,7 +70,7 @@ def _relative(target: Path, folder: Path) -> str:
 
 
 def plan_fork(
-    path: Path, new: Path, doc: document.Document, turn: int, *, allow_cwd_outside: bool = False
+    path: Path, new: Path, doc: Document, turn: int, *, allow_cwd_outside: bool = False
 ) -> ForkPlan:
     parent_folder, new_folder = path.parent.absolute(), new.parent.absolute()
     last = turn == doc.turn_count()
@@ -76,7 +87,7 @@ def plan_fork(
         # with the transcript.
         same_cwd = allow_cwd_outside or not (cwd == ".." or cwd.startswith("../"))
         meta["cwd"] = None if cwd == "." or not same_cwd else cwd
-        sidecar = thinking.sidecar_path(path)
+        sidecar = sidecar_path(path)
         link = (sidecar.name, _relative(sidecar, new_folder))
     lineage = Lineage(
         document=_relative(path, new_folder),
@@ -88,7 +99,7 @@ def plan_fork(
     return ForkPlan(turn, lineage, meta, link)
 
 
-def _exchange_end(doc: document.Document, turn: int) -> int:
+def _exchange_end(doc: Document, turn: int) -> int:
     replies = [t for t in doc.turns if t.role == "assistant"]
     return replies[turn - 1].end
 
@@ -100,12 +111,12 @@ def _relink(text: str, link: tuple[str, str] | None) -> str:
     return re.sub(rf"\]\({re.escape(old)}#turn-", lambda _m: f"]({new}#turn-", text)
 
 
-def fork_text(doc: document.Document, plan: ForkPlan) -> str:
+def fork_text(doc: Document, plan: ForkPlan) -> str:
     """The fork's full text: parent frontmatter and turns 1..N, lineage, an empty prompt."""
-    nl = frontmatter.dominant_newline(doc.text)
+    nl = dominant_newline(doc.text)
     head = doc.text[: _exchange_end(doc, plan.turn)].rstrip()
     text = f"{_relink(head, plan.thinking_link)}{nl}{nl}## User{nl}{nl}"
-    return frontmatter.set_meta(text, plan.meta)
+    return set_meta(text, plan.meta)
 
 
 def _write_new(target: Path, text: str) -> None:
@@ -162,8 +173,8 @@ def fork(
         raise AgentdocError(f"folder {new.parent} does not exist")
     text = read_text(path)
     try:
-        doc = document.parse(text)
-    except (document.DocumentError, frontmatter.FrontmatterError) as exc:
+        doc = parse(text)
+    except (DocumentError, FrontmatterError) as exc:
         raise AgentdocError(f"{path}: {exc}") from exc
     plan = plan_fork(
         path, new, doc, check_fork(path, text, doc, turn), allow_cwd_outside=allow_cwd_outside

@@ -1,12 +1,9 @@
-"""Find, read and edit a document's YAML frontmatter without disturbing the bytes around it.
+"""Edit the ``agentdoc`` mapping in a document's frontmatter, changing as few bytes as possible.
 
-The frontmatter is the block between a first line ``---`` and the next ``---`` (or ``...``) line.
-agentdoc owns only the ``agentdoc:`` mapping inside it; everything else (unknown keys, comments,
-key order, quoting, indentation, BOM, line endings, the final newline) must survive every edit
-byte for byte. So an edit rewrites only the lines of the ``agentdoc`` entries that change,
-located through the YAML node marks, and is checked by reading it back. Shapes that cannot be
-edited that way (``agentdoc: {session: x}``) have ruamel re-dump just the ``agentdoc`` entry, and
-only a frontmatter that is itself in flow style is re-dumped whole.
+Three strategies, least invasive first, each checked by reading the result back: rewrite only the
+lines of the entries that change (located through the YAML node marks); have ruamel re-dump just
+the ``agentdoc`` entry (``agentdoc: {session: x}``); re-dump the whole frontmatter, only when it
+is itself in flow style. Reading the frontmatter is :mod:`agentdoc.document.frontmatter`'s job.
 """
 
 from __future__ import annotations
@@ -19,184 +16,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
+from agentdoc.document.frontmatter import (
+    BOM,
+    DEFAULT_STEP,
+    LINE_BREAK,
+    META_KEY,
+    FrontmatterError,
+    Split,
+    dominant_newline,
+    load_yaml,
+    locate,
+    meta_mapping,
+    new_yaml,
+    root_mapping,
+    to_plain,
+)
+
 logger = logging.getLogger(__name__)
 
-BOM = "\ufeff"
-META_KEY = "agentdoc"
-# markdown-it and YAML both treat a lone CR as a line break, so line arithmetic must too.
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_OPEN_FENCE = re.compile(r"---[ \t]*")
-_CLOSE_FENCE = re.compile(r"(?:---|\.\.\.)[ \t]*")
 _KEY_LINE_COMMENT = re.compile(r"[ \t]+#[^\r\n]*$")
 _ALIAS_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*\*[^\s,\[\]{}]+")
-# The YAML text starts on the line after the opening fence: YAML line 0 is file line 2.
-_FIRST_YAML_LINE = 2
-_DEFAULT_STEP = 2
-
-
-class FrontmatterError(ValueError):
-    """The frontmatter is not YAML agentdoc can work with; the message says what and where."""
-
-
-@dataclass(frozen=True)
-class Split:
-    """A document cut into its frontmatter and its markdown body."""
-
-    bom: str
-    newline: str
-    frontmatter: str | None
-    body: str
-    body_offset: int
-
-
-def line_starts(text: str) -> list[int]:
-    """Offsets where each line of ``text`` begins (a trailing break opens one last empty line)."""
-    return [0, *(m.end() for m in LINE_BREAK.finditer(text))]
-
-
-def dominant_newline(text: str) -> str:
-    """``"\\r\\n"`` if most line breaks in ``text`` are CRLF, else ``"\\n"``."""
-    crlf = text.count("\r\n")
-    return "\r\n" if crlf > text.count("\n") - crlf else "\n"
-
-
-def _line_content(text: str, starts: list[int], index: int) -> str:
-    end = starts[index + 1] if index + 1 < len(starts) else len(text)
-    return LINE_BREAK.sub("", text[starts[index] : end])
-
-
-def _locate(text: str) -> tuple[Split, int]:
-    """Split ``text`` and also return the offset where the frontmatter text starts."""
-    bom = BOM if text.startswith(BOM) else ""
-    newline = dominant_newline(text)
-    starts = line_starts(text)
-    no_frontmatter = Split(bom, newline, None, text[len(bom) :], len(bom))
-    if len(starts) < 2 or not _OPEN_FENCE.fullmatch(_line_content(text, starts, 0)[len(bom) :]):
-        return no_frontmatter, -1
-    for index in range(1, len(starts)):
-        if _CLOSE_FENCE.fullmatch(_line_content(text, starts, index)):
-            body_offset = starts[index + 1] if index + 1 < len(starts) else len(text)
-            yaml_text = text[starts[1] : starts[index]]
-            return Split(bom, newline, yaml_text, text[body_offset:], body_offset), starts[1]
-    return no_frontmatter, -1
-
-
-def split(text: str) -> Split:
-    """Cut ``text`` into BOM, frontmatter (None if there is none) and body."""
-    return _locate(text)[0]
-
-
-def _yaml() -> YAML:
-    # A fresh instance per call: YAML objects keep parser state and are not thread safe.
-    yaml = YAML(typ="rt")
-    yaml.width = 4096  # never re-wrap long values such as an appended system prompt
-    return yaml
-
-
-def _yaml_error(exc: YAMLError) -> FrontmatterError:
-    where = ""
-    if isinstance(exc, MarkedYAMLError) and exc.problem_mark is not None:
-        where = f" at line {exc.problem_mark.line + _FIRST_YAML_LINE}"
-    problem = exc.problem if isinstance(exc, MarkedYAMLError) and exc.problem else str(exc)
-    return FrontmatterError(f"frontmatter is not valid YAML{where}: {problem}")
-
-
-def _load(yaml_text: str) -> Any:
-    try:
-        with warnings.catch_warnings():
-            # ruamel warns about legal-but-odd YAML (reused anchors); not the user's problem here.
-            warnings.simplefilter("ignore")
-            return _yaml().load(yaml_text)
-    except YAMLError as exc:
-        raise _yaml_error(exc) from exc
-    except RecursionError as exc:
-        raise FrontmatterError("frontmatter is nested too deeply to read") from exc
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
-    return "an empty value" if value is None else f"the {type(value).__name__} {value!r}"
-
-
-def _root_mapping(root: Any) -> CommentedMap:
-    if root is None:
-        return CommentedMap()
-    if not isinstance(root, CommentedMap):
-        raise FrontmatterError(
-            f"frontmatter must be a YAML mapping (key: value lines), found {_kind(root)}"
-            f" at line {_FIRST_YAML_LINE}"
-        )
-    return root
-
-
-def _meta_mapping(root: CommentedMap) -> CommentedMap | None:
-    """The ``agentdoc`` mapping, None if absent; an empty ``agentdoc:`` counts as ``{}``."""
-    if META_KEY not in root:
-        return None
-    meta = root[META_KEY]
-    if meta is None:
-        return CommentedMap()
-    if not isinstance(meta, CommentedMap):
-        line = root.lc.key(META_KEY)[0] + _FIRST_YAML_LINE
-        raise FrontmatterError(
-            f"`{META_KEY}` in the frontmatter must be a mapping of settings"
-            f" (e.g. `{META_KEY}: {{model: sonnet}}`), found {_kind(meta)} at line {line}"
-        )
-    return meta
-
-
-# YAML aliases can make a few lines expand into billions of nodes ("billion laughs").
-MAX_PLAIN_NODES = 10_000
-
-
-def to_plain(value: Any) -> Any:
-    """Turn ruamel round-trip containers and scalar subclasses into plain python data."""
-    budget = [MAX_PLAIN_NODES]
-    try:
-        return _plain(value, budget)
-    except RecursionError as exc:
-        raise FrontmatterError("frontmatter is nested too deeply to read") from exc
-
-
-def _plain(value: Any, budget: list[int]) -> Any:
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise FrontmatterError(
-            f"frontmatter expands to more than {MAX_PLAIN_NODES} values (YAML aliases?)"
-        )
-    if isinstance(value, Mapping):
-        return {_plain_key(k, budget): _plain(v, budget) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v, budget) for v in value]
-    for plain in (bool, str, int, float):
-        if isinstance(value, plain):
-            return plain(value)
-    return value
-
-
-def _plain_key(key: Any, budget: list[int]) -> Any:
-    # YAML allows complex keys (`? [a, b]`); python dicts need hashable ones.
-    plain = _plain(key, budget)
-    return plain if not isinstance(plain, list | dict) else str(plain)
-
-
-def read_meta(text: str) -> dict[str, Any] | None:
-    """The ``agentdoc`` mapping as plain data; None if ``text`` is not a session document."""
-    yaml_text = split(text).frontmatter
-    if yaml_text is None:
-        return None
-    meta = _meta_mapping(_root_mapping(_load(yaml_text)))
-    return None if meta is None else to_plain(meta)
-
-
-# --- editing ---------------------------------------------------------------------------------
 
 
 class _CannotEdit(Exception):
@@ -205,11 +48,11 @@ class _CannotEdit(Exception):
 
 def set_meta(text: str, updates: Mapping[str, Any | None]) -> str:
     """``text`` with ``agentdoc.<key>`` set for each update (None removes the key)."""
-    parts, yaml_start = _locate(text)
+    parts, yaml_start = locate(text)
     if parts.frontmatter is None:
         return _with_new_frontmatter(parts, updates)
-    root = _root_mapping(_load(parts.frontmatter))
-    meta = _meta_mapping(root)
+    root = root_mapping(load_yaml(parts.frontmatter))
+    meta = meta_mapping(root)
     changes = _changed(meta, updates)
     if not changes or (meta is None and all(v is None for v in changes.values())):
         return text
@@ -255,8 +98,8 @@ def _expected(root: CommentedMap, updates: Mapping[str, Any | None]) -> dict[str
 
 def _loads_to(yaml_text: str, expected: dict[str, Any]) -> bool:
     try:
-        root = _root_mapping(_load(yaml_text))
-        meta = _meta_mapping(root)
+        root = root_mapping(load_yaml(yaml_text))
+        meta = meta_mapping(root)
     except FrontmatterError:
         return False
     return bool({**to_plain(root), META_KEY: to_plain(meta)} == expected)
@@ -277,12 +120,12 @@ def add_frontmatter(
     nl = dominant_newline(body)
     data: dict[str, Any] = {k: v for k, v in (extra or {}).items() if k != META_KEY}
     data[META_KEY] = dict(meta)
-    yaml_text = LINE_BREAK.sub(nl, _dump(data, _DEFAULT_STEP))
+    yaml_text = LINE_BREAK.sub(nl, _dump(data, DEFAULT_STEP))
     return f"{bom}---{nl}{yaml_text}---{nl}{body[len(bom) :]}"
 
 
 def _dump(data: Any, step: int, keep_quotes: bool = False) -> str:
-    yaml = _yaml()
+    yaml = new_yaml()
     yaml.preserve_quotes = keep_quotes
     yaml.indent(mapping=step, sequence=step + 2, offset=step)
     buffer = io.StringIO()
@@ -318,7 +161,7 @@ def _compose_meta(src: str) -> tuple[Node, Node] | None:
     """The key and value nodes of the ``agentdoc`` entry; None if the mapping has none."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        root = _yaml().compose(src)
+        root = new_yaml().compose(src)
     if root is None:
         return None
     if not isinstance(root, MappingNode) or root.flow_style:
@@ -343,14 +186,14 @@ def _edit_lines(src: str, updates: Mapping[str, Any], nl: str) -> str:
 def _append_meta(src: str, updates: Mapping[str, Any], nl: str) -> str:
     lines = [f"{META_KEY}:"]
     for name, new in updates.items():
-        lines.extend(" " * _DEFAULT_STEP + line for line in _dump_lines(name, new, _DEFAULT_STEP))
+        lines.extend(" " * DEFAULT_STEP + line for line in _dump_lines(name, new, DEFAULT_STEP))
     prefix = "" if not src or src.endswith(("\n", "\r")) else nl
     return src + prefix + _indent(lines, 0, nl)
 
 
 def _block(src: str, key: Node, value: Node) -> _Block | None:
     if isinstance(value, ScalarNode) and str(value.tag).endswith(":null") and not value.value:
-        step = _DEFAULT_STEP
+        step = DEFAULT_STEP
         return _Block({}, key.start_mark.column + step, step, _line_end(src, key.end_mark.index))
     if not isinstance(value, MappingNode) or value.flow_style or not value.value:
         return None
@@ -360,7 +203,7 @@ def _block(src: str, key: Node, value: Node) -> _Block | None:
     if len(entries) != len(value.value):
         return None
     column = value.value[0][0].start_mark.column
-    step = column - key.start_mark.column or _DEFAULT_STEP
+    step = column - key.start_mark.column or DEFAULT_STEP
     return _Block(entries, column, step, _line_end(src, _content_end(src, value)))
 
 
@@ -474,9 +317,9 @@ def _updated(meta: Any, updates: Mapping[str, Any]) -> CommentedMap:
 
 
 def _quote_keeping_load(src: str) -> CommentedMap:
-    yaml = _yaml()
+    yaml = new_yaml()
     yaml.preserve_quotes = True
-    return _root_mapping(yaml.load(src))
+    return root_mapping(yaml.load(src))
 
 
 def _redump_entry(src: str, updates: Mapping[str, Any], nl: str) -> str:
@@ -487,7 +330,7 @@ def _redump_entry(src: str, updates: Mapping[str, Any], nl: str) -> str:
     key, value = entry
     end = _entry_end(src, key, value)
     meta = _updated(_quote_keeping_load(src).get(META_KEY), updates)
-    lines = _dump({META_KEY: meta}, _DEFAULT_STEP, keep_quotes=True).splitlines()
+    lines = _dump({META_KEY: meta}, DEFAULT_STEP, keep_quotes=True).splitlines()
     column = key.start_mark.column
     return src[: key.start_mark.index] + _indent(lines, column, nl)[column : -len(nl)] + src[end:]
 
@@ -496,4 +339,4 @@ def _redump_all(src: str, updates: Mapping[str, Any], nl: str) -> str:
     """Last resort: load, change and re-dump the whole frontmatter (keeps comments, quotes)."""
     root = _quote_keeping_load(src)
     root[META_KEY] = _updated(root.get(META_KEY), updates)
-    return LINE_BREAK.sub(nl, _dump(root, _DEFAULT_STEP, keep_quotes=True))
+    return LINE_BREAK.sub(nl, _dump(root, DEFAULT_STEP, keep_quotes=True))

@@ -30,8 +30,8 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from agentdoc.daemon.settle import Settler
 from agentdoc.errors import AgentdocError
-from agentdoc.settle import Settler
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ IGNORED: tuple[str, ...] = (
     ".*.tmp",  # VS Code-style temp-and-rename saves
     ".*.tmp[0-9]*",
     "*.tmp",
-    ".agentdoc-tmp-*",  # our own atomic writes (agentdoc.fileio.TEMP_PREFIX)
+    ".agentdoc-tmp-*",  # our own atomic writes (agentdoc.document.fileio.TEMP_PREFIX)
     "*.thinking.md",  # thinking sidecars are never session documents
 )
 IGNORED_DIRS = frozenset({".agentdoc", ".git", ".hg", ".svn"})

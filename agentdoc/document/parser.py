@@ -3,7 +3,7 @@
 Everything here is pure: text in, values out. Turn headings are found by a real CommonMark parse
 (markdown-it-py) of the body, so a heading inside a fence, an HTML block, an indented code block,
 a blockquote or a list is just text. The frontmatter boundary is decided once, by
-:func:`agentdoc.frontmatter.split`, and only the body is handed to markdown-it: the settings and
+:func:`agentdoc.document.frontmatter.split`, and only the body is handed to markdown-it: the settings and
 the turns can then never disagree about where the frontmatter ends (markdown-it's front matter
 rule, for one, does not see a fence after a BOM).
 
@@ -23,8 +23,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from agentdoc import frontmatter
-from agentdoc.frontmatter import LINE_BREAK, FrontmatterError, Split, line_starts
+from agentdoc.document import frontmatter
+from agentdoc.document.frontmatter import LINE_BREAK, FrontmatterError, Split, line_starts
 
 logger = logging.getLogger(__name__)
 

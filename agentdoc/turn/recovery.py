@@ -15,9 +15,15 @@ import re
 import signal
 from pathlib import Path
 
-from agentdoc import journal, splice
-from agentdoc.document import seal_reply
-from agentdoc.fileio import WriteLedger, read_text, write_text
+from agentdoc.document import (
+    WriteLedger,
+    close_region,
+    find_region,
+    read_text,
+    seal_reply,
+    write_text,
+)
+from agentdoc.turn import journal
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +39,14 @@ INTERRUPTED = (
 
 def open_regions(text: str) -> list[str]:
     """Nonces of every reply region still marked as streaming in `text`."""
-    return [m.group(1) for m in _ANY_START.finditer(text) if splice.find_region(text, m.group(1))]
+    return [m.group(1) for m in _ANY_START.finditer(text) if find_region(text, m.group(1))]
 
 
 def close_orphans(
     text: str, owned: frozenset[str] = frozenset(), entry: journal.Entry | None = None
 ) -> str:
     for nonce in open_regions(text):
-        region = splice.find_region(text, nonce)
+        region = find_region(text, nonce)
         if nonce in owned or region is None:
             continue
         body = text[region.content_start : region.content_end]
@@ -52,7 +58,7 @@ def close_orphans(
             if len(journaled) > len(partial):
                 partial = journaled
         final = f"{partial}\n\n{INTERRUPTED}" if partial.strip() else INTERRUPTED
-        closed = splice.close_region(text, nonce, final, partial)
+        closed = close_region(text, nonce, final, partial)
         if closed is not None:
             text = closed
     return text

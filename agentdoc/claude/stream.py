@@ -2,7 +2,8 @@
 
 Two pure steps: :func:`iter_lines` re-frames raw byte chunks into lines, and :func:`parse_line`
 turns one line into an :data:`Event` (or ``None`` for lines the reply does not depend on).
-Deciding what the events *mean* for the reply is :mod:`agentdoc.reply`'s job.
+The event models are in :mod:`agentdoc.claude.events`; what they *mean* for the reply is
+:mod:`agentdoc.claude.reply`'s job.
 
 Unknown ``type``/``subtype`` values, unknown delta kinds and unknown ``user`` lines are skipped
 rather than rejected, because the CLI adds event kinds often and a parser that fails on them
@@ -14,227 +15,34 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
+
+from agentdoc.claude.events import (
+    BLOCK_TYPES,
+    INTERRUPT_MARKER,
+    ApiRetry,
+    AssistantBlock,
+    BlockDelta,
+    BlockStart,
+    BlockStop,
+    ContentBlock,
+    DeltaKind,
+    Event,
+    Init,
+    Interrupted,
+    MessageDelta,
+    MessageStart,
+    MessageStop,
+    OtherBlock,
+    Result,
+    StreamError,
+    ToolResult,
+    ToolResultBatch,
+)
 
 logger = logging.getLogger(__name__)
-
-# The CLI writes this marker as a user message when a turn is aborted (SIGINT or an interrupt
-# control request); a "for tool use" variant exists, hence the prefix match.
-INTERRUPT_MARKER = "[Request interrupted by user"
-
-
-class StreamError(Exception):
-    """A line that claims to be a protocol event (starts with ``{``) but cannot be one."""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-
-# --- content blocks (the payload of an ``assistant`` line) ---------------------------------
-
-
-class TextBlock(_Model):
-    type: Literal["text"] = "text"
-    text: str
-
-
-class ThinkingBlock(_Model):
-    type: Literal["thinking"] = "thinking"
-    thinking: str
-    signature: str = ""
-
-
-class RedactedThinkingBlock(_Model):
-    type: Literal["redacted_thinking"] = "redacted_thinking"
-    data: str = ""
-
-
-class ToolUseBlock(_Model):
-    type: Literal["tool_use"] = "tool_use"
-    id: str
-    name: str
-    input: dict[str, Any] = Field(default_factory=dict)
-
-
-class OtherBlock(_Model):
-    """A block type this module does not know; kept so the caller can log it."""
-
-    type: str
-
-
-ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | OtherBlock
-
-_BLOCK_TYPES: dict[str, type[ContentBlock]] = {
-    "text": TextBlock,
-    "thinking": ThinkingBlock,
-    "redacted_thinking": RedactedThinkingBlock,
-    "tool_use": ToolUseBlock,
-}
-
-
-# --- events ---------------------------------------------------------------------------------
-
-
-class Init(_Model):
-    """``system/init``: first line of a run (again before each turn with stream-json input)."""
-
-    type: Literal["init"] = "init"
-    session_id: str
-    model: str | None = None
-    cwd: str | None = None
-    tools: list[str] = Field(default_factory=list)
-    claude_code_version: str | None = None
-    permission_mode: str | None = None
-
-
-class ApiRetry(_Model):
-    """``system/api_retry``: the CLI is about to retry a failed API request."""
-
-    type: Literal["api_retry"] = "api_retry"
-    attempt: int
-    max_retries: int
-    retry_delay_ms: float
-    error_status: int | None = None
-    error: str | None = None
-
-
-class _Streamed(_Model):
-    # Set on the output of subagents (Task/Agent tool); the main reply ignores those lines.
-    parent_tool_use_id: str | None = None
-
-
-class MessageStart(_Streamed):
-    type: Literal["message_start"] = "message_start"
-    message_id: str
-    model: str | None = None
-    input_tokens: int | None = None
-
-
-class BlockStart(_Streamed):
-    """``content_block_start``; ``data`` carries a redacted_thinking block's opaque payload."""
-
-    type: Literal["block_start"] = "block_start"
-    index: int
-    block_type: str
-    tool_id: str | None = None
-    tool_name: str | None = None
-    data: str | None = None
-
-
-DeltaKind = Literal["text", "thinking", "signature", "input_json"]
-
-
-class BlockDelta(_Streamed):
-    type: Literal["block_delta"] = "block_delta"
-    index: int
-    kind: DeltaKind
-    text: str
-
-
-class BlockStop(_Streamed):
-    type: Literal["block_stop"] = "block_stop"
-    index: int
-
-
-class MessageDelta(_Streamed):
-    type: Literal["message_delta"] = "message_delta"
-    stop_reason: str | None = None
-    output_tokens: int | None = None
-
-
-class MessageStop(_Streamed):
-    type: Literal["message_stop"] = "message_stop"
-
-
-class AssistantBlock(_Streamed):
-    """One ``assistant`` line: a finished content block of message ``message_id``.
-
-    ``blocks`` is a list although the CLI has only ever been seen to put exactly one block in
-    each line; should it send several, they are all kept, in order. ``error`` is the top-level
-    ``error`` field that marks a synthetic error notice (model ``<synthetic>``).
-    """
-
-    type: Literal["assistant"] = "assistant"
-    message_id: str
-    model: str | None = None
-    blocks: list[ContentBlock] = Field(default_factory=list)
-    error: str | None = None
-
-
-class ToolResult(_Streamed):
-    """A ``tool_result`` block from a ``user`` line, its content flattened to text."""
-
-    type: Literal["tool_result"] = "tool_result"
-    tool_use_id: str
-    content: str = ""
-    is_error: bool = False
-
-
-class ToolResultBatch(_Streamed):
-    """A ``user`` line holding several tool results (only ever one was observed)."""
-
-    type: Literal["tool_result_batch"] = "tool_result_batch"
-    results: list[ToolResult]
-
-
-class Interrupted(_Streamed):
-    """The ``[Request interrupted by user]`` marker line."""
-
-    type: Literal["interrupted"] = "interrupted"
-
-
-def _whole(value: Any) -> Any:
-    return round(value) if isinstance(value, float) else value
-
-
-# A duration is only informative; a fractional one must not make the whole result unreadable.
-Millis = Annotated[int | None, BeforeValidator(_whole)]
-
-
-class Result(_Model):
-    """The ``result`` line that ends a turn. Failure is ``is_error``, never ``subtype``.
-
-    ``input_tokens`` counts every prompt token the API processed: plain input plus cache
-    creation plus cache reads, because that is the size of the prompt a person would expect to
-    see. ``models`` are the keys of ``modelUsage``; ``permission_denials`` is a count.
-    """
-
-    type: Literal["result"] = "result"
-    subtype: str
-    is_error: bool
-    result: str | None = None
-    errors: list[str] = Field(default_factory=list)
-    session_id: str | None = None
-    duration_ms: Millis = None
-    num_turns: int | None = None
-    total_cost_usd: float | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    api_error_status: int | None = None
-    terminal_reason: str | None = None
-    models: list[str] = Field(default_factory=list)
-    permission_denials: int = 0
-
-
-Event = Annotated[
-    Init
-    | ApiRetry
-    | MessageStart
-    | BlockStart
-    | BlockDelta
-    | BlockStop
-    | MessageDelta
-    | MessageStop
-    | AssistantBlock
-    | ToolResult
-    | ToolResultBatch
-    | Interrupted
-    | Result,
-    Field(discriminator="type"),
-]
 
 
 # --- framing --------------------------------------------------------------------------------
@@ -418,7 +226,7 @@ def _assistant(raw: dict[str, Any]) -> Event:
 
 def _content_block(block: Any) -> ContentBlock:
     raw = _obj(block)
-    model = _BLOCK_TYPES.get(str(raw.get("type")))
+    model = BLOCK_TYPES.get(str(raw.get("type")))
     if model is None:
         return OtherBlock(type=str(raw.get("type")))
     return model.model_validate(raw)

@@ -22,10 +22,12 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentdoc.merge import merge_text
+from agentdoc.document.merge import merge_text
 
 START = "<!-- agentdoc:reply {nonce} (streaming; text you type between these markers is kept) -->"
 END = "<!-- agentdoc:end {nonce} -->"
+# What every open reply region starts with, whatever its nonce.
+STREAMING_MARK = START.split("{nonce}")[0].rstrip()
 # The end marker as `fill_region` writes it: `version` names the body written with it.
 _END_WRITTEN = "<!-- agentdoc:end {nonce} {version} -->"
 _USER_HEADING = re.compile(r"[ ]{0,3}##[ \t]+User[ \t]*#*[ \t]*(\r?\n|$)")

@@ -12,8 +12,8 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from agentdoc.fileio import WriteLedger, read_text, write_text
-from agentdoc.reply import ThinkingPart
+from agentdoc.claude import ThinkingPart
+from agentdoc.document.fileio import WriteLedger, read_text, write_text
 
 _ANCHOR = '<a id="turn-{n}"></a>'
 _ANY_ANCHOR = re.compile(r'^<a id="turn-\d+"></a>[ \t]*$', re.MULTILINE)
@@ -23,7 +23,7 @@ def sidecar_path(document: Path) -> Path:
     return document.with_name(document.stem + ".thinking.md")
 
 
-def link(document: Path, turn: int) -> str:
+def sidecar_link(document: Path, turn: int) -> str:
     return f"{sidecar_path(document).name}#turn-{turn}"
 
 

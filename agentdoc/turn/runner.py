@@ -1,7 +1,6 @@
 """One conversation turn, end to end: prompt → CLI → streamed reply → document.
 
-Every write re-reads the document and changes only the reply region (see `splice`), so the user
-can keep typing anywhere while the reply streams. Writes are coalesced to one per
+The reply region is written by :class:`~agentdoc.turn.writer.ReplyWriter`, at most once per
 `flush_interval`. The turn ends when the CLI's output ends, when it is cancelled (a `cancel`
 event, or the user deleting the streaming block), or when the stream is silent for longer than
 `stall_timeout`.
@@ -11,38 +10,31 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentdoc import (
-    detect,
-    document,
-    frontmatter,
-    history,
-    journal,
-    splice,
-    status,
-    stream,
-    thinking,
-)
-from agentdoc.claude import ClaudeProcess, spawn
+from agentdoc.claude import ClaudeProcess, Reply, ReplyBuilder, StreamError, parse_line, spawn
 from agentdoc.config import Settings
+from agentdoc.document import (
+    Document,
+    ThinkingSidecar,
+    WriteLedger,
+    render_body,
+    render_final,
+    sidecar_link,
+)
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
-from agentdoc.fileio import WriteLedger, decode, read_bytes, write_text
-from agentdoc.reattach import reattach
-from agentdoc.render import render_body, render_final
-from agentdoc.reply import Reply, ReplyBuilder
-from agentdoc.session import Mode, TurnPlan, prepare_turn
+from agentdoc.turn import detect, history, journal, status
+from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
+from agentdoc.turn.status import StatusReporter
+from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 
 log = logging.getLogger(__name__)
 
-EARLIER_WRITES = 64
 IDLE_CHECK = 0.5  # seconds: how often a silent stream still looks at the document
 
 
@@ -65,18 +57,6 @@ class TurnOutcome:
     state: str  # "done", "failed", "interrupted", "cancelled"
     session_id: str | None
     elapsed: float
-
-
-class RegionGone(Exception):
-    """The user deleted the streaming reply block: the turn is cancelled."""
-
-
-def load(path: Path) -> tuple[str, document.Document]:
-    text = decode(path, read_bytes(path))
-    try:
-        return text, document.parse(text)
-    except (document.DocumentError, frontmatter.FrontmatterError) as exc:
-        raise AgentdocError(f"{path}: {exc}") from exc
 
 
 class TurnRunner:
@@ -104,103 +84,13 @@ class TurnRunner:
         self.on_progress = on_progress or (lambda _p: None)
         self.cancel = cancel or threading.Event()
         self.require_marker = require_marker
-        self._status = status.Status(document=path.name, state="idle", updated=status.now_iso())
-        self.nonce = splice.new_nonce()
-        self._written_body = ""
-        # Bodies written this turn, oldest first: an editor may save a copy of any of them, and
-        # the end marker says which one it was made from. Bounded: a copy older than this
-        # is merged against the last write (nothing typed is lost, only alignment is rougher).
-        self._earlier: deque[str] = deque(maxlen=EARLIER_WRITES)
+        self._status = StatusReporter(path)
+        self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._started = time.monotonic()
         self._problem: str | None = None
-        self._before = ""  # the document as it was just before the reply region was opened
-        self._prompt = ""
         self._thinking_on = settings.thinking
 
     # -- document writes -------------------------------------------------------------------
-
-    def _update(self, transform: Callable[[str], str | None]) -> None:
-        """Re-read the document, apply `transform`, write it back atomically.
-
-        A save that lands between our read and our write is never overwritten by an older
-        copy: the write swaps files atomically and hands back a displaced version we had not
-        seen, and the merge is redone on it (our version stays on disk meanwhile).
-        """
-        base = on_disk = read_bytes(self.path)
-        for _ in range(10):
-            new = transform(decode(self.path, base))
-            if new is None:
-                if base is not on_disk:
-                    # The displaced save removed the reply block: it is the user's version.
-                    write_text(self.path, decode(self.path, base), self.ledger, expected=on_disk)
-                raise RegionGone()
-            data = new.encode("utf-8")
-            if data == on_disk:
-                return
-            displaced = write_text(self.path, new, self.ledger, expected=on_disk)
-            if displaced is None:
-                return
-            log.info("%s: a save landed while we wrote; merging it", self.path)
-            base, on_disk = displaced, data
-        raise AgentdocError(f"{self.path}: the file keeps changing; could not write the reply")
-
-    def _open(self) -> None:
-        marker = self.settings.submit_marker
-
-        def transform(text: str) -> str:
-            doc = document.parse(text)
-            sub = detect.submission(doc, marker, require_marker=False)
-            if sub is not None and sub.marker_line is not None:
-                text = detect.remove_marker(text, sub.marker_line, marker)
-                doc = document.parse(text)
-            self._before = text
-            last = doc.last_user()
-            at = last.end if last is not None else len(text)
-            return splice.open_reply(text, at, self.nonce)
-
-        self._update(transform)
-
-    def _region(self, text: str) -> str | None:
-        """`text` with our region in it: as it is, put back after a stale save, or None."""
-        if splice.find_region(text, self.nonce) is not None:
-            return text
-        restored = reattach(text, self._before, self._prompt, self.nonce)
-        if restored is not None:
-            log.warning("%s: an older copy was saved over the reply; putting it back", self.path)
-            self._written_body = ""  # the region is empty again: nothing of the user's in it
-            self._earlier.clear()
-        return restored
-
-    def _flush(self, body: str, *, check: bool = False) -> None:
-        """Write `body` into the region; with `check`, also look at the file when unchanged."""
-        if body == self._written_body and not check:
-            return
-
-        def transform(text: str) -> str | None:
-            current = self._region(text)
-            if current is None:
-                return None
-            return splice.fill_region(current, self.nonce, body, self._written_body, self._earlier)
-
-        self._update(transform)
-        if body != self._written_body:
-            if self._written_body:
-                self._earlier.append(self._written_body)
-            self._written_body = body
-
-    def _close(self, final_body: str, session_id: str | None) -> None:
-        def transform(text: str) -> str | None:
-            current = self._region(text)
-            if current is None:
-                return None
-            closed = splice.close_region(
-                current, self.nonce, final_body, self._written_body, self._earlier
-            )
-            if closed is None or not session_id:
-                return closed
-            return frontmatter.set_meta(closed, {"session": session_id})
-
-        self._update(transform)
 
     # -- the turn ---------------------------------------------------------------------------
 
@@ -214,7 +104,7 @@ class TurnRunner:
                 f"{self.path}: nothing to send. Write your prompt under the last `## User` "
                 "heading, then run this again."
             )
-        prompt = self._prompt = sub.prompt
+        prompt = self._writer.prompt = sub.prompt
         plan = prepare_turn(
             self.path,
             doc,
@@ -230,7 +120,7 @@ class TurnRunner:
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
         self._journal = journal.Journal(
             self.path,
-            self.nonce,
+            self._writer.nonce,
             plan.request.prompt,
             plan.request.resume or plan.request.session_id,
         )
@@ -238,16 +128,16 @@ class TurnRunner:
             return self._run(plan, doc)
         except AgentdocError as exc:
             # One-shot runs have no daemon to record this: the status must not say streaming.
-            self._write_status(plan.turn, "failed", 0, None, str(exc))
+            self._status.report(plan.turn, "failed", 0, None, str(exc))
             raise
         finally:
             self._journal.close()
 
-    def _run(self, plan: TurnPlan, doc: document.Document) -> TurnOutcome:
-        self._open()
+    def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
+        self._writer.open()
         self._progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
-        sidecar = thinking.ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
+        sidecar = ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
         attempt = self._attempt(plan, sidecar)
         if isinstance(attempt, TurnOutcome):
             return attempt
@@ -265,7 +155,7 @@ class TurnRunner:
         return self._finish(plan, builder, sidecar, cancelled=cancelled)
 
     def _attempt(
-        self, plan: TurnPlan, sidecar: thinking.ThinkingSidecar
+        self, plan: TurnPlan, sidecar: ThinkingSidecar
     ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
         """Run the CLI once: its reply and whether it was cancelled, or the turn's end."""
         builder = ReplyBuilder()
@@ -297,7 +187,7 @@ class TurnRunner:
         plan: TurnPlan,
         proc: ClaudeProcess,
         builder: ReplyBuilder,
-        sidecar: thinking.ThinkingSidecar,
+        sidecar: ThinkingSidecar,
     ) -> bool:
         """Feed CLI output into the builder, flushing to the document; True if cancelled."""
         interval = self.settings.flush_interval
@@ -320,7 +210,7 @@ class TurnRunner:
                 if now - last_flush >= IDLE_CHECK:
                     # Nothing new from the CLI, but the user may have deleted the block (a
                     # cancel) or saved a stale copy over it (put it back) meanwhile.
-                    self._flush(render_body(builder.reply, final=False), check=True)
+                    self._writer.flush(render_body(builder.reply, final=False), check=True)
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
                     self._problem = (
@@ -342,8 +232,8 @@ class TurnRunner:
 
     def _feed(self, builder: ReplyBuilder, line: bytes) -> bool:
         try:
-            event = stream.parse_line(line)
-        except stream.StreamError as exc:
+            event = parse_line(line)
+        except StreamError as exc:
             log.warning("%s: skipping a corrupt line from claude: %s", self.path, exc)
             return False
         if event is None:
@@ -356,10 +246,10 @@ class TurnRunner:
             assert line is not None
             self._feed(builder, line)
 
-    def _publish(self, plan: TurnPlan, reply: Reply, sidecar: thinking.ThinkingSidecar) -> None:
+    def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
         if self._thinking_on:
             sidecar.update(reply.thinking, reply.session_id)
-        self._flush(render_body(reply, final=False))
+        self._writer.flush(render_body(reply, final=False))
         state = "retrying" if reply.retry is not None else "streaming"
         self._progress(plan.turn, state, reply.output_chars, reply.session_id)
 
@@ -367,7 +257,7 @@ class TurnRunner:
         self,
         plan: TurnPlan,
         builder: ReplyBuilder,
-        sidecar: thinking.ThinkingSidecar,
+        sidecar: ThinkingSidecar,
         *,
         cancelled: bool,
     ) -> TurnOutcome:
@@ -382,7 +272,7 @@ class TurnRunner:
             reply,
             elapsed=elapsed,
             document_name=self.path.name,
-            thinking_link=thinking.link(self.path, plan.turn) if has_thinking else None,
+            thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
             footer=self.settings.footer,
             note=plan.note,
         )
@@ -391,7 +281,7 @@ class TurnRunner:
         if _session_lost(reply):
             session_id = None
         try:
-            self._close(body, session_id)
+            self._writer.close(body, session_id)
         except RegionGone:
             return self._outcome(plan, reply, "cancelled")
         history.record_turn(self.path, plan.known, plan.turn, session_id)
@@ -427,36 +317,7 @@ class TurnRunner:
     ) -> None:
         elapsed = time.monotonic() - self._started
         self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
-        self._write_status(turn, state, chars, session_id, detail)
-
-    def _write_status(
-        self, turn: int, state: str, chars: int, session_id: str | None, detail: str
-    ) -> None:
-        previous = self._status
-        now = status.now_iso()
-        shown: status.State = (
-            "streaming"
-            if state in ("starting", "streaming", "retrying")
-            else "error"
-            if state in ("failed", "interrupted")
-            else "idle"
-        )
-        # Streaming progress is rewritten at most about once a second; state changes at once.
-        if shown == previous.state == "streaming" and previous.updated == now:
-            return
-        self._status = previous.model_copy(
-            update={
-                "state": shown,
-                "turn": turn,
-                "session": session_id or previous.session,
-                "started": now if state == "starting" else previous.started,
-                "updated": now,
-                "tokens": chars // 4,
-                "error": (detail or None) if shown == "error" else None,
-                "pid": os.getpid() if shown == "streaming" else None,
-            }
-        )
-        status.write_status(self.path, self._status)
+        self._status.report(turn, state, chars, session_id, detail)
 
 
 def _session_lost(reply: Reply) -> bool:

@@ -28,11 +28,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc import history, sessionstore
-from agentdoc.claude import AgentRequest
+from agentdoc.claude import AgentRequest, has_session
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
+from agentdoc.turn import history
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +272,6 @@ def prepare_turn(
     if target is not None and mode != "start":
         env = os.environ if environ is None else environ
         cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
-        found = sessionstore.has_session(env, target, cwd)
+        found = has_session(env, target, cwd)
     facts = Facts(session_found=found, snapshot=history.read_snapshot(path))
     return plan_turn(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from agentdoc.status import state_dir
+from agentdoc.turn.status import state_dir
 
 log = logging.getLogger(__name__)
 

@@ -17,14 +17,32 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc import detect, document, frontmatter, recovery, status
 from agentdoc.config import Settings
+from agentdoc.daemon.lock import TreeLock
+from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.watcher import Watcher
+from agentdoc.document import (
+    DocumentError,
+    FrontmatterError,
+    WriteLedger,
+    decode,
+    digest,
+    is_session_document,
+    parse,
+)
 from agentdoc.errors import AgentdocError, NoPendingPrompt
-from agentdoc.fileio import WriteLedger, decode, digest
-from agentdoc.lock import TreeLock
-from agentdoc.settle import read_stable
-from agentdoc.turn import Progress, TurnRunner
-from agentdoc.watcher import Watcher
+from agentdoc.turn import (
+    Progress,
+    Status,
+    TurnRunner,
+    clear_dead_turn,
+    live_turn,
+    now_iso,
+    recover,
+    submission,
+    wants_marker,
+    write_status,
+)
 
 log = logging.getLogger(__name__)
 
@@ -125,15 +143,15 @@ class Daemon:
                 if data is None or not _maybe_session(data):
                     continue
                 text = decode(path, data)
-                if not document.is_session_document(text):
+                if not is_session_document(text):
                     continue
-                if status.live_turn(path) is None:
+                if live_turn(path) is None:
                     # Replies left open by a killed process; one a live `agentdoc run` is
                     # still streaming is left alone.
-                    if recovery.recover(path, self.ledger):
+                    if recover(path, self.ledger):
                         data = path.read_bytes()
                         text = decode(path, data)
-                    status.clear_dead_turn(path)
+                    clear_dead_turn(path)
                 self._docs.setdefault(path, _Doc()).seen = digest(data)
                 if self.send_pending:
                     self._consider(path, text)
@@ -159,7 +177,7 @@ class Daemon:
         except AgentdocError as exc:
             self._error(path, str(exc))
             return
-        if not document.is_session_document(text):
+        if not is_session_document(text):
             return
         if doc.thread is not None:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
@@ -170,12 +188,12 @@ class Daemon:
 
     def _consider(self, path: Path, text: str) -> None:
         try:
-            parsed = document.parse(text)
-        except (document.DocumentError, frontmatter.FrontmatterError) as exc:
+            parsed = parse(text)
+        except (DocumentError, FrontmatterError) as exc:
             self._error(path, f"{path.name}: {exc}")
             return
-        marker = detect.wants_marker(parsed, self.settings.trigger)
-        sub = detect.submission(parsed, self.settings.submit_marker, require_marker=marker)
+        marker = wants_marker(parsed, self.settings.trigger)
+        sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
         if sub is not None:
             self._submit(path, marker)
 
@@ -183,9 +201,7 @@ class Daemon:
         doc = self._docs.setdefault(path, _Doc())
         if self._running() >= self.max_concurrent:
             doc.waiting = True
-            status.write_status(
-                path, status.Status(document=path.name, state="queued", updated=status.now_iso())
-            )
+            write_status(path, Status(document=path.name, state="queued", updated=now_iso()))
             return
         doc.cancel = threading.Event()
         runner = TurnRunner(
@@ -257,11 +273,9 @@ class Daemon:
     def _error(self, path: Path, message: str) -> None:
         log.error("%s", message)
         if path.parent.is_dir():
-            status.write_status(
+            write_status(
                 path,
-                status.Status(
-                    document=path.name, state="error", error=message, updated=status.now_iso()
-                ),
+                Status(document=path.name, state="error", error=message, updated=now_iso()),
             )
 
 

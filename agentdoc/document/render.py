@@ -13,9 +13,8 @@ import json
 import re
 from typing import Any
 
-from agentdoc.document import seal_reply
-from agentdoc.reply import Reply, TextPart, ToolPart
-from agentdoc.stream import ApiRetry
+from agentdoc.claude import ApiRetry, Reply, TextPart, ToolPart
+from agentdoc.document.parser import seal_reply
 
 RESULT_PREVIEW_LINES = 8
 RESULT_PREVIEW_CHARS = 600

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.fileio import atomic_write
+from agentdoc.document import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -134,3 +134,41 @@ def clear_dead_turn(document: Path) -> None:
             }
         ),
     )
+
+
+class StatusReporter:
+    """Keeps one document's status file in step with its running turn."""
+
+    def __init__(self, document: Path) -> None:
+        self.document = document
+        self.status = Status(document=document.name, state="idle", updated=now_iso())
+
+    def report(
+        self, turn: int, state: str, chars: int, session_id: str | None, detail: str
+    ) -> None:
+        """Record a turn state (a runner state such as "retrying", shown as a status state)."""
+        previous = self.status
+        now = now_iso()
+        shown: State = (
+            "streaming"
+            if state in ("starting", "streaming", "retrying")
+            else "error"
+            if state in ("failed", "interrupted")
+            else "idle"
+        )
+        # Streaming progress is rewritten at most about once a second; state changes at once.
+        if shown == previous.state == "streaming" and previous.updated == now:
+            return
+        self.status = previous.model_copy(
+            update={
+                "state": shown,
+                "turn": turn,
+                "session": session_id or previous.session,
+                "started": now if state == "starting" else previous.started,
+                "updated": now,
+                "tokens": chars // 4,
+                "error": (detail or None) if shown == "error" else None,
+                "pid": os.getpid() if shown == "streaming" else None,
+            }
+        )
+        write_status(self.document, self.status)

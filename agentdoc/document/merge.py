@@ -10,10 +10,12 @@ difflib's answer is suspect (repeated lines and characters), and cuts typed runs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from difflib import SequenceMatcher
 from itertools import accumulate
 from typing import cast
+
+from agentdoc.document.align import Op, exact_opcodes, tidy
 
 
 def merge_text(base: str, ours: str, theirs: str) -> str:
@@ -38,7 +40,7 @@ def merge_text(base: str, ours: str, theirs: str) -> str:
     return "".join(out)
 
 
-_Op = tuple[str, int, int, int, int]
+_Op = Op
 
 
 def _opcodes(a: str, b: str, middle: Callable[[str, str], list[_Op]] | None = None) -> list[_Op]:
@@ -82,7 +84,7 @@ def _by_lines(a: str, b: str) -> list[_Op]:
     if _plain(ops):
         return ops
     if len(a) * len(b) <= _EXACT_LIMIT:
-        return _aligned(a, b)
+        return exact_opcodes(a, b)
     lines_a, lines_b = a.splitlines(keepends=True), b.splitlines(keepends=True)
     at_a, at_b = _offsets(lines_a), _offsets(lines_b)
     if len(lines_a) * len(lines_b) <= _EXACT_LIMIT:
@@ -96,10 +98,10 @@ def _by_lines(a: str, b: str) -> list[_Op]:
         x1, x2, y1, y2 = window[0][1], window[-1][2], window[0][3], window[-1][4]
         together = len(window) > 1 and any(_removes(op) for op in window)
         if together and (x2 - x1) * (y2 - y1) <= _EXACT_LIMIT:
-            ops += _shifted(_aligned(a[x1:x2], b[y1:y2]), x1, y1)
+            ops += _shifted(exact_opcodes(a[x1:x2], b[y1:y2]), x1, y1)
         else:
             ops += [op for line_op in window for op in _by_characters(a, b, line_op)]
-    return _tidy(ops)
+    return tidy(ops)
 
 
 def _by_characters(a: str, b: str, op: _Op) -> list[_Op]:
@@ -107,7 +109,7 @@ def _by_characters(a: str, b: str, op: _Op) -> list[_Op]:
     if tag == "equal" or x1 == x2 or y1 == y2:
         return [op]
     exact = (x2 - x1) * (y2 - y1) <= _EXACT_LIMIT
-    return _shifted((_aligned if exact else _difflib)(a[x1:x2], b[y1:y2]), x1, y1)
+    return _shifted((exact_opcodes if exact else _difflib)(a[x1:x2], b[y1:y2]), x1, y1)
 
 
 def _lines_aligned(a: list[str], b: list[str]) -> list[_Op]:
@@ -142,7 +144,7 @@ def _lines_aligned(a: list[str], b: list[str]) -> list[_Op]:
         else:
             ops.append(("insert", i, i, j, j + 1))
             j += 1
-    return _tidy(ops)
+    return tidy(ops)
 
 
 def _pairing(ours: str, theirs: str) -> int:
@@ -256,87 +258,6 @@ def _typed_runs(base: str, theirs: str) -> list[tuple[int, str]]:
             # The replaced span is restored, and what the user typed over it follows it.
             runs.append((i2, theirs[j1:j2]))
     return runs
-
-
-def _aligned(a: Sequence[str], b: Sequence[str]) -> list[_Op]:
-    """Opcodes turning `a` into `b` (characters or lines): most matches first, then fewest
-    runs of inserted items.
-
-    ``free[i][j]`` and ``typing[i][j]`` are the best scores for ``a[i:]`` against ``b[j:]``
-    when ``b[j - 1]`` was matched or was inserted (then inserting ``b[j]`` extends a run rather
-    than opening one). A match is worth more than any number of runs.
-    """
-    n, m, worth = len(a), len(b), len(b) + 2
-    free = [[0] * (m + 1) for _ in range(n + 1)]
-    typing = [[0] * (m + 1) for _ in range(n + 1)]
-    for j in range(m - 1, -1, -1):
-        typing[n][j], free[n][j] = 0, -1
-    for i in range(n - 1, -1, -1):
-        row_free, row_typing, next_free, next_typing = (
-            free[i],
-            typing[i],
-            free[i + 1],
-            typing[i + 1],
-        )
-        char = a[i]
-        for j in range(m - 1, -1, -1):
-            go_on = row_typing[j + 1]
-            skip_free, skip_typing = next_free[j], next_typing[j]
-            best_free = go_on - 1 if go_on - 1 > skip_free else skip_free
-            best_typing = go_on if go_on > skip_typing else skip_typing
-            if char == b[j]:
-                match = worth + next_free[j + 1]
-                best_free = match if match > best_free else best_free
-                best_typing = match if match > best_typing else best_typing
-            row_free[j], row_typing[j] = best_free, best_typing
-    return _tidy(_walk(a, b, (free, typing), worth))
-
-
-def _walk(
-    a: Sequence[str], b: Sequence[str], tables: tuple[list[list[int]], ...], worth: int
-) -> list[_Op]:
-    """Follow the best scores of `_aligned` from the start.
-
-    Of equally good steps a match comes first, then a removal: a removal and the insertion that
-    replaces it then sit side by side (one changed line, not a line added here and another
-    removed after the next equal line), where a finer alignment can see what they share.
-    """
-    free, typing = tables
-    ops: list[_Op] = []
-    i = j = 0
-    table = free
-    while i < len(a) or j < len(b):
-        best = table[i][j]
-        if i < len(a) and j < len(b) and a[i] == b[j] and best == worth + free[i + 1][j + 1]:
-            ops.append(("equal", i, i + 1, j, j + 1))
-            i, j, table = i + 1, j + 1, free
-        elif i < len(a) and best == table[i + 1][j]:
-            ops.append(("delete", i, i + 1, j, j))
-            i += 1
-        else:
-            ops.append(("insert", i, i, j, j + 1))
-            j, table = j + 1, typing
-    return ops
-
-
-def _tidy(ops: list[_Op]) -> list[_Op]:
-    """Join neighbouring opcodes so that matches and changes alternate, as difflib's do."""
-    out: list[_Op] = []
-    for op in ops:
-        if op[1] == op[2] and op[3] == op[4]:
-            continue
-        if out and (out[-1][0] == "equal") == (op[0] == "equal"):
-            op = _joined(out.pop(), op)
-        out.append(op)
-    return out
-
-
-def _joined(first: _Op, second: _Op) -> _Op:
-    i1, i2, j1, j2 = first[1], second[2], first[3], second[4]
-    if first[0] == "equal":
-        return ("equal", i1, i2, j1, j2)
-    removes, adds = i2 > i1, j2 > j1
-    return ("replace" if removes and adds else "delete" if removes else "insert", i1, i2, j1, j2)
 
 
 def _at_word_edges(ops: list[_Op], theirs: str) -> list[_Op]:

@@ -21,11 +21,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.document import Document, DocumentError, parse, strip_comments
+from agentdoc.document import (
+    LINE_BREAK,
+    Document,
+    DocumentError,
+    FrontmatterError,
+    atomic_write,
+    parse,
+    read_text,
+    strip_comments,
+)
 from agentdoc.errors import AgentdocError
-from agentdoc.fileio import atomic_write, read_text
-from agentdoc.frontmatter import LINE_BREAK, FrontmatterError
-from agentdoc.status import state_dir
+from agentdoc.turn.status import state_dir
 
 log = logging.getLogger(__name__)
 

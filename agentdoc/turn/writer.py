@@ -1,0 +1,140 @@
+"""Write one streaming reply into its document: open the region, fill it, close it.
+
+Every write re-reads the document and changes only the reply region (see
+:mod:`agentdoc.document.splice`), so the user can keep typing anywhere while the reply streams.
+A stale editor copy saved over the region has it put back; a deleted region cancels the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from agentdoc import document
+from agentdoc.errors import AgentdocError
+from agentdoc.turn import detect
+from agentdoc.turn.reattach import reattach
+
+log = logging.getLogger(__name__)
+
+EARLIER_WRITES = 64
+
+
+class RegionGone(Exception):
+    """The user deleted the streaming reply block: the turn is cancelled."""
+
+
+def load(path: Path) -> tuple[str, document.Document]:
+    text = document.decode(path, document.read_bytes(path))
+    try:
+        return text, document.parse(text)
+    except (document.DocumentError, document.FrontmatterError) as exc:
+        raise AgentdocError(f"{path}: {exc}") from exc
+
+
+class ReplyWriter:
+    """The reply region of one turn in one document, identified by its nonce."""
+
+    def __init__(
+        self, path: Path, ledger: document.WriteLedger, submit_marker: str, prompt: str
+    ) -> None:
+        self.path = path
+        self.ledger = ledger
+        self.submit_marker = submit_marker
+        self.prompt = prompt
+        self.nonce = document.new_nonce()
+        self._written_body = ""
+        # Bodies written this turn, oldest first: an editor may save a copy of any of them, and
+        # the end marker says which one it was made from. Bounded: a copy older than this
+        # is merged against the last write (nothing typed is lost, only alignment is rougher).
+        self._earlier: deque[str] = deque(maxlen=EARLIER_WRITES)
+        self._before = ""  # the document as it was just before the reply region was opened
+
+    def update(self, transform: Callable[[str], str | None]) -> None:
+        """Re-read the document, apply `transform`, write it back atomically.
+
+        A save that lands between our read and our write is never overwritten by an older
+        copy: the write swaps files atomically and hands back a displaced version we had not
+        seen, and the merge is redone on it (our version stays on disk meanwhile).
+        """
+        base = on_disk = document.read_bytes(self.path)
+        for _ in range(10):
+            new = transform(document.decode(self.path, base))
+            if new is None:
+                if base is not on_disk:
+                    # The displaced save removed the reply block: it is the user's version.
+                    document.write_text(
+                        self.path, document.decode(self.path, base), self.ledger, expected=on_disk
+                    )
+                raise RegionGone()
+            data = new.encode("utf-8")
+            if data == on_disk:
+                return
+            displaced = document.write_text(self.path, new, self.ledger, expected=on_disk)
+            if displaced is None:
+                return
+            log.info("%s: a save landed while we wrote; merging it", self.path)
+            base, on_disk = displaced, data
+        raise AgentdocError(f"{self.path}: the file keeps changing; could not write the reply")
+
+    def open(self) -> None:
+        marker = self.submit_marker
+
+        def transform(text: str) -> str:
+            doc = document.parse(text)
+            sub = detect.submission(doc, marker, require_marker=False)
+            if sub is not None and sub.marker_line is not None:
+                text = detect.remove_marker(text, sub.marker_line, marker)
+                doc = document.parse(text)
+            self._before = text
+            last = doc.last_user()
+            at = last.end if last is not None else len(text)
+            return document.open_reply(text, at, self.nonce)
+
+        self.update(transform)
+
+    def _region(self, text: str) -> str | None:
+        """`text` with our region in it: as it is, put back after a stale save, or None."""
+        if document.find_region(text, self.nonce) is not None:
+            return text
+        restored = reattach(text, self._before, self.prompt, self.nonce)
+        if restored is not None:
+            log.warning("%s: an older copy was saved over the reply; putting it back", self.path)
+            self._written_body = ""  # the region is empty again: nothing of the user's in it
+            self._earlier.clear()
+        return restored
+
+    def flush(self, body: str, *, check: bool = False) -> None:
+        """Write `body` into the region; with `check`, also look at the file when unchanged."""
+        if body == self._written_body and not check:
+            return
+
+        def transform(text: str) -> str | None:
+            current = self._region(text)
+            if current is None:
+                return None
+            return document.fill_region(
+                current, self.nonce, body, self._written_body, self._earlier
+            )
+
+        self.update(transform)
+        if body != self._written_body:
+            if self._written_body:
+                self._earlier.append(self._written_body)
+            self._written_body = body
+
+    def close(self, final_body: str, session_id: str | None) -> None:
+        def transform(text: str) -> str | None:
+            current = self._region(text)
+            if current is None:
+                return None
+            closed = document.close_region(
+                current, self.nonce, final_body, self._written_body, self._earlier
+            )
+            if closed is None or not session_id:
+                return closed
+            return document.set_meta(closed, {"session": session_id})
+
+        self.update(transform)

@@ -1,0 +1,259 @@
+"""The package's import graph follows the data flow (docs/architecture.md).
+
+Packages are layered: the command line on top, then `daemon` → `turn` → `document` → `claude`,
+then `config` and `errors`. A module may import from its own package or from a layer below,
+never from one above; across packages it imports only the names a package's `__init__` lists
+in `__all__`; and no chain of imports leads back to where it started.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "agentdoc"
+
+# Highest first: each may import only from its own entry and those after it.
+LAYERS: list[set[str]] = [
+    {"agentdoc", "agentdoc.__main__", "agentdoc.cli", "agentdoc.terminal", "agentdoc.demo"},
+    {"agentdoc.daemon"},
+    {"agentdoc.turn"},
+    {"agentdoc.document"},
+    {"agentdoc.claude", "agentdoc.claude.fakeapi"},
+    {"agentdoc.config", "agentdoc.errors"},
+]
+# Longest first, so a module of claude.fakeapi belongs to it rather than to claude.
+SUBPACKAGES = (
+    "agentdoc.claude.fakeapi",
+    "agentdoc.daemon",
+    "agentdoc.turn",
+    "agentdoc.document",
+    "agentdoc.claude",
+)
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module
+    target: str  # the module imported (a submodule when `from pkg import submodule`)
+    names: tuple[str, ...]  # names taken from `target` ("*" never appears: star imports fail)
+    line: int
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def all_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import, at any depth, except those only seen by the type checker."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+@cache
+def imports_of(module: str) -> tuple[Import, ...]:
+    modules = all_modules()
+    tree = ast.parse(modules[module].read_text(encoding="utf-8"))
+    is_package = modules[module].name == "__init__.py"
+    result: list[Import] = []
+    for node in _import_nodes(tree):
+        if isinstance(node, ast.Import):
+            result += [
+                Import(module, a.name, (), node.lineno)
+                for a in node.names
+                if a.name.split(".")[0] == "agentdoc"
+            ]
+            continue
+        base = _resolve(module, is_package, node)
+        if base is None:
+            continue
+        for alias in node.names:
+            sub = f"{base}.{alias.name}"
+            if sub in modules:
+                result.append(Import(module, sub, (), node.lineno))
+            else:
+                result.append(Import(module, base, (alias.name,), node.lineno))
+    return tuple(result)
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str | None:
+    if node.level:
+        parts = module.split(".")
+        keep = len(parts) - node.level + (1 if is_package else 0)
+        base = ".".join(parts[:keep])
+        return f"{base}.{node.module}" if node.module else base
+    if node.module and node.module.split(".")[0] == "agentdoc":
+        return node.module
+    return None
+
+
+def owner(module: str) -> str:
+    """The layer entry a module belongs to: its subpackage, or the module itself."""
+    for package in SUBPACKAGES:
+        if module == package or module.startswith(package + "."):
+            return package
+    return module
+
+
+def layer(module: str) -> int:
+    entry = owner(module)
+    for index, members in enumerate(LAYERS):
+        if entry in members:
+            return index
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in all_modules():
+        layer(module)
+
+
+def upward(imports: list[Import]) -> list[str]:
+    return [
+        f"{i.source}:{i.line} imports {i.target}"
+        for i in imports
+        if layer(i.target) < layer(i.source)
+    ]
+
+
+def private(imports: list[Import], public_of: Callable[[str], set[str]]) -> list[str]:
+    found = []
+    for i in imports:
+        target_owner = owner(i.target)
+        if target_owner == owner(i.source) or target_owner not in SUBPACKAGES:
+            continue
+        if i.target != target_owner:
+            found.append(f"{i.source}:{i.line} reaches into {i.target}")
+        public = public_of(target_owner)
+        found += [
+            f"{i.source}:{i.line} imports {n}, not in {target_owner}.__all__"
+            for n in i.names
+            if n not in public
+        ]
+    return found
+
+
+def _public(package: str) -> set[str]:
+    return set(importlib.import_module(package).__all__)
+
+
+def every_import() -> list[Import]:
+    return [i for module in all_modules() for i in imports_of(module)]
+
+
+def test_imports_only_point_down() -> None:
+    assert upward(every_import()) == []
+
+
+def test_other_packages_use_only_the_public_names() -> None:
+    assert private(every_import(), _public) == []
+
+
+def test_each_package_says_what_it_does_and_exports() -> None:
+    for package in SUBPACKAGES:
+        imported = importlib.import_module(package)
+        assert (imported.__doc__ or "").strip(), f"{package} has no docstring"
+        exported = getattr(imported, "__all__", None)
+        assert exported, f"{package} lists no __all__"
+        assert [n for n in exported if not hasattr(imported, n)] == []
+
+
+def test_no_import_cycles() -> None:
+    graph = {m: sorted({i.target for i in imports_of(m)} - {m}) for m in all_modules()}
+    cycles = _cycles(graph)
+    assert cycles == []
+
+
+def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """One example cycle per strongly connected group of modules (iterative Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(graph.get(root, [])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph.get(child, []))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"a": ["b"], "b": ["c"], "c": []}, []),
+        ({"a": ["b"], "b": ["a"]}, [["a", "b"]]),
+        ({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}, [["a", "b", "c"]]),
+    ],
+)
+def test_cycle_finder(graph: dict[str, list[str]], expected: list[list[str]]) -> None:
+    assert _cycles(graph) == expected
+
+
+def test_the_rules_catch_violations() -> None:
+    """Each rule, fed a made-up import that breaks it, reports it."""
+    up = Import("agentdoc.claude.process", "agentdoc.turn.runner", ("TurnRunner",), 7)
+    deep = Import("agentdoc.turn.runner", "agentdoc.document.merge", ("merge_text",), 8)
+    hidden = Import("agentdoc.daemon.service", "agentdoc.turn", ("StatusReporter",), 9)
+    fine = Import("agentdoc.turn.runner", "agentdoc.document", ("parse",), 10)
+    assert upward([up, fine]) == ["agentdoc.claude.process:7 imports agentdoc.turn.runner"]
+    assert private([deep, hidden, fine], lambda _package: {"parse"}) == [
+        "agentdoc.turn.runner:8 reaches into agentdoc.document.merge",
+        "agentdoc.turn.runner:8 imports merge_text, not in agentdoc.document.__all__",
+        "agentdoc.daemon.service:9 imports StatusReporter, not in agentdoc.turn.__all__",
+    ]
