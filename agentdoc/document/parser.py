@@ -3,9 +3,9 @@
 Everything here is pure: text in, values out. Turn headings are found by a real CommonMark parse
 (markdown-it-py) of the body, so a heading inside a fence, an HTML block, an indented code block,
 a blockquote or a list is just text. The frontmatter boundary is decided once, by
-:func:`agentdoc.document.frontmatter.split`, and only the body is handed to markdown-it: the settings and
-the turns can then never disagree about where the frontmatter ends (markdown-it's front matter
-rule, for one, does not see a fence after a BOM).
+:func:`agentdoc.document.frontmatter.split`, and only the body is handed to markdown-it: the
+settings and the turns can then never disagree about where the frontmatter ends (markdown-it's
+front matter rule, for one, does not see a fence after a BOM).
 
 The same parse guards the other direction: :func:`escape_reply` and :func:`seal_reply` make sure
 model text written into the document can never forge a turn heading on the next parse.
