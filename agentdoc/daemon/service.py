@@ -237,9 +237,10 @@ class Daemon:
         if doc is not None:
             doc.thread = doc.cancel = None
             doc.queued = False
-            if outcome == "cancelled":
+            if outcome != "done":
                 # The save that deleted the streaming block (or the cancel request) is not a
-                # new submission, even though the prompt is pending again.
+                # new submission, even though the prompt is pending again; nor is a prompt
+                # that a failed turn left pending: it is sent again on the user's next save.
                 data = read_stable(path)
                 doc.seen = digest(data) if data is not None else None
             elif path.exists():

@@ -19,7 +19,9 @@ class Submission:
 
 
 def _marker_offset(doc: Document, marker: str) -> int | None:
-    last = doc.turns[-1]
+    last = doc.pending_turn()
+    if last is None:
+        return None
     block = doc.text[last.content_start : last.end]
     stripped = block.rstrip()
     line_start = stripped.rfind("\n") + 1

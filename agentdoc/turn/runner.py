@@ -134,11 +134,19 @@ class TurnRunner:
             self._journal.close()
 
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
-        self._writer.open()
+        # Started before the document is touched: a CLI that cannot start (missing, not
+        # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
+        proc = self._spawn(plan)
+        try:
+            self._writer.open()
+        except BaseException:
+            proc.stop()
+            proc.wait()
+            raise
         self._progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
         sidecar = ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
-        attempt = self._attempt(plan, sidecar)
+        attempt = self._attempt(plan, sidecar, proc)
         if isinstance(attempt, TurnOutcome):
             return attempt
         builder, cancelled = attempt
@@ -154,18 +162,23 @@ class TurnRunner:
             builder, cancelled = attempt
         return self._finish(plan, builder, sidecar, cancelled=cancelled)
 
+    def _spawn(self, plan: TurnPlan) -> ClaudeProcess:
+        proc = spawn(plan.request, self.settings, self.environ)
+        self._journal.note_process(proc.pid)
+        return proc
+
     def _attempt(
-        self, plan: TurnPlan, sidecar: ThinkingSidecar
+        self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: ClaudeProcess | None = None
     ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
         """Run the CLI once: its reply and whether it was cancelled, or the turn's end."""
         builder = ReplyBuilder()
-        try:
-            proc = spawn(plan.request, self.settings, self.environ)
-            self._journal.note_process(proc.pid)
-        except ClaudeNotFound as exc:
-            self._problem = str(exc)
-            builder.finish(exit_code=None, stderr="")
-            return self._finish(plan, builder, sidecar, cancelled=False)
+        if proc is None:
+            try:
+                proc = self._spawn(plan)
+            except ClaudeNotFound as exc:
+                self._problem = str(exc)
+                builder.finish(exit_code=None, stderr="")
+                return self._finish(plan, builder, sidecar, cancelled=False)
         cancelled = False
         try:
             cancelled = self._pump(plan, proc, builder, sidecar)
@@ -173,7 +186,7 @@ class TurnRunner:
             log.info("%s: the streaming reply was deleted; cancelling the turn", self.path)
             proc.stop()
             proc.wait()
-            return self._outcome(plan, builder.reply, "cancelled")
+            return self._cancelled(plan, builder.reply)
         except BaseException:
             proc.stop()
             proc.wait()
@@ -268,6 +281,8 @@ class TurnRunner:
             reply = dataclasses.replace(reply, interrupted=True)
         has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
         elapsed = time.monotonic() - self._started
+        # No reply text at all: the prompt stays pending, so a failure never costs it.
+        pending = _unanswered(reply)
         body = render_final(
             reply,
             elapsed=elapsed,
@@ -275,16 +290,19 @@ class TurnRunner:
             thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
             footer=self.settings.footer,
             note=plan.note,
+            pending=pending,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id
-        if _session_lost(reply):
+        if _session_lost(reply) or pending:
+            # A retry of a prompt that got no reply must not resume a session holding it.
             session_id = None
         try:
-            self._writer.close(body, session_id)
+            self._writer.close(body, session_id, next_prompt=not pending)
         except RegionGone:
-            return self._outcome(plan, reply, "cancelled")
-        history.record_turn(self.path, plan.known, plan.turn, session_id)
+            return self._cancelled(plan, reply)
+        if not pending:
+            history.record_turn(self.path, plan.known, plan.turn, session_id)
         state = (
             "cancelled"
             if cancelled
@@ -299,6 +317,11 @@ class TurnRunner:
         )
         self._progress(plan.turn, state, reply.output_chars, session_id, detail)
         return self._outcome(plan, reply, state, session_id)
+
+    def _cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
+        """The user deleted the streaming block: nothing to write, but the status must end."""
+        self._progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
+        return self._outcome(plan, reply, "cancelled")
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
@@ -318,6 +341,12 @@ class TurnRunner:
         elapsed = time.monotonic() - self._started
         self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
         self._status.report(turn, state, chars, session_id, detail)
+
+
+def _unanswered(reply: Reply) -> bool:
+    """A turn that ended badly with nothing of a reply to show (no text, no tool use)."""
+    ended_badly = reply.error is not None or reply.interrupted
+    return ended_badly and not render_body(reply, final=True).strip()
 
 
 def _session_lost(reply: Reply) -> bool:

@@ -84,6 +84,12 @@ class ReplyWriter:
 
         def transform(text: str) -> str:
             doc = document.parse(text)
+            notice = doc.unanswered()
+            if notice is not None:
+                # The failure notice of an earlier attempt at this prompt: this reply replaces
+                # it (it holds nothing but agentdoc's own lines, see Document.unanswered).
+                text = text[: notice.start]
+                doc = document.parse(text)
             sub = detect.submission(doc, marker, require_marker=False)
             if sub is not None and sub.marker_line is not None:
                 text = detect.remove_marker(text, sub.marker_line, marker)
@@ -125,13 +131,18 @@ class ReplyWriter:
                 self._earlier.append(self._written_body)
             self._written_body = body
 
-    def close(self, final_body: str, session_id: str | None) -> None:
+    def close(self, final_body: str, session_id: str | None, *, next_prompt: bool = True) -> None:
         def transform(text: str) -> str | None:
             current = self._region(text)
             if current is None:
                 return None
             closed = document.close_region(
-                current, self.nonce, final_body, self._written_body, self._earlier
+                current,
+                self.nonce,
+                final_body,
+                self._written_body,
+                self._earlier,
+                next_prompt=next_prompt,
             )
             if closed is None or not session_id:
                 return closed
