@@ -24,6 +24,7 @@ from agentdoc.errors import (
     EXIT_UNEXPECTED,
     AgentdocError,
 )
+from agentdoc.interrupt import stop_on_signals
 from agentdoc.terminal import LiveView
 from agentdoc.turn import (
     Mode,
@@ -90,8 +91,15 @@ def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | N
     recover(path, WriteLedger())  # a reply left open by a killed run
     clear_dead_turn(path)
     settings = load_settings({"model": model})
-    runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=LiveView())
-    outcome = runner.run()
+    cancel = threading.Event()
+    runner = TurnRunner(
+        path, settings, mode=mode, session=session, on_progress=LiveView(), cancel=cancel
+    )
+    with stop_on_signals(cancel) as caught:
+        outcome = runner.run()
+    if caught.exit_code is not None:
+        click.echo("interrupted: the partial reply is kept in the document", err=True)
+        return caught.exit_code
     if outcome.state == "done":
         return 0
     if outcome.reply.error:
