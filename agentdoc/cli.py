@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -22,6 +23,7 @@ from agentdoc.errors import (
     EXIT_INTERRUPTED,
     EXIT_TURN_FAILED,
     EXIT_UNEXPECTED,
+    EXIT_USER_ERROR,
     AgentdocError,
 )
 from agentdoc.interrupt import stop_on_signals
@@ -71,8 +73,10 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     """Create a new session document at PATH, ready for the first prompt."""
     if path.exists():
         raise AgentdocError(f"{path} already exists; agentdoc will not overwrite it")
-    if not path.parent.is_dir():
-        raise AgentdocError(f"folder {path.parent} does not exist")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # `agentdoc new notes/x.md` just works
+    except OSError as exc:
+        raise AgentdocError(f"cannot create the folder {path.parent}: {exc.strerror}") from exc
     title = title or path.stem.replace("-", " ").replace("_", " ").strip() or "Conversation"
     meta: dict[str, Any] = {"model": model} if model else {}
     body = f"\n# {title}\n\n## User\n\n"
@@ -81,7 +85,24 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
+_SESSION_ID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+def _must_exist(path: Path) -> None:
+    """One message for a mistyped path, whichever command got it."""
+    if not path.exists() and not path.is_symlink():
+        raise AgentdocError(f"{path}: no such file")
+
+
 def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | None = None) -> int:
+    _must_exist(path)
+    if session is not None and not _SESSION_ID.fullmatch(session):
+        raise AgentdocError(
+            f"--session {session!r} is not a session id (a UUID such as "
+            "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, as in the document's `session:`)"
+        )
     current = live_turn(path)
     if current is not None:
         raise AgentdocError(
@@ -235,13 +256,14 @@ def watch(
 
 
 @cli.command("status")
-@click.argument("path", required=False, type=_PATHS)
+@click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming or error."""
     from agentdoc.daemon import find_daemon
 
     target = path or Path.cwd()
+    _must_exist(target)
     if target.is_file():
         found = read_status(target)
         statuses = [found] if found else []
@@ -318,7 +340,9 @@ def main(argv: list[str] | None = None) -> int:
         code = cli.main(args=argv, prog_name="agentdoc", standalone_mode=False)
     except click.ClickException as exc:
         exc.show()
-        return exc.exit_code
+        # click's usage errors exit 2, the code for "the turn ran and failed": a mistyped
+        # command line is a problem the user can fix, like any other (exit 1).
+        return EXIT_USER_ERROR if isinstance(exc, click.UsageError) else exc.exit_code
     except (click.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
