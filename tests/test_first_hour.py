@@ -24,6 +24,7 @@ from tests.process_support import (
     roles,
     run_cli,
     state_of,
+    status_json,
     watching,
     write_config,
 )
@@ -192,3 +193,23 @@ def test_a_signal_closes_the_reply_stops_the_cli_and_exits_128_plus_n(
     shown = status.read_status(doc)
     assert shown is not None and shown.state in ("idle", "error") and shown.pid is None
     wait_for(lambda: processes_with_env("HOME", env["HOME"]) == [], "the CLI to be gone")
+
+
+# --- 5. a prompt pending when the daemon starts ------------------------------------------------
+
+
+def test_a_prompt_pending_at_start_is_named_and_shown_not_sent(
+    tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str], doc: Path
+) -> None:
+    api.add(ANSWER)
+    with watching(doc.parent, env, tmp_path / "watch.log") as daemon:
+        wait_for(lambda: state_of(doc) == "pending", 'status "pending"')
+        assert "chat.md has an unsent prompt; save it again or run `agentdoc run" in daemon.log()
+        [entry] = status_json(doc.parent, env)["documents"]
+        assert entry["state"] == "pending"
+        shown = run_cli(["status", str(doc)], env)
+        assert "chat.md: pending" in shown.stdout
+        assert api.requests == []
+        doc.write_text(doc.read_text())  # saved again, unchanged (Vim's :w does exactly this)
+        wait_for(lambda: "A borrow is a reference." in doc.read_text(), "the reply")
+    assert sent_prompts(api) == [PROMPT]

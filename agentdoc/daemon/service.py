@@ -10,6 +10,7 @@ status file, and the loop goes on serving the others.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -38,6 +39,7 @@ from agentdoc.turn import (
     clear_dead_turn,
     live_turn,
     now_iso,
+    read_status,
     recover,
     submission,
     wants_marker,
@@ -155,8 +157,28 @@ class Daemon:
                 self._docs.setdefault(path, _Doc()).seen = digest(data)
                 if self.send_pending:
                     self._consider(path, text)
+                else:
+                    self._note_pending(path, text)
             except AgentdocError as exc:
                 self._error(path, str(exc))
+
+    def _note_pending(self, path: Path, text: str) -> None:
+        """Say so when a prompt already waiting at start-up is left unsent (not a surprise
+        send, not a silent skip), and let the next save of it send it, even an unchanged one."""
+        with contextlib.suppress(DocumentError, FrontmatterError):
+            parsed = parse(text)
+            marker = wants_marker(parsed, self.settings.trigger)
+            if submission(parsed, self.settings.submit_marker, require_marker=marker) is None:
+                return
+            self._docs[path].seen = None
+            log.warning(
+                "%s has an unsent prompt; save it again or run `agentdoc run %s`", path.name, path
+            )
+            shown = read_status(path) or Status(document=path.name, state="idle", updated="")
+            write_status(
+                path,
+                shown.model_copy(update={"state": "pending", "pid": None, "updated": now_iso()}),
+            )
 
     def _on_change(self, path: Path) -> None:
         doc = self._docs.setdefault(path, _Doc())

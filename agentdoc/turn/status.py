@@ -21,7 +21,9 @@ from agentdoc.document import atomic_write
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-State = Literal["idle", "queued", "streaming", "error"]
+# "pending": a prompt waits in the document but was not sent (it was there when the daemon
+# started); the next save of the document sends it.
+State = Literal["idle", "pending", "queued", "streaming", "error"]
 
 
 class Status(BaseModel):
