@@ -213,3 +213,45 @@ def test_a_prompt_pending_at_start_is_named_and_shown_not_sent(
         doc.write_text(doc.read_text())  # saved again, unchanged (Vim's :w does exactly this)
         wait_for(lambda: "A borrow is a reference." in doc.read_text(), "the reply")
     assert sent_prompts(api) == [PROMPT]
+
+
+# --- 4. text typed below a streaming reply -----------------------------------------------------
+
+
+def test_text_typed_below_a_streaming_reply_is_not_sent_until_saved_after_it(
+    tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str], doc: Path
+) -> None:
+    doc.write_text(DOC.replace(PROMPT, ""))
+    api.add({"content": [{"type": "text", "text": WORDS}], "pause_after_deltas": 10}, ANSWER)
+    with watching(doc.parent, env, tmp_path / "watch.log"):
+        doc.write_text(DOC)
+        api.wait_paused()
+        wait_for(lambda: "word9" in doc.read_text(), "the partial reply")
+        doc.write_text(doc.read_text() + "\na note to self\n")  # typed below the reply, saved
+        api.release()
+        wait_for(lambda: "word59" in doc.read_text() and state_of(doc) == "idle", "the reply")
+        # The fresh heading sits above the note, so it looks like a prompt: it is not sent.
+        assert document.parse(doc.read_text()).pending_prompt() == "a note to self"
+        with pytest.raises(TimeoutError):
+            api.wait_for_requests(2, timeout=2.0)
+        doc.write_text(doc.read_text().replace("a note to self", "A question, then?"))
+        wait_for(lambda: "A borrow is a reference." in doc.read_text(), "the second reply")
+    assert sent_prompts(api) == [PROMPT, "A question, then?"]
+
+
+def test_deleting_the_reply_text_but_not_its_heading_leaves_no_stray_heading(
+    tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str], doc: Path
+) -> None:
+    doc.write_text(DOC.replace(PROMPT, ""))
+    api.add({"content": [{"type": "text", "text": WORDS}], "pause_after_deltas": 10})
+    with watching(doc.parent, env, tmp_path / "watch.log"):
+        doc.write_text(DOC)
+        api.wait_paused()
+        wait_for(lambda: "word9" in doc.read_text(), "the partial reply")
+        text = doc.read_text()
+        kept = text[: text.index("## Assistant")] + "## Assistant\n"
+        doc.write_text(kept)
+        wait_for(lambda: state_of(doc) == "idle", "the cancel")
+        api.release()
+    assert doc.read_text() == kept
+    assert roles(doc) == ["user", "assistant"]

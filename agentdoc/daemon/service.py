@@ -242,7 +242,10 @@ class Daemon:
     def _turn(self, path: Path, runner: TurnRunner) -> None:
         outcome = "failed"
         try:
-            outcome = runner.run().state
+            result = runner.run()
+            # "held": a prompt-looking text the user typed while the reply streamed waits for
+            # a save of theirs; it is handled like a prompt left pending by a failure.
+            outcome = "held" if result.held else result.state
         except NoPendingPrompt:
             log.debug("%s: the prompt was gone by the time the turn started", path)
         except AgentdocError as exc:

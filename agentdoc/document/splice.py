@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentdoc.document.merge import merge_text
+from agentdoc.document.parser import turn_headings
 
 START = "<!-- agentdoc:reply {nonce} (streaming; text you type between these markers is kept) -->"
 END = "<!-- agentdoc:end {nonce} -->"
@@ -155,6 +156,19 @@ def close_region(
     else:
         closing = f"{nl}## User{nl}{nl}{after}"
     return text[: region.start] + lead + merged + closing
+
+
+def typed_below(text: str, nonce: str) -> bool:
+    """Whether the user typed text right below the open region without a ``## User`` heading
+    of their own: closing the region puts the fresh heading above it, so it reads as a prompt
+    that the user never submitted."""
+    region = find_region(text, nonce)
+    if region is None:
+        return False
+    after = _typed_on_line(text[region.marker_end : region.end]) + text[region.end :]
+    if not after.strip() or _USER_HEADING.match(after.lstrip("\r\n")):
+        return False
+    return not any(role == "user" for _line, role in turn_headings(after))
 
 
 def _written_as(region: Region, last_body: str, earlier: Sequence[str]) -> str:

@@ -57,6 +57,9 @@ class TurnOutcome:
     state: str  # "done", "failed", "interrupted", "cancelled"
     session_id: str | None
     elapsed: float
+    # Text typed below the streaming reply now sits under the fresh `## User` heading: it reads
+    # as a pending prompt, but only a save after the reply ended may send it.
+    held: bool = False
 
 
 class TurnRunner:
@@ -333,6 +336,7 @@ class TurnRunner:
             state=state,
             session_id=session_id or reply.session_id,
             elapsed=time.monotonic() - self._started,
+            held=self._writer.held,
         )
 
     def _progress(

@@ -51,6 +51,9 @@ class ReplyWriter:
         # is merged against the last write (nothing typed is lost, only alignment is rougher).
         self._earlier: deque[str] = deque(maxlen=EARLIER_WRITES)
         self._before = ""  # the document as it was just before the reply region was opened
+        # The close put the fresh `## User` heading above text the user typed below the reply
+        # while it streamed: that text is not a submitted prompt (see TurnOutcome.held).
+        self.held = False
 
     def update(self, transform: Callable[[str], str | None]) -> None:
         """Re-read the document, apply `transform`, write it back atomically.
@@ -136,6 +139,7 @@ class ReplyWriter:
             current = self._region(text)
             if current is None:
                 return None
+            self.held = next_prompt and document.typed_below(current, self.nonce)
             closed = document.close_region(
                 current,
                 self.nonce,
