@@ -289,7 +289,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
     for s in statuses:
         line = f"{s.document}: {s.state}"
         if s.turn:
-            line += f" (turn {s.turn}, ~{s.tokens} tokens, updated {s.updated})"
+            about = "~" if s.tokens_estimated else ""
+            line += f" (turn {s.turn}, {about}{s.tokens} tokens, updated {s.updated})"
         if s.error:
             line += f" — {s.error}"
         click.echo(line)

@@ -105,7 +105,16 @@ class TurnRunner:
         if sub is None:
             raise NoPendingPrompt(
                 f"{self.path}: nothing to send. Write your prompt under the last `## User` "
-                "heading, then run this again."
+                f"heading, then run this again.{detect.heading_hint(doc)}"
+            )
+        if unknown := detect.unknown_keys(doc):
+            known = ", ".join(type(doc.meta).model_fields)
+            log.warning(
+                "%s: ignoring unknown key%s under `agentdoc:`: %s (known keys: %s)",
+                self.path,
+                "s" if len(unknown) > 1 else "",
+                ", ".join(unknown),
+                known,
             )
         prompt = self._writer.prompt = sub.prompt
         plan = prepare_turn(
@@ -318,7 +327,8 @@ class TurnRunner:
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
-        self._progress(plan.turn, state, reply.output_chars, session_id, detail)
+        tokens = reply.result.output_tokens if reply.result is not None else None
+        self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens)
         return self._outcome(plan, reply, state, session_id)
 
     def _cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
@@ -340,11 +350,17 @@ class TurnRunner:
         )
 
     def _progress(
-        self, turn: int, state: str, chars: int, session_id: str | None, detail: str = ""
+        self,
+        turn: int,
+        state: str,
+        chars: int,
+        session_id: str | None,
+        detail: str = "",
+        tokens: int | None = None,
     ) -> None:
         elapsed = time.monotonic() - self._started
         self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
-        self._status.report(turn, state, chars, session_id, detail)
+        self._status.report(turn, state, chars, session_id, detail, tokens)
 
 
 def _unanswered(reply: Reply) -> bool:
