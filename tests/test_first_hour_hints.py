@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.cli import main
 from agentdoc.claude import Reply
 from agentdoc.claude.events import Result
+from agentdoc.cli import main
 from agentdoc.document import parser as document
 from agentdoc.document.render import render_footer
 from agentdoc.turn import status
