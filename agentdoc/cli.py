@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -22,8 +23,10 @@ from agentdoc.errors import (
     EXIT_INTERRUPTED,
     EXIT_TURN_FAILED,
     EXIT_UNEXPECTED,
+    EXIT_USER_ERROR,
     AgentdocError,
 )
+from agentdoc.interrupt import stop_on_signals
 from agentdoc.terminal import LiveView
 from agentdoc.turn import (
     Mode,
@@ -70,8 +73,10 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     """Create a new session document at PATH, ready for the first prompt."""
     if path.exists():
         raise AgentdocError(f"{path} already exists; agentdoc will not overwrite it")
-    if not path.parent.is_dir():
-        raise AgentdocError(f"folder {path.parent} does not exist")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # `agentdoc new notes/x.md` just works
+    except OSError as exc:
+        raise AgentdocError(f"cannot create the folder {path.parent}: {exc.strerror}") from exc
     title = title or path.stem.replace("-", " ").replace("_", " ").strip() or "Conversation"
     meta: dict[str, Any] = {"model": model} if model else {}
     body = f"\n# {title}\n\n## User\n\n"
@@ -80,7 +85,24 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
+_SESSION_ID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+def _must_exist(path: Path) -> None:
+    """One message for a mistyped path, whichever command got it."""
+    if not path.exists() and not path.is_symlink():
+        raise AgentdocError(f"{path}: no such file")
+
+
 def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | None = None) -> int:
+    _must_exist(path)
+    if session is not None and not _SESSION_ID.fullmatch(session):
+        raise AgentdocError(
+            f"--session {session!r} is not a session id (a UUID such as "
+            "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, as in the document's `session:`)"
+        )
     current = live_turn(path)
     if current is not None:
         raise AgentdocError(
@@ -90,8 +112,15 @@ def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | N
     recover(path, WriteLedger())  # a reply left open by a killed run
     clear_dead_turn(path)
     settings = load_settings({"model": model})
-    runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=LiveView())
-    outcome = runner.run()
+    cancel = threading.Event()
+    runner = TurnRunner(
+        path, settings, mode=mode, session=session, on_progress=LiveView(), cancel=cancel
+    )
+    with stop_on_signals(cancel) as caught:
+        outcome = runner.run()
+    if caught.exit_code is not None:
+        click.echo("interrupted: the partial reply is kept in the document", err=True)
+        return caught.exit_code
     if outcome.state == "done":
         return 0
     if outcome.reply.error:
@@ -227,13 +256,14 @@ def watch(
 
 
 @cli.command("status")
-@click.argument("path", required=False, type=_PATHS)
+@click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming or error."""
     from agentdoc.daemon import find_daemon
 
     target = path or Path.cwd()
+    _must_exist(target)
     if target.is_file():
         found = read_status(target)
         statuses = [found] if found else []
@@ -259,7 +289,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
     for s in statuses:
         line = f"{s.document}: {s.state}"
         if s.turn:
-            line += f" (turn {s.turn}, ~{s.tokens} tokens, updated {s.updated})"
+            about = "~" if s.tokens_estimated else ""
+            line += f" (turn {s.turn}, {about}{s.tokens} tokens, updated {s.updated})"
         if s.error:
             line += f" — {s.error}"
         click.echo(line)
@@ -310,7 +341,9 @@ def main(argv: list[str] | None = None) -> int:
         code = cli.main(args=argv, prog_name="agentdoc", standalone_mode=False)
     except click.ClickException as exc:
         exc.show()
-        return exc.exit_code
+        # click's usage errors exit 2, the code for "the turn ran and failed": a mistyped
+        # command line is a problem the user can fix, like any other (exit 1).
+        return EXIT_USER_ERROR if isinstance(exc, click.UsageError) else exc.exit_code
     except (click.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
         return EXIT_INTERRUPTED

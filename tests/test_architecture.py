@@ -21,7 +21,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentdoc"
 
 # Highest first: each may import only from its own entry and those after it.
 LAYERS: list[set[str]] = [
-    {"agentdoc", "agentdoc.__main__", "agentdoc.cli", "agentdoc.terminal", "agentdoc.demo"},
+    {
+        "agentdoc",
+        "agentdoc.__main__",
+        "agentdoc.cli",
+        "agentdoc.terminal",
+        "agentdoc.interrupt",
+        "agentdoc.demo",
+    },
     {"agentdoc.daemon"},
     {"agentdoc.turn"},
     {"agentdoc.document"},

@@ -95,8 +95,15 @@ def test_missing_claude_exit_code_and_message(
     path = tmp_path / "chat.md"
     assert main(["new", str(path)]) == 0
     path.write_text(path.read_text() + "hi\n")
-    assert main(["run", str(path)]) == 2
-    assert "cannot find the Claude Code CLI" in capsys.readouterr().err
+    before = path.read_bytes()
+    # Nothing was sent: a problem to fix (exit 1), the document as it was, and one message.
+    for _ in range(2):  # again: still the same advice, never "nothing to send"
+        assert main(["run", str(path)]) == 1
+        captured = capsys.readouterr()
+        assert path.read_bytes() == before
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and "cannot find the Claude Code CLI" in lines[0], captured.err
+        assert "AGENTDOC_CLAUDE" in lines[0]
 
 
 def test_not_a_session_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

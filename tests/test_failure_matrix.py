@@ -33,7 +33,7 @@ from agentdoc.claude.process import ClaudeProcess
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.document import render
-from agentdoc.errors import DocumentGone
+from agentdoc.errors import AgentdocError, DocumentGone
 from agentdoc.turn import status
 from agentdoc.turn.runner import TurnOutcome, TurnRunner
 from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
@@ -110,10 +110,20 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def reply_block(text: str) -> str:
+PROMPT = "What is a borrow?"
+
+
+def reply_block(text: str, *, pending: bool = False) -> str:
+    """The reply's block. With `pending` (a failure before any reply text) it is the failure
+    notice, and the prompt above it is still the pending prompt."""
     parsed = document.parse(text)
-    assert [t.role for t in parsed.turns] == ["user", "assistant", "user"], text
-    assert parsed.pending_prompt() is None
+    if pending:
+        assert [t.role for t in parsed.turns] == ["user", "assistant"], text
+        assert parsed.pending_prompt() == PROMPT
+        assert parsed.unanswered() is not None
+    else:
+        assert [t.role for t in parsed.turns] == ["user", "assistant", "user"], text
+        assert parsed.pending_prompt() is None
     return parsed.turns[1].content
 
 
@@ -126,7 +136,7 @@ def assert_user_text_kept(text: str) -> None:
 def assert_failed(h: Harness, outcome: TurnOutcome, *messages: str) -> str:
     """The row's checks for a failed turn; returns the reply block for row-specific checks."""
     text = h.text()
-    reply = reply_block(text)
+    reply = reply_block(text, pending=not outcome.reply.text().strip())
     assert outcome.state == "failed"
     assert outcome.reply.error is not None
     assert "> [!WARNING]" in reply and "**The reply failed:**" in reply
@@ -143,15 +153,25 @@ def assert_failed(h: Harness, outcome: TurnOutcome, *messages: str) -> str:
 
 
 def assert_next_prompt_works(h: Harness, settings: Settings | None = None) -> None:
-    with h.doc.open("a", encoding="utf-8") as f:
-        f.write("Try again, please.\n")
+    """The next run goes through: it sends the failed prompt again if the failure left it
+    pending (no retyping), else the new prompt the user writes under the fresh heading."""
+    retry = document.parse(h.text()).pending_prompt() == PROMPT
+    if not retry:
+        with h.doc.open("a", encoding="utf-8") as f:
+            f.write("Try again, please.\n")
+    sent_before = len(h.api.requests)
     h.api.add([{"type": "text", "text": RECOVERED}])
     outcome = h.run(settings)
     assert outcome.state == "done", outcome.reply.error
     parsed = document.parse(h.text())
-    assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
-    assert RECOVERED in parsed.turns[3].content
-    assert "[!WARNING]" not in parsed.turns[3].content
+    exchanges = 1 if retry else 2
+    assert [t.role for t in parsed.turns] == ["user", "assistant"] * exchanges + ["user"]
+    answer = parsed.turns[2 * exchanges - 1].content
+    assert RECOVERED in answer
+    assert "[!WARNING]" not in answer and "agentdoc:unanswered" not in h.text()
+    if retry:
+        sent = [t for r in h.api.requests[sent_before:] for t in r.user_texts()]
+        assert any(PROMPT in t for t in sent), "the pending prompt was not sent again"
     shown = status.read_status(h.doc)
     assert shown is not None and shown.state == "idle" and shown.error is None
     assert_user_text_kept(h.text())
@@ -160,13 +180,23 @@ def assert_next_prompt_works(h: Harness, settings: Settings | None = None) -> No
 # --- the CLI cannot start ------------------------------------------------------------------
 
 
+def assert_refused(h: Harness, settings: Settings, *messages: str) -> None:
+    """A problem found before anything is sent: an error to fix, the document untouched."""
+    before = h.doc.read_bytes()
+    with pytest.raises(AgentdocError) as raised:
+        h.run(settings)
+    for message in messages:
+        assert message in str(raised.value), (message, str(raised.value))
+    assert h.doc.read_bytes() == before, "the document must stay byte for byte as it was"
+    assert h.api.requests == []
+    shown = status.read_status(h.doc)
+    assert shown is not None and shown.state == "error" and shown.pid is None
+
+
 @pytest.mark.e2e
 def test_missing_claude(harness: Harness, tmp_path: Path) -> None:
     missing = harness.settings.model_copy(update={"claude": str(tmp_path / "no-such-claude")})
-    outcome = harness.run(missing)
-    reply = assert_failed(harness, outcome, "cannot find the Claude Code CLI")
-    assert "AGENTDOC_CLAUDE" in reply
-    assert harness.api.requests == []
+    assert_refused(harness, missing, "cannot find the Claude Code CLI", "AGENTDOC_CLAUDE")
     assert_next_prompt_works(harness)
 
 
@@ -189,29 +219,23 @@ def test_claude_that_cannot_be_run(
     exe.write_text(content)
     exe.chmod(mode)
     broken = harness.settings.model_copy(update={"claude": str(exe)})
-    outcome = harness.run(broken)
-    assert_failed(harness, outcome, *messages)
-    assert harness.api.requests == []
+    assert_refused(harness, broken, *messages)
     assert_next_prompt_works(harness)
 
 
 @pytest.mark.e2e
-def test_a_value_the_os_cannot_pass_fails_the_turn_cleanly(harness: Harness) -> None:
+def test_a_value_the_os_cannot_pass_is_refused_before_sending(harness: Harness) -> None:
     # YAML's "\0" escape puts a NUL into a value without a NUL byte in the file; argv cannot
-    # carry it, and the turn must fail in the document, not crash with its markers left open.
+    # carry it: the user must fix the document, and nothing is written into it.
     harness.doc.write_text(DOC.replace("agentdoc: {}", 'agentdoc: {system: "be brief\\0"}'))
-    outcome = harness.run()
-    text = harness.text()
-    assert outcome.state == "failed"
-    assert "--append-system-prompt" in reply_block(text) and "NUL" in reply_block(text)
-    assert "agentdoc:reply" not in text
-    assert harness.api.requests == []
+    assert_refused(harness, harness.settings, "--append-system-prompt", "NUL")
 
 
 @pytest.mark.e2e
 def test_a_cli_that_never_ran_leaves_no_session_behind(harness: Harness, tmp_path: Path) -> None:
     missing = harness.settings.model_copy(update={"claude": str(tmp_path / "no-such-claude")})
-    harness.run(missing)
+    with pytest.raises(AgentdocError):
+        harness.run(missing)
     # A phantom id makes the next prompt "rebuild" a session that never existed.
     assert document.parse(harness.text()).meta.session is None
 

@@ -18,6 +18,8 @@ BEFORE = "---\nagentdoc: {}\n---\n\n# T\n\n## User\n\nWhat is a borrow?\n"
         (BEFORE.replace("# T\n", "# T\n\nnote\n"), True),  # stale copy plus a note
         (BEFORE + "and lifetimes?\n", True),  # stale copy, the prompt typed on
         (BEFORE.replace("What is a borrow?", "Something else"), False),  # prompt rewritten
+        (BEFORE + "\n## Assistant\n", False),  # the reply's text deleted, its heading kept
+        (BEFORE + "\n## Assistant\n\n\n", False),
     ],
 )
 def test_deleted_or_stale(saved: str, restored: bool) -> None:

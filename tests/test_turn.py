@@ -153,14 +153,18 @@ def test_stalled_stream_is_stopped_by_our_own_timer(
     assert outcome.state == "failed"  # type: ignore[attr-defined]
 
 
-def test_missing_claude_is_reported_in_the_document(doc: Path, tmp_path: Path) -> None:
+def test_missing_claude_is_refused_before_the_document_is_touched(
+    doc: Path, tmp_path: Path
+) -> None:
+    # Nothing was sent, so nothing is written: the user installs the CLI and runs again.
     from agentdoc.config import Settings
+    from agentdoc.errors import ClaudeNotFound
 
+    before = doc.read_bytes()
     settings = Settings(claude=str(tmp_path / "no-such-claude"))
-    outcome = TurnRunner(doc, settings).run()
-    text = doc.read_text()
-    assert "cannot find the Claude Code CLI" in text and outcome.state == "failed"
-    assert [t.role for t in document.parse(text).turns] == ["user", "assistant", "user"]
+    with pytest.raises(ClaudeNotFound, match="cannot find the Claude Code CLI"):
+        TurnRunner(doc, settings).run()
+    assert doc.read_bytes() == before
 
 
 def test_user_edits_made_while_the_reply_streams_survive(

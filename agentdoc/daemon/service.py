@@ -10,6 +10,7 @@ status file, and the loop goes on serving the others.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -38,6 +39,7 @@ from agentdoc.turn import (
     clear_dead_turn,
     live_turn,
     now_iso,
+    read_status,
     recover,
     submission,
     wants_marker,
@@ -155,8 +157,28 @@ class Daemon:
                 self._docs.setdefault(path, _Doc()).seen = digest(data)
                 if self.send_pending:
                     self._consider(path, text)
+                else:
+                    self._note_pending(path, text)
             except AgentdocError as exc:
                 self._error(path, str(exc))
+
+    def _note_pending(self, path: Path, text: str) -> None:
+        """Say so when a prompt already waiting at start-up is left unsent (not a surprise
+        send, not a silent skip), and let the next save of it send it, even an unchanged one."""
+        with contextlib.suppress(DocumentError, FrontmatterError):
+            parsed = parse(text)
+            marker = wants_marker(parsed, self.settings.trigger)
+            if submission(parsed, self.settings.submit_marker, require_marker=marker) is None:
+                return
+            self._docs[path].seen = None
+            log.warning(
+                "%s has an unsent prompt; save it again or run `agentdoc run %s`", path.name, path
+            )
+            shown = read_status(path) or Status(document=path.name, state="idle", updated="")
+            write_status(
+                path,
+                shown.model_copy(update={"state": "pending", "pid": None, "updated": now_iso()}),
+            )
 
     def _on_change(self, path: Path) -> None:
         doc = self._docs.setdefault(path, _Doc())
@@ -220,7 +242,10 @@ class Daemon:
     def _turn(self, path: Path, runner: TurnRunner) -> None:
         outcome = "failed"
         try:
-            outcome = runner.run().state
+            result = runner.run()
+            # "held": a prompt-looking text the user typed while the reply streamed waits for
+            # a save of theirs; it is handled like a prompt left pending by a failure.
+            outcome = "held" if result.held else result.state
         except NoPendingPrompt:
             log.debug("%s: the prompt was gone by the time the turn started", path)
         except AgentdocError as exc:
@@ -237,9 +262,10 @@ class Daemon:
         if doc is not None:
             doc.thread = doc.cancel = None
             doc.queued = False
-            if outcome == "cancelled":
+            if outcome != "done":
                 # The save that deleted the streaming block (or the cancel request) is not a
-                # new submission, even though the prompt is pending again.
+                # new submission, even though the prompt is pending again; nor is a prompt
+                # that a failed turn left pending: it is sent again on the user's next save.
                 data = read_stable(path)
                 doc.seen = digest(data) if data is not None else None
             elif path.exists():

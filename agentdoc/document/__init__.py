@@ -34,6 +34,7 @@ from agentdoc.document.splice import (
     find_region,
     new_nonce,
     open_reply,
+    typed_below,
 )
 from agentdoc.document.thinking import ThinkingSidecar, sidecar_link, sidecar_path
 
@@ -70,5 +71,6 @@ __all__ = [
     "sidecar_link",
     "sidecar_path",
     "strip_comments",
+    "typed_below",
     "write_text",
 ]

@@ -37,6 +37,11 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:\[\]/-]{0,127}")
 # The footer line agentdoc writes under each reply: bookkeeping, not conversation.
 _FOOTER = re.compile(r"\n?[ \t]*<sub>[^\n]*</sub>[ \t]*\Z")
+# First line of an `## Assistant` block that only reports a failure: the turn failed before any
+# reply text, so its prompt is still pending, and the next attempt replaces the block.
+UNANSWERED_MARK = "<!-- agentdoc:unanswered -->"
+# The lines such a block may hold besides the mark: the callout and the footer.
+_NOTICE_LINE = re.compile(r"[ ]{0,3}(?:>.*|<sub>.*</sub>[ \t]*)?")
 
 
 class AgentdocMeta(BaseModel):
@@ -108,15 +113,32 @@ class Document:
     def last_user(self) -> Turn | None:
         return next((t for t in reversed(self.turns) if t.role == "user"), None)
 
-    def pending_prompt(self) -> str | None:
-        """The prompt waiting for a reply: the last block if it is a non-empty user block."""
-        if not self.turns or self.turns[-1].role != "user":
+    def unanswered(self) -> Turn | None:
+        """The last block, if it is a failure notice standing in for a reply (see below)."""
+        last = self.turns[-1] if self.turns else None
+        return last if last is not None and is_unanswered(last) else None
+
+    def pending_turn(self) -> Turn | None:
+        """The user block whose prompt waits for a reply.
+
+        That is the last block if it is a user block, or the one before a trailing failure
+        notice: a turn that failed before any reply text leaves its prompt pending.
+        """
+        turns = self.turns[:-1] if self.unanswered() is not None else self.turns
+        if not turns or turns[-1].role != "user":
             return None
-        return strip_comments(self.turns[-1].content).strip() or None
+        return turns[-1]
+
+    def pending_prompt(self) -> str | None:
+        """The text of the pending prompt, if it is not empty (comments do not count)."""
+        turn = self.pending_turn()
+        if turn is None:
+            return None
+        return strip_comments(turn.content).strip() or None
 
     def turn_count(self) -> int:
-        """Completed exchanges, counted as assistant blocks."""
-        return sum(1 for t in self.turns if t.role == "assistant")
+        """Completed exchanges, counted as assistant blocks (failure notices do not count)."""
+        return sum(1 for t in self.turns if t.role == "assistant" and not is_unanswered(t))
 
     def transcript(self, upto: int | None = None) -> str:
         """Plain-text history of the first ``upto`` exchanges (all completed ones if None)."""
@@ -126,11 +148,26 @@ class Document:
         for turn in self.turns:
             if replies >= limit:
                 break
+            if is_unanswered(turn):
+                continue
             text = _transcript_text(turn)
             if text:
                 parts.append(f"{_LABEL[turn.role]}: {text}")
             replies += turn.role == "assistant"
         return "\n\n".join(parts)
+
+
+def is_unanswered(turn: Turn) -> bool:
+    """An `## Assistant` block holding only agentdoc's failure notice: the mark, a callout, a
+    footer. Anything else typed into it makes it an answer like any other."""
+    if turn.role != "assistant":
+        return False
+    lines = [line for line in LINE_BREAK.split(turn.content) if line.strip()]
+    return (
+        bool(lines)
+        and lines[0].strip() == UNANSWERED_MARK
+        and all(_NOTICE_LINE.fullmatch(line) for line in lines[1:])
+    )
 
 
 def _transcript_text(turn: Turn) -> str:

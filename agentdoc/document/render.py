@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from agentdoc.claude import ApiRetry, Reply, TextPart, ToolPart
-from agentdoc.document.parser import seal_reply
+from agentdoc.document.parser import UNANSWERED_MARK, seal_reply
 
 RESULT_PREVIEW_LINES = 8
 RESULT_PREVIEW_CHARS = 600
@@ -125,21 +125,33 @@ def hint_for(error: str) -> str | None:
     return next((hint for pattern, hint in _HINTS if pattern.search(error)), None)
 
 
-def render_problem(reply: Reply, document_name: str) -> str | None:
-    """The warning callout for a failed or interrupted turn, or None if it succeeded."""
+def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -> str | None:
+    """The warning callout for a failed or interrupted turn, or None if it succeeded.
+
+    With `pending` (nothing of the reply to show) the callout stands in for the reply: it starts
+    with the unanswered mark, so the prompt above stays pending and the next attempt replaces it.
+    """
     if reply.error is None and not reply.interrupted:
         return None
-    # The failed prompt now has an answer, so it is no longer pending: to retry, it must be
-    # written again under the fresh `## User` heading that follows the reply.
-    retry = (
-        "To retry, write the prompt again under the `## User` heading below, then save "
-        f"(or run `agentdoc run {document_name}`)."
-    )
+    if pending:
+        # A save with no change is indistinguishable from our own write, hence "any change".
+        retry = (
+            "Your prompt above is still pending: to send it again, save the document with any "
+            f"change (deleting this notice will do), or run `agentdoc run {document_name}`."
+        )
+    else:
+        # The prompt has an answer (the partial text), so it is no longer pending: to retry,
+        # it must be written again under the fresh `## User` heading that follows the reply.
+        retry = (
+            "To retry, write the prompt again under the `## User` heading below, then save "
+            f"(or run `agentdoc run {document_name}`)."
+        )
     if reply.error is not None:
         head = f"**The reply failed:** {_one_line(reply.error)}"
     else:
         head = "**The reply was interrupted** before it finished."
-    lines = ["> [!WARNING]", f"> {head}"]
+    lines = [UNANSWERED_MARK] if pending else []
+    lines += ["> [!WARNING]", f"> {head}"]
     hint = hint_for(reply.error) if reply.error is not None else None
     if hint:
         lines.append(f"> {hint}")
@@ -164,7 +176,8 @@ def render_footer(
     model = reply.model or (reply.result.models[0] if reply.result and reply.result.models else "")
     if model:
         bits.append(model)
-    if reply.result is not None:
+    if reply.result is not None and (reply.result.input_tokens or reply.result.output_tokens):
+        # A turn that failed before the API answered reports zeros: figures it never had.
         bits.append(
             f"{_tokens(reply.result.input_tokens)} in / {_tokens(reply.result.output_tokens)} out"
         )
@@ -187,9 +200,10 @@ def render_final(
     thinking_link: str | None,
     footer: bool,
     note: str | None = None,
+    pending: bool = False,
 ) -> str:
     chunks = [render_body(reply, final=True)]
-    problem = render_problem(reply, document_name)
+    problem = render_problem(reply, document_name, pending=pending)
     if problem:
         chunks.append(problem)
     if footer:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentdoc.document.merge import merge_text
+from agentdoc.document.parser import turn_headings
 
 START = "<!-- agentdoc:reply {nonce} (streaming; text you type between these markers is kept) -->"
 END = "<!-- agentdoc:end {nonce} -->"
@@ -123,12 +124,19 @@ def fill_region(
 
 
 def close_region(
-    text: str, nonce: str, body: str, last_body: str, earlier: Sequence[str] = ()
+    text: str,
+    nonce: str,
+    body: str,
+    last_body: str,
+    earlier: Sequence[str] = (),
+    *,
+    next_prompt: bool = True,
 ) -> str | None:
     """Replace the whole region (markers included) with the final body and a fresh prompt.
 
     Only the marker comments themselves are removed: anything the user typed on a marker's line
-    stays, before the reply (start line) or after it (end line).
+    stays, before the reply (start line) or after it (end line). Without `next_prompt` (a
+    failure notice that leaves the prompt pending) no ``## User`` heading is added.
     """
     region = find_region(text, nonce)
     if region is None:
@@ -140,12 +148,27 @@ def close_region(
         text[region.start + len(START.format(nonce=nonce)) : region.content_start]
     )
     after = _typed_on_line(text[region.marker_end : region.end]) + text[region.end :]
-    if _USER_HEADING.match(after.lstrip("\r\n")):
+    if not next_prompt and not after.strip():
+        closing = after
+    elif _USER_HEADING.match(after.lstrip("\r\n")) or not next_prompt:
         # The user already opened the next prompt below the reply: don't add another heading.
         closing = after if after.startswith(("\n", "\r\n")) else nl + after
     else:
         closing = f"{nl}## User{nl}{nl}{after}"
     return text[: region.start] + lead + merged + closing
+
+
+def typed_below(text: str, nonce: str) -> bool:
+    """Whether the user typed text right below the open region without a ``## User`` heading
+    of their own: closing the region puts the fresh heading above it, so it reads as a prompt
+    that the user never submitted."""
+    region = find_region(text, nonce)
+    if region is None:
+        return False
+    after = _typed_on_line(text[region.marker_end : region.end]) + text[region.end :]
+    if not after.strip() or _USER_HEADING.match(after.lstrip("\r\n")):
+        return False
+    return not any(role == "user" for _line, role in turn_headings(after))
 
 
 def _written_as(region: Region, last_body: str, earlier: Sequence[str]) -> str:

@@ -7,9 +7,15 @@ not part of what is sent, and it is removed from the document when the turn star
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from agentdoc.document import Document
+
+# A heading that was probably meant as a turn heading: any level, any case, e.g. `# User`.
+_NEAR_TURN_HEADING = re.compile(
+    r"^[ ]{0,3}#{1,6}[ \t]+(user|assistant)[ \t]*#*[ \t]*$", re.I | re.M
+)
 
 
 @dataclass(frozen=True)
@@ -19,7 +25,9 @@ class Submission:
 
 
 def _marker_offset(doc: Document, marker: str) -> int | None:
-    last = doc.turns[-1]
+    last = doc.pending_turn()
+    if last is None:
+        return None
     block = doc.text[last.content_start : last.end]
     stripped = block.rstrip()
     line_start = stripped.rfind("\n") + 1
@@ -52,3 +60,19 @@ def remove_marker(text: str, offset: int, marker: str) -> str:
 
 def wants_marker(doc: Document, default_trigger: str) -> bool:
     return (doc.meta.trigger or default_trigger) == "marker"
+
+
+def heading_hint(doc: Document) -> str:
+    """Advice when no prompt is found but a heading looks like a mistyped turn heading."""
+    for match in _NEAR_TURN_HEADING.finditer(doc.text):
+        line = match.group(0).strip()
+        if line not in ("## User", "## Assistant"):
+            return (
+                f" (`{line}` is not a turn heading: it must be exactly `## User`, two #, capital U)"
+            )
+    return ""
+
+
+def unknown_keys(doc: Document) -> list[str]:
+    """Keys under `agentdoc:` that agentdoc does not know (a typo such as `sesion`)."""
+    return sorted((doc.meta.model_extra or {}).keys())

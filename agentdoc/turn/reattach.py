@@ -23,9 +23,24 @@ def _same(a: str, b: str) -> bool:
     return a.rstrip() == b.rstrip()
 
 
+def _without_empty_reply(text: str) -> str:
+    """`text` without a trailing ``## Assistant`` heading that has nothing under it: what is
+    left when the user deletes the reply's text but keeps its heading."""
+    try:
+        doc = parse(text)
+    except (DocumentError, ValueError):
+        return text
+    last = doc.turns[-1] if doc.turns else None
+    if last is None or last.role != "assistant" or last.content.strip():
+        return text
+    return text[: last.start]
+
+
 def reattach(text: str, before: str, prompt: str, nonce: str) -> str | None:
     """`text` with an empty reply region re-opened after the prompt, or None to cancel."""
-    if _same(text, before):
+    if _same(text, before) or _same(_without_empty_reply(text), before):
+        # Deleting the reply's text but keeping its heading is a cancel too; re-opening it
+        # would add a second `## Assistant` and leave the kept one stray after the next prompt.
         return None
     try:
         doc = parse(text)

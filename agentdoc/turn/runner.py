@@ -57,6 +57,9 @@ class TurnOutcome:
     state: str  # "done", "failed", "interrupted", "cancelled"
     session_id: str | None
     elapsed: float
+    # Text typed below the streaming reply now sits under the fresh `## User` heading: it reads
+    # as a pending prompt, but only a save after the reply ended may send it.
+    held: bool = False
 
 
 class TurnRunner:
@@ -102,7 +105,16 @@ class TurnRunner:
         if sub is None:
             raise NoPendingPrompt(
                 f"{self.path}: nothing to send. Write your prompt under the last `## User` "
-                "heading, then run this again."
+                f"heading, then run this again.{detect.heading_hint(doc)}"
+            )
+        if unknown := detect.unknown_keys(doc):
+            known = ", ".join(type(doc.meta).model_fields)
+            log.warning(
+                "%s: ignoring unknown key%s under `agentdoc:`: %s (known keys: %s)",
+                self.path,
+                "s" if len(unknown) > 1 else "",
+                ", ".join(unknown),
+                known,
             )
         prompt = self._writer.prompt = sub.prompt
         plan = prepare_turn(
@@ -134,11 +146,19 @@ class TurnRunner:
             self._journal.close()
 
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
-        self._writer.open()
+        # Started before the document is touched: a CLI that cannot start (missing, not
+        # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
+        proc = self._spawn(plan)
+        try:
+            self._writer.open()
+        except BaseException:
+            proc.stop()
+            proc.wait()
+            raise
         self._progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
         sidecar = ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
-        attempt = self._attempt(plan, sidecar)
+        attempt = self._attempt(plan, sidecar, proc)
         if isinstance(attempt, TurnOutcome):
             return attempt
         builder, cancelled = attempt
@@ -154,18 +174,23 @@ class TurnRunner:
             builder, cancelled = attempt
         return self._finish(plan, builder, sidecar, cancelled=cancelled)
 
+    def _spawn(self, plan: TurnPlan) -> ClaudeProcess:
+        proc = spawn(plan.request, self.settings, self.environ)
+        self._journal.note_process(proc.pid)
+        return proc
+
     def _attempt(
-        self, plan: TurnPlan, sidecar: ThinkingSidecar
+        self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: ClaudeProcess | None = None
     ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
         """Run the CLI once: its reply and whether it was cancelled, or the turn's end."""
         builder = ReplyBuilder()
-        try:
-            proc = spawn(plan.request, self.settings, self.environ)
-            self._journal.note_process(proc.pid)
-        except ClaudeNotFound as exc:
-            self._problem = str(exc)
-            builder.finish(exit_code=None, stderr="")
-            return self._finish(plan, builder, sidecar, cancelled=False)
+        if proc is None:
+            try:
+                proc = self._spawn(plan)
+            except ClaudeNotFound as exc:
+                self._problem = str(exc)
+                builder.finish(exit_code=None, stderr="")
+                return self._finish(plan, builder, sidecar, cancelled=False)
         cancelled = False
         try:
             cancelled = self._pump(plan, proc, builder, sidecar)
@@ -173,7 +198,7 @@ class TurnRunner:
             log.info("%s: the streaming reply was deleted; cancelling the turn", self.path)
             proc.stop()
             proc.wait()
-            return self._outcome(plan, builder.reply, "cancelled")
+            return self._cancelled(plan, builder.reply)
         except BaseException:
             proc.stop()
             proc.wait()
@@ -268,6 +293,8 @@ class TurnRunner:
             reply = dataclasses.replace(reply, interrupted=True)
         has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
         elapsed = time.monotonic() - self._started
+        # No reply text at all: the prompt stays pending, so a failure never costs it.
+        pending = _unanswered(reply)
         body = render_final(
             reply,
             elapsed=elapsed,
@@ -275,16 +302,19 @@ class TurnRunner:
             thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
             footer=self.settings.footer,
             note=plan.note,
+            pending=pending,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id
-        if _session_lost(reply):
+        if _session_lost(reply) or pending:
+            # A retry of a prompt that got no reply must not resume a session holding it.
             session_id = None
         try:
-            self._writer.close(body, session_id)
+            self._writer.close(body, session_id, next_prompt=not pending)
         except RegionGone:
-            return self._outcome(plan, reply, "cancelled")
-        history.record_turn(self.path, plan.known, plan.turn, session_id)
+            return self._cancelled(plan, reply)
+        if not pending:
+            history.record_turn(self.path, plan.known, plan.turn, session_id)
         state = (
             "cancelled"
             if cancelled
@@ -297,8 +327,14 @@ class TurnRunner:
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
-        self._progress(plan.turn, state, reply.output_chars, session_id, detail)
+        tokens = reply.result.output_tokens if reply.result is not None else None
+        self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens)
         return self._outcome(plan, reply, state, session_id)
+
+    def _cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
+        """The user deleted the streaming block: nothing to write, but the status must end."""
+        self._progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
+        return self._outcome(plan, reply, "cancelled")
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
@@ -310,14 +346,27 @@ class TurnRunner:
             state=state,
             session_id=session_id or reply.session_id,
             elapsed=time.monotonic() - self._started,
+            held=self._writer.held,
         )
 
     def _progress(
-        self, turn: int, state: str, chars: int, session_id: str | None, detail: str = ""
+        self,
+        turn: int,
+        state: str,
+        chars: int,
+        session_id: str | None,
+        detail: str = "",
+        tokens: int | None = None,
     ) -> None:
         elapsed = time.monotonic() - self._started
         self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
-        self._status.report(turn, state, chars, session_id, detail)
+        self._status.report(turn, state, chars, session_id, detail, tokens)
+
+
+def _unanswered(reply: Reply) -> bool:
+    """A turn that ended badly with nothing of a reply to show (no text, no tool use)."""
+    ended_badly = reply.error is not None or reply.interrupted
+    return ended_badly and not render_body(reply, final=True).strip()
 
 
 def _session_lost(reply: Reply) -> bool:

@@ -21,7 +21,9 @@ from agentdoc.document import atomic_write
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-State = Literal["idle", "queued", "streaming", "error"]
+# "pending": a prompt waits in the document but was not sent (it was there when the daemon
+# started); the next save of the document sends it.
+State = Literal["idle", "pending", "queued", "streaming", "error"]
 
 
 class Status(BaseModel):
@@ -33,6 +35,7 @@ class Status(BaseModel):
     started: str | None = None  # ISO 8601, when the current/last turn started
     updated: str
     tokens: int = 0  # output tokens so far (estimated while streaming)
+    tokens_estimated: bool = True  # False once `tokens` is the CLI's own count (turn ended)
     error: str | None = None
     pid: int | None = None  # the agentdoc process working on the document
 
@@ -144,9 +147,19 @@ class StatusReporter:
         self.status = Status(document=document.name, state="idle", updated=now_iso())
 
     def report(
-        self, turn: int, state: str, chars: int, session_id: str | None, detail: str
+        self,
+        turn: int,
+        state: str,
+        chars: int,
+        session_id: str | None,
+        detail: str,
+        tokens: int | None = None,
     ) -> None:
-        """Record a turn state (a runner state such as "retrying", shown as a status state)."""
+        """Record a turn state (a runner state such as "retrying", shown as a status state).
+
+        `tokens` is the CLI's own output count, known when the turn ends; until then the
+        count is estimated from the characters streamed so far.
+        """
         previous = self.status
         now = now_iso()
         shown: State = (
@@ -166,7 +179,8 @@ class StatusReporter:
                 "session": session_id or previous.session,
                 "started": now if state == "starting" else previous.started,
                 "updated": now,
-                "tokens": chars // 4,
+                "tokens": chars // 4 if tokens is None else tokens,
+                "tokens_estimated": tokens is None,
                 "error": (detail or None) if shown == "error" else None,
                 "pid": os.getpid() if shown == "streaming" else None,
             }

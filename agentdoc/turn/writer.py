@@ -51,6 +51,9 @@ class ReplyWriter:
         # is merged against the last write (nothing typed is lost, only alignment is rougher).
         self._earlier: deque[str] = deque(maxlen=EARLIER_WRITES)
         self._before = ""  # the document as it was just before the reply region was opened
+        # The close put the fresh `## User` heading above text the user typed below the reply
+        # while it streamed: that text is not a submitted prompt (see TurnOutcome.held).
+        self.held = False
 
     def update(self, transform: Callable[[str], str | None]) -> None:
         """Re-read the document, apply `transform`, write it back atomically.
@@ -84,6 +87,12 @@ class ReplyWriter:
 
         def transform(text: str) -> str:
             doc = document.parse(text)
+            notice = doc.unanswered()
+            if notice is not None:
+                # The failure notice of an earlier attempt at this prompt: this reply replaces
+                # it (it holds nothing but agentdoc's own lines, see Document.unanswered).
+                text = text[: notice.start]
+                doc = document.parse(text)
             sub = detect.submission(doc, marker, require_marker=False)
             if sub is not None and sub.marker_line is not None:
                 text = detect.remove_marker(text, sub.marker_line, marker)
@@ -125,13 +134,19 @@ class ReplyWriter:
                 self._earlier.append(self._written_body)
             self._written_body = body
 
-    def close(self, final_body: str, session_id: str | None) -> None:
+    def close(self, final_body: str, session_id: str | None, *, next_prompt: bool = True) -> None:
         def transform(text: str) -> str | None:
             current = self._region(text)
             if current is None:
                 return None
+            self.held = next_prompt and document.typed_below(current, self.nonce)
             closed = document.close_region(
-                current, self.nonce, final_body, self._written_body, self._earlier
+                current,
+                self.nonce,
+                final_body,
+                self._written_body,
+                self._earlier,
+                next_prompt=next_prompt,
             )
             if closed is None or not session_id:
                 return closed
