@@ -5,9 +5,18 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# `make test CLAUDE_VERSION=2.1.330` (or `make e2e CLAUDE_VERSION=…`) runs the tests against
+# another Claude Code release, installed beside the pinned one in .claude-versions/<version>/.
+CLAUDE_VERSION ?=
+ifeq ($(CLAUDE_VERSION),)
 CLAUDE := $(CURDIR)/node_modules/.bin/claude
+CLAUDE_DEP := node_modules/.installed
+else
+CLAUDE := $(CURDIR)/.claude-versions/$(CLAUDE_VERSION)/node_modules/.bin/claude
+CLAUDE_DEP := .claude-versions/$(CLAUDE_VERSION)/.installed
+endif
 
-.PHONY: demo test lint install editors
+.PHONY: demo test e2e lint install editors
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -20,6 +29,12 @@ $(VENV)/.installed: pyproject.toml
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	$(CLAUDE) --version
+	touch $@
+
+.claude-versions/%/.installed:
+	npm install --prefix .claude-versions/$* --no-save --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/claude-code@$*
+	.claude-versions/$*/node_modules/.bin/claude --version
 	touch $@
 
 demo: install
@@ -37,5 +52,9 @@ editors:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null; } || \
 		echo "note: install neovim to run the real-editor test"
 
-test: lint editors
+test: lint editors $(CLAUDE_DEP)
 	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra
+
+# Only the tests that drive the real CLI: the quick check of a new Claude Code release.
+e2e: install $(CLAUDE_DEP)
+	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra -m e2e
