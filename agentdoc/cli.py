@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from agentdoc.errors import (
 from agentdoc.fileio import WriteLedger
 from agentdoc.session import Mode
 from agentdoc.terminal import LiveView
-from agentdoc.turn import TurnRunner
+from agentdoc.turn import Progress, TurnRunner
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,36 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
-def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | None = None) -> int:
+def _reporter(print_reply: bool, quiet: bool) -> tuple[LiveView, Callable[[Progress], None]]:
+    """The progress callback of a one-shot turn, and the view to close when it ends.
+
+    stdout carries the reply whenever it is not a terminal (`agentdoc run x.md | cat`); in a
+    terminal only with --print. Progress and errors always go to stderr.
+    """
+    view = LiveView(quiet=quiet, show_reply=print_reply)
+    echo_reply = not quiet and (not sys.stdout.isatty() or (print_reply and not view.show_reply))
+    if not echo_reply:
+        return view, view
+    from agentdoc.echo import ReplyEcho
+
+    echo = ReplyEcho(sys.stdout)
+
+    def both(p: Progress) -> None:
+        echo(p)
+        view(p)
+
+    return view, both
+
+
+def _run_turn(
+    path: Path,
+    mode: Mode,
+    session: str | None = None,
+    model: str | None = None,
+    *,
+    print_reply: bool = False,
+    quiet: bool = False,
+) -> int:
     current = status.live_turn(path)
     if current is not None:
         raise AgentdocError(
@@ -82,13 +112,28 @@ def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | N
     recovery.recover(path, WriteLedger())  # a reply left open by a killed run
     status.clear_dead_turn(path)
     settings = load_settings({"model": model})
-    runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=LiveView())
-    outcome = runner.run()
-    if outcome.state == "done":
-        return 0
-    if outcome.reply.error:
-        click.echo(f"error: {outcome.reply.error}", err=True)
-    return EXIT_TURN_FAILED
+    view, report = _reporter(print_reply, quiet)
+    try:
+        runner = TurnRunner(path, settings, mode=mode, session=session, on_progress=report)
+        outcome = runner.run()
+    finally:
+        view.close()
+    # A failure was reported (once, in full) by the view.
+    return 0 if outcome.state == "done" else EXIT_TURN_FAILED
+
+
+def _output_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option(
+        "-q", "--quiet", is_flag=True, help="Print nothing but errors (not even the reply)."
+    )(f)
+    return click.option(
+        "-p",
+        "--print",
+        "print_reply",
+        is_flag=True,
+        help="Also stream the reply into the terminal (it always goes to stdout when that is "
+        "a pipe or a file).",
+    )(f)
 
 
 # Existence and type are checked when the file is read, with messages that say what is wrong
@@ -99,33 +144,53 @@ _path_arg = click.argument("path", type=click.Path(path_type=Path))
 @cli.command()
 @_path_arg
 @click.option("--model", help="Model for this turn (beats the document's).")
+@_output_options
 @click.pass_context
-def start(ctx: click.Context, path: Path, model: str | None) -> None:
+def start(
+    ctx: click.Context, path: Path, model: str | None, print_reply: bool, quiet: bool
+) -> None:
     """Send the pending prompt as the first turn of a NEW Claude session.
 
     This is the clean rebuild: if the document already has history, the new session is given
     its transcript (as the document shows it now), and the document continues in that session.
     """
-    ctx.exit(_run_turn(path, "start", model=model))
+    ctx.exit(_run_turn(path, "start", model=model, print_reply=print_reply, quiet=quiet))
 
 
 @cli.command()
 @_path_arg
 @click.option("--session", help="Resume this session id instead of the stored one.")
 @click.option("--model", help="Model for this turn (beats the document's).")
+@_output_options
 @click.pass_context
-def resume(ctx: click.Context, path: Path, session: str | None, model: str | None) -> None:
+def resume(
+    ctx: click.Context,
+    path: Path,
+    session: str | None,
+    model: str | None,
+    print_reply: bool,
+    quiet: bool,
+) -> None:
     """Send the pending prompt into the document's stored (or the given) session."""
-    ctx.exit(_run_turn(path, "resume", session=session, model=model))
+    ctx.exit(
+        _run_turn(
+            path, "resume", session=session, model=model, print_reply=print_reply, quiet=quiet
+        )
+    )
 
 
 @cli.command()
 @_path_arg
 @click.option("--model", help="Model for this turn (beats the document's).")
+@_output_options
 @click.pass_context
-def run(ctx: click.Context, path: Path, model: str | None) -> None:
-    """Resume the document's session if it has one, else start one (for editor hotkeys)."""
-    ctx.exit(_run_turn(path, "run", model=model))
+def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, quiet: bool) -> None:
+    """Resume the document's session if it has one, else start one (for editor hotkeys).
+
+    The reply streams into the document; when stdout is a pipe or a file it streams there too
+    (just the reply's text), and with --print also into the terminal.
+    """
+    ctx.exit(_run_turn(path, "run", model=model, print_reply=print_reply, quiet=quiet))
 
 
 @cli.command("fork")

@@ -186,6 +186,7 @@ class Daemon:
             status.write_status(
                 path, status.Status(document=path.name, state="queued", updated=status.now_iso())
             )
+            self.on_progress(Progress(path, 0, "queued", 0.0, 0, None))
             return
         doc.cancel = threading.Event()
         runner = TurnRunner(

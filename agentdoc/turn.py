@@ -55,6 +55,7 @@ class Progress:
     output_chars: int
     session_id: str | None
     detail: str = ""
+    reply: Reply | None = None  # the snapshot behind this report (for echoing the reply)
 
 
 @dataclass(frozen=True)
@@ -361,7 +362,7 @@ class TurnRunner:
             sidecar.update(reply.thinking, reply.session_id)
         self._flush(render_body(reply, final=False))
         state = "retrying" if reply.retry is not None else "streaming"
-        self._progress(plan.turn, state, reply.output_chars, reply.session_id)
+        self._progress(plan.turn, state, reply.output_chars, reply.session_id, reply=reply)
 
     def _finish(
         self,
@@ -407,7 +408,7 @@ class TurnRunner:
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
-        self._progress(plan.turn, state, reply.output_chars, session_id, detail)
+        self._progress(plan.turn, state, reply.output_chars, session_id, detail, reply)
         return self._outcome(plan, reply, state, session_id)
 
     def _outcome(
@@ -423,10 +424,18 @@ class TurnRunner:
         )
 
     def _progress(
-        self, turn: int, state: str, chars: int, session_id: str | None, detail: str = ""
+        self,
+        turn: int,
+        state: str,
+        chars: int,
+        session_id: str | None,
+        detail: str = "",
+        reply: Reply | None = None,
     ) -> None:
         elapsed = time.monotonic() - self._started
-        self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
+        self.on_progress(
+            Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
+        )
         self._write_status(turn, state, chars, session_id, detail)
 
     def _write_status(
