@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,7 +29,19 @@ from agentdoc.session import Mode
 from agentdoc.terminal import LiveView
 from agentdoc.turn import Progress, TurnRunner
 
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
 log = logging.getLogger(__name__)
+
+
+def _complete_documents(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion for document arguments: markdown files and folders (to go into)."""
+    from agentdoc.completion import document_candidates
+
+    return document_candidates(incomplete)
 
 
 class _Group(click.Group):
@@ -53,10 +65,19 @@ def cli(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if sys.platform == "win32":
+        # The tree lock (flock), process groups and permissions are POSIX: say so up front
+        # rather than fail half-way through a turn.
+        raise AgentdocError(
+            "agentdoc runs on Linux and macOS; on Windows, run it inside WSL "
+            "(Windows Subsystem for Linux)"
+        )
 
 
 @cli.command()
-@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "path", type=click.Path(dir_okay=False, path_type=Path), shell_complete=_complete_documents
+)
 @click.option("--title", help="Title (frontmatter and first heading); default: the file name.")
 @click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
 def new(path: Path, title: str | None, model: str | None) -> None:
@@ -138,7 +159,9 @@ def _output_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 # Existence and type are checked when the file is read, with messages that say what is wrong
 # (a folder, a loop of symbolic links…) and exit code 1, not click's usage error.
-_path_arg = click.argument("path", type=click.Path(path_type=Path))
+_path_arg = click.argument(
+    "path", type=click.Path(path_type=Path), shell_complete=_complete_documents
+)
 
 
 @cli.command()
@@ -195,7 +218,9 @@ def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, qu
 
 @cli.command("fork")
 @_path_arg
-@click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "new", type=click.Path(dir_okay=False, path_type=Path), shell_complete=_complete_documents
+)
 @click.option("--turn", type=int, help="Copy exchanges 1..TURN (default: all completed ones).")
 def fork_command(path: Path, new: Path, turn: int | None) -> None:
     """Copy the conversation in PATH into a new document NEW, with its lineage.
@@ -238,7 +263,7 @@ _PATHS = click.Path(exists=True, path_type=Path)
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=_PATHS)
+@click.argument("paths", nargs=-1, type=_PATHS, shell_complete=_complete_documents)
 @click.option("--poll", is_flag=True, help="Poll for changes (network drives, WSL, containers).")
 @click.option(
     "--send-pending",
@@ -284,7 +309,7 @@ def watch(
 
 
 @cli.command("status")
-@click.argument("path", required=False, type=_PATHS)
+@click.argument("path", required=False, type=_PATHS, shell_complete=_complete_documents)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming or error."""
@@ -342,7 +367,7 @@ def cancel(path: Path, wait: float) -> None:
 
 
 @cli.command()
-@click.argument("path", required=False, type=_PATHS)
+@click.argument("path", required=False, type=_PATHS, shell_complete=_complete_documents)
 @click.option("--wait", default=15.0, show_default=True, help="Seconds to wait for the exit.")
 def stop(path: Path | None, wait: float) -> None:
     """Stop the daemon that watches PATH (default: this folder)."""
@@ -360,6 +385,28 @@ def stop(path: Path | None, wait: float) -> None:
             return
         time.sleep(0.05)
     raise AgentdocError(f"agentdoc watch (pid {holder.pid}) has not stopped after {wait:.0f} s")
+
+
+@cli.command()
+@click.argument(
+    "path", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def doctor(ctx: click.Context, path: Path | None, as_json: bool) -> None:
+    """Check the Claude CLI, authentication, config and watch limits; say how to fix each.
+
+    PATH is the folder you mean to watch (default: this folder), for the inotify watch limit.
+    Exits 1 if a check fails (a "!" is a warning and does not).
+    """
+    from agentdoc import doctor as checks
+
+    report = checks.run_checks(path or Path.cwd())
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+    else:
+        checks.render(report, click.echo)
+    ctx.exit(0 if report.ok else 1)
 
 
 def main(argv: list[str] | None = None) -> int:
