@@ -45,12 +45,16 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-# Real editors for the editor tests: Vim ships with the machine image, Neovim comes from the
-# distribution (installed when we are root, as in CI; otherwise those tests skip locally).
+# Real editors for the editor tests: Vim ships with the machine image; Neovim, Emacs and
+# Emacs's markdown-mode come from the distribution (installed when we are root, as in CI;
+# otherwise those tests skip locally).
+EDITOR_PACKAGES := neovim emacs-nox elpa-markdown-mode
 editors:
-	@command -v nvim >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null; } || \
-		echo "note: install neovim to run the real-editor test"
+	@{ command -v nvim && command -v emacs && \
+		emacs --batch --eval '(kill-emacs (if (locate-library "markdown-mode") 0 1))'; \
+	} >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(EDITOR_PACKAGES) >/dev/null; } || \
+		echo "note: install $(EDITOR_PACKAGES) to run the real-editor tests"
 
 test: lint editors $(CLAUDE_DEP)
 	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra

@@ -409,6 +409,30 @@ def doctor(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     ctx.exit(0 if report.ok else 1)
 
 
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--print", "print_it", is_flag=True, help="Print the recipe itself.")
+def editor(name: str | None, print_it: bool) -> None:
+    """Print where the installed recipe or plugin for editor NAME lives.
+
+    Without NAME, list every recipe with its path. With --print, print the file itself (to
+    redirect it where your editor wants it).
+    """
+    from agentdoc import recipes
+
+    if name is None:
+        for key, (_file, what) in recipes.RECIPES.items():
+            click.echo(f"{key:8} {recipes.locate(key)}  ({what})")
+        return
+    path = recipes.locate(name)
+    if not print_it:
+        click.echo(str(path))
+    elif path.is_dir():
+        raise AgentdocError(f"{path} is a folder (a plugin); point your editor at it")
+    else:
+        click.echo(path.read_text(encoding="utf-8"), nl=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         code = cli.main(args=argv, prog_name="agentdoc", standalone_mode=False)
