@@ -295,16 +295,20 @@ def watch(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     roots = list(paths) or [Path.cwd()]
+    view = LiveView()
     daemon = Daemon(
         roots,
         load_settings(),
         send_pending=send_pending,
         poll=poll,
         max_concurrent=max_concurrent,
-        on_progress=LiveView(),
+        on_progress=view,
     )
     click.echo(f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
-    daemon.run(stop)
+    try:
+        daemon.run(stop)
+    finally:
+        view.close()  # gives the terminal its cursor back, whatever stopped the daemon
     click.echo("agentdoc stopped", err=True)
 
 
