@@ -5,9 +5,18 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# `make test CLAUDE_VERSION=2.1.330` (or `make e2e CLAUDE_VERSION=…`) runs the tests against
+# another Claude Code release, installed beside the pinned one in .claude-versions/<version>/.
+CLAUDE_VERSION ?=
+ifeq ($(CLAUDE_VERSION),)
 CLAUDE := $(CURDIR)/node_modules/.bin/claude
+CLAUDE_DEP := node_modules/.installed
+else
+CLAUDE := $(CURDIR)/.claude-versions/$(CLAUDE_VERSION)/node_modules/.bin/claude
+CLAUDE_DEP := .claude-versions/$(CLAUDE_VERSION)/.installed
+endif
 
-.PHONY: demo test lint install editors
+.PHONY: demo test e2e lint install editors
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -22,6 +31,12 @@ node_modules/.installed: package.json package-lock.json
 	$(CLAUDE) --version
 	touch $@
 
+.claude-versions/%/.installed:
+	npm install --prefix .claude-versions/$* --no-save --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/claude-code@$*
+	.claude-versions/$*/node_modules/.bin/claude --version
+	touch $@
+
 demo: install
 	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/agentdoc demo --dir agentdoc-demo
 
@@ -30,12 +45,20 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-# Real editors for the editor tests: Vim ships with the machine image, Neovim comes from the
-# distribution (installed when we are root, as in CI; otherwise those tests skip locally).
+# Real editors for the editor tests: Vim ships with the machine image; Neovim, Emacs and
+# Emacs's markdown-mode come from the distribution (installed when we are root, as in CI;
+# otherwise those tests skip locally).
+EDITOR_PACKAGES := neovim emacs-nox elpa-markdown-mode
 editors:
-	@command -v nvim >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null; } || \
-		echo "note: install neovim to run the real-editor test"
+	@{ command -v nvim && command -v emacs && \
+		emacs --batch --eval '(kill-emacs (if (locate-library "markdown-mode") 0 1))'; \
+	} >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(EDITOR_PACKAGES) >/dev/null; } || \
+		echo "note: install $(EDITOR_PACKAGES) to run the real-editor tests"
 
-test: lint editors
+test: lint editors $(CLAUDE_DEP)
 	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra
+
+# Only the tests that drive the real CLI: the quick check of a new Claude Code release.
+e2e: install $(CLAUDE_DEP)
+	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra -m e2e

@@ -11,8 +11,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,6 +31,7 @@ from agentdoc.interrupt import stop_on_signals
 from agentdoc.terminal import LiveView
 from agentdoc.turn import (
     Mode,
+    Progress,
     TurnRunner,
     all_statuses,
     clear_dead_turn,
@@ -39,7 +41,19 @@ from agentdoc.turn import (
     request_cancel,
 )
 
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
 log = logging.getLogger(__name__)
+
+
+def _complete_documents(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion for document arguments: markdown files and folders (to go into)."""
+    from agentdoc.completion import document_candidates
+
+    return document_candidates(incomplete)
 
 
 class _Group(click.Group):
@@ -63,10 +77,19 @@ def cli(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if sys.platform == "win32":
+        # The tree lock (flock), process groups and permissions are POSIX: say so up front
+        # rather than fail half-way through a turn.
+        raise AgentdocError(
+            "agentdoc runs on Linux and macOS; on Windows, run it inside WSL "
+            "(Windows Subsystem for Linux)"
+        )
 
 
 @cli.command()
-@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "path", type=click.Path(dir_okay=False, path_type=Path), shell_complete=_complete_documents
+)
 @click.option("--title", help="Title (frontmatter and first heading); default: the file name.")
 @click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
 def new(path: Path, title: str | None, model: str | None) -> None:
@@ -96,7 +119,36 @@ def _must_exist(path: Path) -> None:
         raise AgentdocError(f"{path}: no such file")
 
 
-def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | None = None) -> int:
+def _reporter(print_reply: bool, quiet: bool) -> tuple[LiveView, Callable[[Progress], None]]:
+    """The progress callback of a one-shot turn, and the view to close when it ends.
+
+    stdout carries the reply whenever it is not a terminal (`agentdoc run x.md | cat`); in a
+    terminal only with --print. Progress and errors always go to stderr.
+    """
+    view = LiveView(quiet=quiet, show_reply=print_reply)
+    echo_reply = not quiet and (not sys.stdout.isatty() or (print_reply and not view.show_reply))
+    if not echo_reply:
+        return view, view
+    from agentdoc.echo import ReplyEcho
+
+    echo = ReplyEcho(sys.stdout)
+
+    def both(p: Progress) -> None:
+        echo(p)
+        view(p)
+
+    return view, both
+
+
+def _run_turn(
+    path: Path,
+    mode: Mode,
+    session: str | None = None,
+    model: str | None = None,
+    *,
+    print_reply: bool = False,
+    quiet: bool = False,
+) -> int:
     _must_exist(path)
     if session is not None and not _SESSION_ID.fullmatch(session):
         raise AgentdocError(
@@ -113,61 +165,100 @@ def _run_turn(path: Path, mode: Mode, session: str | None = None, model: str | N
     clear_dead_turn(path)
     settings = load_settings({"model": model})
     cancel = threading.Event()
-    runner = TurnRunner(
-        path, settings, mode=mode, session=session, on_progress=LiveView(), cancel=cancel
-    )
-    with stop_on_signals(cancel) as caught:
-        outcome = runner.run()
+    view, report = _reporter(print_reply, quiet)
+    try:
+        runner = TurnRunner(
+            path, settings, mode=mode, session=session, on_progress=report, cancel=cancel
+        )
+        with stop_on_signals(cancel) as caught:
+            outcome = runner.run()
+    finally:
+        view.close()
     if caught.exit_code is not None:
         click.echo("interrupted: the partial reply is kept in the document", err=True)
         return caught.exit_code
-    if outcome.state == "done":
-        return 0
-    if outcome.reply.error:
-        click.echo(f"error: {outcome.reply.error}", err=True)
-    return EXIT_TURN_FAILED
+    # A failure was reported (once, in full) by the view.
+    return 0 if outcome.state == "done" else EXIT_TURN_FAILED
+
+
+def _output_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option(
+        "-q", "--quiet", is_flag=True, help="Print nothing but errors (not even the reply)."
+    )(f)
+    return click.option(
+        "-p",
+        "--print",
+        "print_reply",
+        is_flag=True,
+        help="Also stream the reply into the terminal (it always goes to stdout when that is "
+        "a pipe or a file).",
+    )(f)
 
 
 # Existence and type are checked when the file is read, with messages that say what is wrong
 # (a folder, a loop of symbolic links…) and exit code 1, not click's usage error.
-_path_arg = click.argument("path", type=click.Path(path_type=Path))
+_path_arg = click.argument(
+    "path", type=click.Path(path_type=Path), shell_complete=_complete_documents
+)
 
 
 @cli.command()
 @_path_arg
 @click.option("--model", help="Model for this turn (beats the document's).")
+@_output_options
 @click.pass_context
-def start(ctx: click.Context, path: Path, model: str | None) -> None:
+def start(
+    ctx: click.Context, path: Path, model: str | None, print_reply: bool, quiet: bool
+) -> None:
     """Send the pending prompt as the first turn of a NEW Claude session.
 
     This is the clean rebuild: if the document already has history, the new session is given
     its transcript (as the document shows it now), and the document continues in that session.
     """
-    ctx.exit(_run_turn(path, "start", model=model))
+    ctx.exit(_run_turn(path, "start", model=model, print_reply=print_reply, quiet=quiet))
 
 
 @cli.command()
 @_path_arg
 @click.option("--session", help="Resume this session id instead of the stored one.")
 @click.option("--model", help="Model for this turn (beats the document's).")
+@_output_options
 @click.pass_context
-def resume(ctx: click.Context, path: Path, session: str | None, model: str | None) -> None:
+def resume(
+    ctx: click.Context,
+    path: Path,
+    session: str | None,
+    model: str | None,
+    print_reply: bool,
+    quiet: bool,
+) -> None:
     """Send the pending prompt into the document's stored (or the given) session."""
-    ctx.exit(_run_turn(path, "resume", session=session, model=model))
+    ctx.exit(
+        _run_turn(
+            path, "resume", session=session, model=model, print_reply=print_reply, quiet=quiet
+        )
+    )
 
 
 @cli.command()
 @_path_arg
 @click.option("--model", help="Model for this turn (beats the document's).")
+@_output_options
 @click.pass_context
-def run(ctx: click.Context, path: Path, model: str | None) -> None:
-    """Resume the document's session if it has one, else start one (for editor hotkeys)."""
-    ctx.exit(_run_turn(path, "run", model=model))
+def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, quiet: bool) -> None:
+    """Resume the document's session if it has one, else start one (for editor hotkeys).
+
+    The reply streams into the document; when stdout is a pipe or a file it streams there too
+    (just the reply's text), and with --print also into the terminal.
+    """
+    ctx.exit(_run_turn(path, "run", model=model, print_reply=print_reply, quiet=quiet))
 
 
 @cli.command("fork")
 @_path_arg
-@click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "new", type=click.Path(dir_okay=False, path_type=Path), shell_complete=_complete_documents
+)
 @click.option("--turn", type=int, help="Copy exchanges 1..TURN (default: all completed ones).")
 def fork_command(path: Path, new: Path, turn: int | None) -> None:
     """Copy the conversation in PATH into a new document NEW, with its lineage.
@@ -210,7 +301,7 @@ _PATHS = click.Path(exists=True, path_type=Path)
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=_PATHS)
+@click.argument("paths", nargs=-1, type=_PATHS, shell_complete=_complete_documents)
 @click.option("--poll", is_flag=True, help="Poll for changes (network drives, WSL, containers).")
 @click.option(
     "--send-pending",
@@ -242,21 +333,27 @@ def watch(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     roots = list(paths) or [Path.cwd()]
+    view = LiveView()
     daemon = Daemon(
         roots,
         load_settings(),
         send_pending=send_pending,
         poll=poll,
         max_concurrent=max_concurrent,
-        on_progress=LiveView(),
+        on_progress=view,
     )
     click.echo(f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
-    daemon.run(stop)
+    try:
+        daemon.run(stop)
+    finally:
+        view.close()  # gives the terminal its cursor back, whatever stopped the daemon
     click.echo("agentdoc stopped", err=True)
 
 
 @cli.command("status")
-@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.argument(
+    "path", required=False, type=click.Path(path_type=Path), shell_complete=_complete_documents
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming or error."""
@@ -316,7 +413,7 @@ def cancel(path: Path, wait: float) -> None:
 
 
 @cli.command()
-@click.argument("path", required=False, type=_PATHS)
+@click.argument("path", required=False, type=_PATHS, shell_complete=_complete_documents)
 @click.option("--wait", default=15.0, show_default=True, help="Seconds to wait for the exit.")
 def stop(path: Path | None, wait: float) -> None:
     """Stop the daemon that watches PATH (default: this folder)."""
@@ -334,6 +431,52 @@ def stop(path: Path | None, wait: float) -> None:
             return
         time.sleep(0.05)
     raise AgentdocError(f"agentdoc watch (pid {holder.pid}) has not stopped after {wait:.0f} s")
+
+
+@cli.command()
+@click.argument(
+    "path", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def doctor(ctx: click.Context, path: Path | None, as_json: bool) -> None:
+    """Check the Claude CLI, authentication, config and watch limits; say how to fix each.
+
+    PATH is the folder you mean to watch (default: this folder), for the inotify watch limit.
+    Exits 1 if a check fails (a "!" is a warning and does not).
+    """
+    from agentdoc import doctor as checks
+
+    report = checks.run_checks(path or Path.cwd())
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+    else:
+        checks.render(report, click.echo)
+    ctx.exit(0 if report.ok else 1)
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--print", "print_it", is_flag=True, help="Print the recipe itself.")
+def editor(name: str | None, print_it: bool) -> None:
+    """Print where the installed recipe or plugin for editor NAME lives.
+
+    Without NAME, list every recipe with its path. With --print, print the file itself (to
+    redirect it where your editor wants it).
+    """
+    from agentdoc import recipes
+
+    if name is None:
+        for key, (_file, what) in recipes.RECIPES.items():
+            click.echo(f"{key:8} {recipes.locate(key)}  ({what})")
+        return
+    path = recipes.locate(name)
+    if not print_it:
+        click.echo(str(path))
+    elif path.is_dir():
+        raise AgentdocError(f"{path} is a folder (a plugin); point your editor at it")
+    else:
+        click.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
 def main(argv: list[str] | None = None) -> int:

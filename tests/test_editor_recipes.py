@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-RECIPES = Path(__file__).resolve().parents[1] / "examples" / "editors"
+RECIPES = Path(__file__).resolve().parents[1] / "agentdoc" / "editors"
 
 
 def run_vim(*commands: str) -> int:
@@ -23,11 +23,14 @@ def run_vim(*commands: str) -> int:
 @pytest.mark.skipif(shutil.which("vim") is None, reason="vim is not installed")
 def test_vim_recipe_loads_and_maps_the_commands(tmp_path: Path) -> None:
     recipe = RECIPES / "agentdoc.vim"
+    # The keys are mapped in session documents only (see test_editor_vim_emacs.py for more).
+    doc = tmp_path / "chat.md"
+    doc.write_text("---\nagentdoc: {}\n---\n\n## User\n\n")
     check = (
-        "redir => g:m | silent nmap <Leader>ar | silent nmap <Leader>ac | redir END"
-        " | if g:m !~# 'agentdoc run' || g:m !~# 'agentdoc cancel' || !&autoread | cquit | endif"
+        "if maparg('<Leader>ar', 'n') !~# 'Run' || maparg('<Leader>ac', 'n') !~# 'Cancel'"
+        " || !&autoread | cquit | endif"
     )
-    assert run_vim(f"source {recipe}", check) == 0
+    assert run_vim(f"source {recipe}", f"edit {doc}", check) == 0
     broken = tmp_path / "broken.vim"
     broken.write_text(recipe.read_text().replace("endfunction", "", 1))
     assert run_vim(f"source {broken}") != 0  # the check above can fail

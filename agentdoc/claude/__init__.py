@@ -5,7 +5,7 @@ tests point the real CLI at. Other packages import the names in ``__all__`` from
 """
 
 from agentdoc.claude.events import ApiRetry, StreamError
-from agentdoc.claude.process import AgentRequest, ClaudeProcess, spawn
+from agentdoc.claude.process import AgentRequest, ClaudeProcess, resolve_executable, spawn
 from agentdoc.claude.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.claude.sessionstore import has_session
 from agentdoc.claude.stream import parse_line
@@ -22,5 +22,6 @@ __all__ = [
     "ToolPart",
     "has_session",
     "parse_line",
+    "resolve_executable",
     "spawn",
 ]

@@ -224,6 +224,7 @@ class Daemon:
         if self._running() >= self.max_concurrent:
             doc.waiting = True
             write_status(path, Status(document=path.name, state="queued", updated=now_iso()))
+            self.on_progress(Progress(path, 0, "queued", 0.0, 0, None))
             return
         doc.cancel = threading.Event()
         runner = TurnRunner(

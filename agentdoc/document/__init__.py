@@ -21,12 +21,13 @@ from agentdoc.document.parser import (
     Document,
     DocumentError,
     Turn,
+    escape_reply,
     is_session_document,
     parse,
     seal_reply,
     strip_comments,
 )
-from agentdoc.document.render import render_body, render_final, render_problem
+from agentdoc.document.render import render_body, render_final, render_problem, render_tool
 from agentdoc.document.splice import (
     STREAMING_MARK,
     close_region,
@@ -55,6 +56,7 @@ __all__ = [
     "decode",
     "digest",
     "dominant_newline",
+    "escape_reply",
     "fill_region",
     "find_region",
     "is_session_document",
@@ -66,6 +68,7 @@ __all__ = [
     "render_body",
     "render_final",
     "render_problem",
+    "render_tool",
     "seal_reply",
     "set_meta",
     "sidecar_link",

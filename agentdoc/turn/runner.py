@@ -47,6 +47,7 @@ class Progress:
     output_chars: int
     session_id: str | None
     detail: str = ""
+    reply: Reply | None = None  # the snapshot behind this report (for echoing the reply)
 
 
 @dataclass(frozen=True)
@@ -276,7 +277,7 @@ class TurnRunner:
             sidecar.update(reply.thinking, reply.session_id)
         self._writer.flush(render_body(reply, final=False))
         state = "retrying" if reply.retry is not None else "streaming"
-        self._progress(plan.turn, state, reply.output_chars, reply.session_id)
+        self._progress(plan.turn, state, reply.output_chars, reply.session_id, reply=reply)
 
     def _finish(
         self,
@@ -328,7 +329,7 @@ class TurnRunner:
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
         tokens = reply.result.output_tokens if reply.result is not None else None
-        self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens)
+        self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
         return self._outcome(plan, reply, state, session_id)
 
     def _cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
@@ -357,9 +358,12 @@ class TurnRunner:
         session_id: str | None,
         detail: str = "",
         tokens: int | None = None,
+        reply: Reply | None = None,
     ) -> None:
         elapsed = time.monotonic() - self._started
-        self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
+        self.on_progress(
+            Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
+        )
         self._status.report(turn, state, chars, session_id, detail, tokens)
 
 

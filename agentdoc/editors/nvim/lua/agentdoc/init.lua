@@ -1,0 +1,293 @@
+-- agentdoc for Neovim: run the CLI as a job, reload the document as the reply streams in,
+-- show errors with vim.notify, and tell a statusline what the document is doing.
+-- Works on Neovim 0.7 and later. See :help agentdoc.
+local M = {}
+
+M.config = {
+  command = "agentdoc", -- the agentdoc executable
+  interval = 250, -- ms between checks of session documents for new reply text
+}
+
+local uv = vim.loop
+local attached = {} -- buffer number → true, for session documents
+local jobs = {} -- buffer number → { id = job id, cancelled = bool }
+local views = {} -- buffer number → window view saved before a reload
+local timer = nil
+
+function M.setup(opts)
+  M.config = vim.tbl_extend("force", M.config, opts or {})
+end
+
+local function notify(message, level)
+  vim.notify(message, level or vim.log.levels.ERROR, { title = "agentdoc" })
+end
+
+--- Whether the buffer's frontmatter has an `agentdoc:` key (the mark of a session document).
+function M.is_session(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, 200, false)
+  if not lines[1] or not lines[1]:match("^%-%-%-%s*$") then
+    return false
+  end
+  for i = 2, #lines do
+    if lines[i]:match("^%-%-%-%s*$") or lines[i]:match("^%.%.%.%s*$") then
+      return false
+    elseif lines[i]:match("^agentdoc%s*:") then
+      return true
+    end
+  end
+  return false
+end
+
+local function check_all()
+  for buf in pairs(attached) do
+    if vim.api.nvim_buf_is_loaded(buf) then
+      vim.cmd("silent! checktime " .. buf)
+    else
+      attached[buf] = nil
+    end
+  end
+end
+
+local function ensure_timer()
+  if timer == nil then
+    timer = uv.new_timer()
+    timer:start(M.config.interval, M.config.interval, vim.schedule_wrap(check_all))
+  end
+end
+
+-- Written here rather than by Neovim, because Neovim asks before overwriting a file that
+-- changed since it was read, and while a reply streams it changes several times a second.
+-- agentdoc merges what is written with the reply it is writing.
+local function write(buf, file)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local bo = vim.bo[buf]
+  if bo.fileformat == "dos" then
+    for i, line in ipairs(lines) do
+      lines[i] = line .. "\r"
+    end
+  end
+  if bo.bomb and #lines > 0 then
+    lines[1] = "\239\187\191" .. lines[1]
+  end
+  if bo.endofline or bo.fixendofline then
+    table.insert(lines, "")
+  end
+  if vim.fn.writefile(lines, file, "b") ~= 0 then
+    notify("could not write " .. file)
+    return
+  end
+  if file == vim.api.nvim_buf_get_name(buf) then
+    bo.modified = false
+  end
+end
+
+--- Make `buf` follow agentdoc's writes, if it is a session document.
+function M.attach(buf)
+  buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
+  if attached[buf] or not M.is_session(buf) then
+    return
+  end
+  attached[buf] = true
+  vim.b[buf].agentdoc = true
+  vim.bo[buf].autoread = true
+  local group = vim.api.nvim_create_augroup("agentdoc_buffer_" .. buf, { clear = true })
+  vim.api.nvim_create_autocmd("FileChangedShell", {
+    group = group,
+    buffer = buf,
+    callback = function()
+      if vim.bo[buf].modified then
+        vim.v.fcs_choice = "" -- keep the typing; the next save is merged by agentdoc
+      else
+        vim.v.fcs_choice = "reload"
+        if vim.api.nvim_get_current_buf() == buf then
+          views[buf] = vim.fn.winsaveview()
+        end
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd("FileChangedShellPost", {
+    group = group,
+    buffer = buf,
+    callback = function()
+      if views[buf] and vim.api.nvim_get_current_buf() == buf then
+        vim.fn.winrestview(views[buf])
+      end
+      views[buf] = nil
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufWriteCmd", {
+    group = group,
+    buffer = buf,
+    callback = function(args)
+      write(buf, vim.fn.fnamemodify(args.file, ":p"))
+    end,
+  })
+  ensure_timer()
+end
+
+local function current_document()
+  local buf = vim.api.nvim_get_current_buf()
+  local path = vim.api.nvim_buf_get_name(buf)
+  if path == "" or not M.is_session(buf) then
+    notify("this buffer is not an agentdoc session document (no `agentdoc:` in its frontmatter)")
+    return nil
+  end
+  M.attach(buf)
+  return buf, path
+end
+
+-- Run `agentdoc ARGS…` as a job; `done(code, stderr)` is called on the main loop.
+local function job(args, done)
+  local stderr = {}
+  local argv = { M.config.command }
+  vim.list_extend(argv, args)
+  local ok, id = pcall(vim.fn.jobstart, argv, {
+    stderr_buffered = true,
+    stdout_buffered = true,
+    on_stderr = function(_, data)
+      stderr = data or {}
+    end,
+    on_exit = function(_, code)
+      vim.schedule(function()
+        local text = table.concat(vim.tbl_filter(function(l)
+          return l ~= ""
+        end, stderr), "\n")
+        done(code, text)
+      end)
+    end,
+  })
+  if not ok or id <= 0 then
+    notify("cannot run " .. M.config.command .. ": is agentdoc installed and on PATH?")
+    return nil
+  end
+  return id
+end
+
+function M.run()
+  local buf, path = current_document()
+  if not buf then
+    return
+  end
+  if jobs[buf] then
+    notify("a reply is already streaming into " .. path, vim.log.levels.WARN)
+    return
+  end
+  vim.cmd("silent update")
+  local entry = {}
+  entry.id = job({ "run", "--quiet", path }, function(code, stderr)
+    jobs[buf] = nil
+    vim.cmd("silent! checktime " .. buf)
+    if entry.cancelled then
+      notify("the reply was cancelled", vim.log.levels.INFO)
+    elseif code ~= 0 then
+      notify(stderr ~= "" and stderr or ("agentdoc run failed (exit " .. code .. ")"))
+    end
+  end)
+  if entry.id then
+    jobs[buf] = entry
+  end
+end
+
+function M.cancel()
+  local buf, path = current_document()
+  if not buf then
+    return
+  end
+  if jobs[buf] then
+    jobs[buf].cancelled = true
+  end
+  job({ "cancel", path }, function(code, stderr)
+    if code ~= 0 then
+      notify(stderr ~= "" and stderr or "agentdoc cancel failed")
+    end
+  end)
+end
+
+--- The document's status file (docs/protocol.md), decoded, or nil.
+function M.read_status(path)
+  local file = vim.fn.fnamemodify(path, ":h") .. "/.agentdoc/" .. vim.fn.fnamemodify(path, ":t")
+    .. ".status.json"
+  if vim.fn.filereadable(file) ~= 1 then
+    return nil
+  end
+  local ok, decoded = pcall(vim.fn.json_decode, table.concat(vim.fn.readfile(file), "\n"))
+  return ok and type(decoded) == "table" and decoded or nil
+end
+
+--- For 'statusline': "agentdoc: streaming (turn 2, ~340 tokens)", or "" outside session
+--- documents. Example:  set statusline+=%{v:lua.require'agentdoc'.statusline()}
+function M.statusline()
+  local buf = vim.api.nvim_get_current_buf()
+  if not attached[buf] then
+    return ""
+  end
+  local status = M.read_status(vim.api.nvim_buf_get_name(buf))
+  if status == nil then
+    return "agentdoc: idle"
+  end
+  local text = "agentdoc: " .. tostring(status.state)
+  if status.state == "streaming" and status.turn ~= vim.NIL and status.turn then
+    text = text .. string.format(" (turn %d, ~%d tokens)", status.turn, status.tokens or 0)
+  elseif status.state == "error" and status.error ~= vim.NIL and status.error then
+    text = text .. ": " .. tostring(status.error):sub(1, 60)
+  end
+  return text
+end
+
+function M.status()
+  local buf, path = current_document()
+  if not buf then
+    return
+  end
+  local status = M.read_status(path)
+  local message = M.statusline()
+  if status and status.state == "error" and status.error ~= vim.NIL then
+    message = "agentdoc: error: " .. tostring(status.error)
+  end
+  notify(message, vim.log.levels.INFO)
+end
+
+local function fork_name(path)
+  local stem = vim.fn.fnamemodify(path, ":r")
+  local candidate = stem .. "-fork.md"
+  local n = 2
+  while vim.fn.filereadable(candidate) == 1 do
+    candidate = string.format("%s-fork-%d.md", stem, n)
+    n = n + 1
+  end
+  return candidate
+end
+
+function M.fork(turn)
+  local buf, path = current_document()
+  if not buf then
+    return
+  end
+  vim.cmd("silent update")
+  local new = fork_name(path)
+  local args = { "fork", path, new }
+  if turn then
+    vim.list_extend(args, { "--turn", tostring(turn) })
+  end
+  job(args, function(code, stderr)
+    if code ~= 0 then
+      notify(stderr ~= "" and stderr or "agentdoc fork failed")
+    else
+      vim.cmd("edit " .. vim.fn.fnameescape(new))
+    end
+  end)
+end
+
+function M.new(path)
+  local full = vim.fn.fnamemodify(path, ":p")
+  job({ "new", full }, function(code, stderr)
+    if code ~= 0 then
+      notify(stderr ~= "" and stderr or "agentdoc new failed")
+    else
+      vim.cmd("edit " .. vim.fn.fnameescape(full))
+      vim.cmd("normal! G")
+    end
+  end)
+end
+
+return M

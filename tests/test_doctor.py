@@ -1,0 +1,169 @@
+"""`agentdoc doctor`: each check, its fix, the exit code and the JSON for tools."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentdoc import doctor
+from agentdoc.cli import cli
+
+SECRET = "sk-ant-secret-value-0123456789"
+
+
+def fake_cli(folder: Path, script: str) -> Path:
+    exe = folder / "claude"
+    exe.write_text(f"#!/bin/sh\n{script}\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return exe
+
+
+@pytest.fixture
+def healthy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A machine where every check passes: a CLI of a tested version and a login file."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tested = ".".join(map(str, doctor.TESTED_MAX))
+    exe = fake_cli(bin_dir, f'echo "{tested} (Claude Code)"')
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / ".credentials.json").write_text(json.dumps({"token": SECRET}))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("AGENTDOC_CLAUDE", str(exe))
+    for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return exe
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["doctor", *args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_all_checks_pass(healthy: Path, tmp_path: Path) -> None:
+    code, output = run(str(tmp_path))
+    assert code == 0, output
+    lines = output.splitlines()
+    assert all(line.startswith("✓ ") for line in lines), output
+    assert f"✓ claude CLI: {healthy} (from AGENTDOC_CLAUDE)" in lines
+    assert any(line.startswith("✓ claude version: tested with ") for line in lines)
+    assert any("Claude login in" in line for line in lines)
+    assert any(line.startswith("✓ platform: Python ") for line in lines)
+    assert SECRET not in output
+
+
+def test_json_for_tools(healthy: Path, tmp_path: Path) -> None:
+    code, output = run("--json", str(tmp_path))
+    report = json.loads(output)
+    assert code == 0 and report["ok"] is True
+    names = [c["name"] for c in report["checks"]]
+    assert names == [
+        "platform",
+        "config",
+        "claude CLI",
+        "claude runs",
+        "claude version",
+        "authentication",
+        "watch limit",
+    ]
+    assert {c["outcome"] for c in report["checks"]} == {"ok"}
+
+
+def test_the_config_key_names_the_cli_as_the_runner_uses_it(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENTDOC_CLAUDE")
+    config = tmp_path / "agentdoc-config.toml"
+    config.write_text(f'claude = "{healthy}"\n')
+    code, output = run(str(tmp_path))
+    assert code == 0, output
+    assert f"✓ claude CLI: {healthy} (from config key `claude`)" in output.splitlines()
+    assert f"✓ config: {config} (parsed)" in output.splitlines()
+
+
+def test_missing_cli_fails_with_an_install_fix(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTDOC_CLAUDE", str(tmp_path / "no-such-claude"))
+    code, output = run(str(tmp_path))
+    assert code == 1
+    assert "✗ claude CLI: cannot find the Claude Code CLI" in output
+    assert "fix: npm install -g @anthropic-ai/claude-code@" in output
+    assert "claude runs" not in output  # nothing to run
+
+
+def test_a_cli_that_hangs_is_cut_off(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_cli(healthy.parent, "exec sleep 60")
+    monkeypatch.setattr(doctor, "VERSION_TIMEOUT", 0.5)
+    code, output = run(str(tmp_path))
+    assert code == 1
+    assert "✗ claude runs: `claude --version` did not finish within" in output
+
+
+def test_a_cli_that_fails_shows_its_output(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_cli(healthy.parent, "echo 'node: bad option' >&2; exit 9")
+    code, output = run(str(tmp_path))
+    assert code == 1
+    assert "✗ claude runs: `claude --version` exited with 9: node: bad option" in output
+
+
+@pytest.mark.parametrize(("version", "outcome", "code"), [("2.0.5", "✗", 1), ("99.0.0", "!", 0)])
+def test_versions_outside_the_tested_range(
+    healthy: Path, tmp_path: Path, version: str, outcome: str, code: int
+) -> None:
+    fake_cli(healthy.parent, f'echo "{version} (Claude Code)"')
+    exit_code, output = run(str(tmp_path))
+    assert exit_code == code, output
+    assert f"{outcome} claude version: {version} is" in output
+    assert f"tested with ({doctor.tested_range()})" in output
+
+
+def test_authentication_by_api_key_does_not_print_it(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "home" / ".claude" / ".credentials.json").unlink()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    code, output = run(str(tmp_path))
+    assert code == 0
+    assert "✓ authentication: ANTHROPIC_API_KEY is set" in output
+    assert SECRET not in output
+
+
+def test_no_credentials_fails_with_a_login_fix(healthy: Path, tmp_path: Path) -> None:
+    (tmp_path / "home" / ".claude" / ".credentials.json").unlink()
+    code, output = run(str(tmp_path))
+    assert code == 1
+    assert "✗ authentication: no ANTHROPIC_API_KEY and no Claude login" in output
+    assert "fix: run `claude` once and log in" in output
+
+
+def test_a_broken_config_fails_and_names_its_path(healthy: Path, tmp_path: Path) -> None:
+    config = tmp_path / "agentdoc-config.toml"
+    config.write_text("flush_interval = [\n")
+    code, output = run(str(tmp_path))
+    assert code == 1
+    assert f"✗ config: cannot read config file {config}" in output
+    assert f"fix: fix or remove {config}" in output
+
+
+def test_the_watch_limit_against_the_folders_to_watch(tmp_path: Path) -> None:
+    for i in range(5):
+        (tmp_path / "tree" / f"d{i}" / "sub").mkdir(parents=True)
+    assert doctor.count_folders(tmp_path / "tree") == 11
+    limit = tmp_path / "max_user_watches"
+    limit.write_text("8\n")
+    check = doctor._watch_limit(tmp_path / "tree", limit)
+    assert check.outcome == "fail" and "11 folders" in check.detail
+    assert check.fix is not None and "fs.inotify.max_user_watches" in check.fix
+    limit.write_text("524288\n")
+    assert doctor._watch_limit(tmp_path / "tree", limit).outcome == "ok"
+    assert doctor._watch_limit(tmp_path, tmp_path / "absent").outcome == "ok"

@@ -1,0 +1,207 @@
+"""The shipped Neovim plugin, in a real headless Neovim: run, reply in the buffer, cancel, errors.
+
+Neovim loads the plugin from its folder in the package (as a plugin manager would put it on
+'runtimepath') and runs the installed `agentdoc` command as a job, with the replaying fake
+`claude`. `vim.notify` is replaced by a recorder so the test can read what the user was shown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdoc import recipes
+from tests.conftest import FakeClaude, wait_for
+from tests.process_support import state_of
+from tests.test_editor_neovim import RPC_TIMEOUT, _socket_path, find_nvim
+
+PLUGIN = recipes.locate("neovim")
+DOC = "---\nagentdoc: {}\n---\n\n# Chat\n\n## User\n\nTell me about lifetimes.\n"
+RECORD_NOTIFY = (
+    "lua vim.g.notes = {}; vim.notify = function(msg, level) "
+    "local notes = vim.g.notes; table.insert(notes, {msg = msg, level = level}); "
+    "vim.g.notes = notes end"
+)
+
+
+class Nvim:
+    def __init__(self, nvim: str, path: Path, scratch: Path, env: dict[str, str]) -> None:
+        self.nvim, self.scratch, self.env = nvim, scratch, env
+        self.socket = _socket_path(scratch)
+        self.result = scratch / "expr.json"
+        argv = [nvim, "--headless", "--clean", "-n", "-i", "NONE", "--listen", str(self.socket)]
+        argv += ["--cmd", f"set rtp^={PLUGIN}", "-c", RECORD_NOTIFY, str(path)]
+        with (scratch / "nvim.log").open("wb") as log:
+            self.proc = subprocess.Popen(
+                argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+            )
+        wait_for(lambda: self.socket.exists() and self.expr("1") == 1, "Neovim", RPC_TIMEOUT)
+
+    def _client(self, *args: str) -> None:
+        subprocess.run(
+            [self.nvim, "--clean", "--headless", "--server", str(self.socket), *args],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=RPC_TIMEOUT,
+            check=True,
+        )
+
+    def expr(self, expression: str) -> Any:
+        self.result.unlink(missing_ok=True)
+        self._client("--remote-expr", f"writefile([json_encode({expression})], '{self.result}')")
+        return json.loads(self.result.read_text())
+
+    def command(self, command: str) -> None:
+        self._client("--remote-send", f"<Esc>:{command}<CR>")
+
+    def buffer(self) -> str:
+        return str(self.expr("join(getline(1, '$'), \"\\n\")")) + "\n"
+
+    def shows(self, path: Path) -> bool:
+        return not self.expr("&modified") and self.buffer() == path.read_text(encoding="utf-8")
+
+    def notes(self) -> list[dict[str, Any]]:
+        return list(self.expr("g:notes"))
+
+    def quit(self) -> None:
+        with contextlib.suppress(subprocess.SubprocessError, OSError):
+            self._client("--remote-send", "<Esc>:qa!<CR>")
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def start_nvim(tmp_path: Path) -> Iterator[Callable[[Path, FakeClaude], Nvim]]:
+    nvim = find_nvim()
+    started: list[Nvim] = []
+
+    def start(path: Path, fake: FakeClaude) -> Nvim:
+        scratch = tmp_path / "nvim"
+        scratch.mkdir()
+        home = scratch / "home"
+        home.mkdir()
+        env = {
+            # The agentdoc under test first on PATH, as `pipx install` would put it.
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(scratch / "config"),
+            "XDG_DATA_HOME": str(scratch / "data"),
+            "XDG_STATE_HOME": str(scratch / "state"),
+            "AGENTDOC_CONFIG": str(tmp_path / "agentdoc-config.toml"),
+            "AGENTDOC_CLAUDE": str(fake.executable),
+            **{k: v for k, v in fake.env.items() if k != "PATH"},
+        }
+        editor = Nvim(nvim, path, scratch, env)
+        started.append(editor)
+        return editor
+
+    yield start
+    for editor in started:
+        editor.quit()
+
+
+@pytest.fixture
+def document(tmp_path: Path) -> Path:
+    # Real editors write under the system temp dir in place; keep the document elsewhere.
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "chat.md"
+    path.write_text(DOC)
+    return path
+
+
+def test_run_streams_the_reply_into_the_buffer(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+) -> None:
+    fake = fake_claude("plain_text.ndjson")
+    editor = start_nvim(document, fake)
+    assert editor.expr("exists(':AgentdocRun') && get(b:, 'agentdoc', 0)") == 1
+    editor.command("AgentdocRun")
+    wait_for(lambda: "plain reply from the mock" in document.read_text(), what="the reply")
+    wait_for(lambda: state_of(document) == "idle", what="the turn to end")
+    wait_for(lambda: editor.shows(document), what="Neovim to reload the reply")
+    assert "## Assistant" in editor.buffer()
+    assert editor.notes() == []
+    assert editor.expr("v:lua.require'agentdoc'.statusline()") == "agentdoc: idle"
+
+
+def test_cancel_stops_the_reply_and_the_buffer_follows(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+    tmp_path: Path,
+) -> None:
+    gate = tmp_path / "gate"
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    editor = start_nvim(document, fake)
+    try:
+        editor.command("AgentdocRun")
+        wait_for(lambda: "w295 " in editor.buffer(), what="the reply streaming into the buffer")
+        line = editor.expr("v:lua.require'agentdoc'.statusline()")
+        assert line.startswith("agentdoc: streaming (turn 1, ~")
+        editor.command("AgentdocCancel")
+        wait_for(lambda: state_of(document) != "streaming", what="the turn to stop")
+        wait_for(lambda: editor.notes() != [], what="the cancel to be reported")
+        assert editor.notes() == [{"msg": "the reply was cancelled", "level": 2}]
+        wait_for(lambda: editor.shows(document), what="Neovim to show the cancelled reply")
+        assert "interrupted" in editor.buffer() and "w295 " in editor.buffer()
+    finally:
+        gate.touch()
+
+
+def test_an_error_reaches_vim_notify(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+) -> None:
+    fake = fake_claude(None, exit="1", stderr="the model is having a bad day")
+    editor = start_nvim(document, fake)
+    editor.command("AgentdocRun")
+    wait_for(lambda: editor.notes() != [], what="the failure to be shown")
+    [note] = editor.notes()
+    assert note["level"] == 4  # vim.log.levels.ERROR
+    assert note["msg"].startswith("Error: chat.md turn 1: ")
+    assert "the model is having a bad day" in note["msg"]
+
+
+def test_plain_markdown_is_left_alone(
+    tmp_path: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\n## User\n\nnot a session document\n")
+    editor = start_nvim(notes, fake_claude(None))
+    assert editor.expr("get(b:, 'agentdoc', 0)") == 0
+    editor.command("AgentdocRun")
+    wait_for(lambda: editor.notes() != [], what="the refusal")
+    assert "not an agentdoc session document" in editor.notes()[0]["msg"]
+    assert fake_claude(None).calls() == []
+
+
+def test_checkhealth_runs_doctor(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+) -> None:
+    editor = start_nvim(document, fake_claude(None))
+    editor.command("checkhealth agentdoc")
+    wait_for(lambda: "watch limit" in editor.buffer(), what="the health report")
+    report = editor.buffer()
+    assert "claude CLI" in report and "authentication" in report
+    # The fake `claude` prints no version: doctor's failure and its fix reach the report.
+    assert "ERROR" in report and "claude runs" in report
