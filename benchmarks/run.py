@@ -23,6 +23,7 @@ from pathlib import Path
 
 import core
 import live
+import scale
 from measure import CheckFailed, Failure, Row, render_table
 
 log = logging.getLogger("benchmarks")
@@ -52,7 +53,11 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "document": ("document parse", lambda _d, r, c: core.bench_document(r.document, c)),
     "turn": ("one-shot turn", lambda d, r, c: live.bench_turn(d, r.turn, c)),
     "daemon": ("save→turn start", lambda d, r, c: live.bench_daemon(d, r.saves, c)),
+    "startup": ("quick commands", lambda d, r, c: scale.bench_startup(d, r.turn, c)),
+    "reparse": ("re-parse a save", lambda _d, r, c: scale.bench_reparse(r.document, c, BIG)),
 }
+# Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds).
+BIG = False
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -70,6 +75,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="where the scratch folder goes (default: the system temp folder); fsync costs "
         "depend on its filesystem, so point it where your documents live",
     )
+    parser.add_argument("--big", action="store_true", help="also the 10 MB document (slow)")
     return parser.parse_args(argv)
 
 
@@ -127,6 +133,8 @@ def header(folder: Path, quick: bool, check: bool) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    global BIG
+    BIG = args.big
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     names = [name for name in BENCHMARKS if not args.only or name in args.only]
     reps = QUICK if args.quick else FULL
