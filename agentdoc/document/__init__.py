@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         digest,
         read_bytes,
         read_text,
+        write_bytes,
         write_text,
     )
     from agentdoc.document.frontmatter import LINE_BREAK, FrontmatterError, dominant_newline
@@ -53,6 +54,7 @@ _MODULE_OF = {
     "digest": "agentdoc.document.fileio",
     "read_bytes": "agentdoc.document.fileio",
     "read_text": "agentdoc.document.fileio",
+    "write_bytes": "agentdoc.document.fileio",
     "write_text": "agentdoc.document.fileio",
     "LINE_BREAK": "agentdoc.document.frontmatter",
     "FrontmatterError": "agentdoc.document.frontmatter",
@@ -113,6 +115,7 @@ __all__ = [
     "sidecar_link",
     "sidecar_path",
     "strip_comments",
+    "write_bytes",
     "write_text",
 ]
 

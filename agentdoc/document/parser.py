@@ -117,14 +117,18 @@ class Document:
         """Completed exchanges, counted as assistant blocks."""
         return sum(1 for t in self.turns if t.role == "assistant")
 
-    def transcript(self, upto: int | None = None) -> str:
-        """Plain-text history of the first ``upto`` exchanges (all completed ones if None)."""
+    def transcript(self, upto: int | None = None, *, since: int = 0) -> str:
+        """Plain-text history of the first ``upto`` exchanges (all completed ones if None),
+        leaving out the first ``since`` of them."""
         limit = self.turn_count() if upto is None else upto
         parts: list[str] = []
         replies = 0
         for turn in self.turns:
             if replies >= limit:
                 break
+            if replies < since:
+                replies += turn.role == "assistant"
+                continue
             text = _transcript_text(turn)
             if text:
                 parts.append(f"{_LABEL[turn.role]}: {text}")
@@ -318,6 +322,8 @@ def escape_reply(text: str) -> str:
     """Backslash-escape every line of ``text`` that would parse as a turn heading."""
     # One pass suffices in practice; further passes only guard against an escape changing the
     # structure around it so that another line becomes a heading.
+    if not _MAYBE_TURN.search(text):
+        return text  # not one line that could be a turn heading: no parse needed
     for _ in range(_MAX_ESCAPE_PASSES):
         heads = turn_headings(text)
         if not heads:
@@ -325,6 +331,17 @@ def escape_reply(text: str) -> str:
         text = _escape_lines(text, [line for line, _ in heads])
     logger.warning("reply text still has turn headings after escaping")
     return text
+
+
+# Sound pre-filters for the two parses sealing needs, so a streamed flush of an ordinary reply
+# parses nothing. A top-level heading line starts with at most three spaces, then `##` and a
+# space or tab (a tab before it makes indented code). The probe heading after a blank line
+# closes every container (it is not indented and not a paragraph for lazy continuation), so
+# only a fence or HTML block can swallow it, and that block's opening line starts, inside any
+# container, with a marker after spaces, `>` or list markers. Line starts are counted as the
+# parser counts them: after LF, CR or CRLF.
+_MAYBE_TURN = re.compile(r"(?:\A|[\n\r])[ ]{0,3}##[ \t]+(?:User|Assistant)")
+_MAYBE_OPENER = re.compile(r"(?:\A|[\n\r])[ \t>*+\-0-9.)]*(?:```|~~~|<)")
 
 
 def _html_closer(source: str) -> str | None:
@@ -336,6 +353,8 @@ def _html_closer(source: str) -> str | None:
 
 def _open_block_closer(text: str) -> str | None:
     """The line that ends the block which would swallow a heading placed after ``text``."""
+    if not _MAYBE_OPENER.search(text):
+        return None  # no line could open a fence or an HTML block: no parse needed
     probe = f"{text}\n\n{_PROBE_HEADING}\n"
     probe_line = len(line_starts(text)) + 1
     if (probe_line, "user") in turn_headings(probe):
