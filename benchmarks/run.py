@@ -24,6 +24,7 @@ from pathlib import Path
 import core
 import live
 import scale
+import watching
 from measure import CheckFailed, Failure, Row, render_table
 
 log = logging.getLogger("benchmarks")
@@ -39,10 +40,12 @@ class Reps:
     document: int
     turn: int
     saves: int
+    stream: int
+    idle: float  # seconds of idle daemon CPU measured per tree
 
 
-FULL = Reps(parse=21, flush=31, memory=5, document=21, turn=15, saves=20)
-QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5)
+FULL = Reps(parse=21, flush=31, memory=5, document=21, turn=15, saves=20, stream=2, idle=10.0)
+QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5, stream=1, idle=3.0)
 
 # name -> (what it is, how to run it in a scratch folder)
 Runner = Callable[[Path, Reps, bool], list[Row]]
@@ -55,8 +58,11 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "daemon": ("save→turn start", lambda d, r, c: live.bench_daemon(d, r.saves, c)),
     "startup": ("quick commands", lambda d, r, c: scale.bench_startup(d, r.turn, c)),
     "reparse": ("re-parse a save", lambda _d, r, c: scale.bench_reparse(r.document, c, BIG)),
+    "stream": ("CPU per streamed delta", lambda d, r, c: watching.bench_stream(d, r.stream, c)),
+    "tree": ("daemon on a tree", lambda d, r, c: watching.bench_tree(d, r.idle, c, BIG)),
 }
-# Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds).
+# Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds) and the
+# 100,000-file tree.
 BIG = False
 
 
