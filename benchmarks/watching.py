@@ -147,7 +147,7 @@ class _CountedFlushes:
             counter.count += 1
             real(writer, transform)  # type: ignore[arg-type]
 
-        ReplyWriter.update = update  # type: ignore[method-assign]
+        ReplyWriter.update = update  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
