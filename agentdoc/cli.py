@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentdoc import __version__
-from agentdoc.config import load_settings
-from agentdoc.document import WriteLedger, add_frontmatter
 from agentdoc.errors import (
     EXIT_INTERRUPTED,
     EXIT_TURN_FAILED,
@@ -28,21 +26,15 @@ from agentdoc.errors import (
     AgentdocError,
 )
 from agentdoc.interrupt import stop_on_signals
-from agentdoc.terminal import LiveView
-from agentdoc.turn import (
-    Mode,
-    Progress,
-    TurnRunner,
-    all_statuses,
-    clear_dead_turn,
-    live_turn,
-    read_status,
-    recover,
-    request_cancel,
-)
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
+
+    from agentdoc.terminal import LiveView
+    from agentdoc.turn import Mode, Progress
+
+# Each command imports what it uses: `--help`, `status` or `stop` should not pay for loading
+# the parser, the models and the watcher (about 0.4 s) before doing a few milliseconds of work.
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +86,8 @@ def cli(verbose: int) -> None:
 @click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
 def new(path: Path, title: str | None, model: str | None) -> None:
     """Create a new session document at PATH, ready for the first prompt."""
+    from agentdoc.document import add_frontmatter
+
     if path.exists():
         raise AgentdocError(f"{path} already exists; agentdoc will not overwrite it")
     try:
@@ -125,6 +119,8 @@ def _reporter(print_reply: bool, quiet: bool) -> tuple[LiveView, Callable[[Progr
     stdout carries the reply whenever it is not a terminal (`agentdoc run x.md | cat`); in a
     terminal only with --print. Progress and errors always go to stderr.
     """
+    from agentdoc.terminal import LiveView
+
     view = LiveView(quiet=quiet, show_reply=print_reply)
     echo_reply = not quiet and (not sys.stdout.isatty() or (print_reply and not view.show_reply))
     if not echo_reply:
@@ -149,6 +145,10 @@ def _run_turn(
     print_reply: bool = False,
     quiet: bool = False,
 ) -> int:
+    from agentdoc.config import load_settings
+    from agentdoc.document import WriteLedger
+    from agentdoc.turn import TurnRunner, clear_dead_turn, live_turn, recover
+
     _must_exist(path)
     if session is not None and not _SESSION_ID.fullmatch(session):
         raise AgentdocError(
@@ -266,6 +266,7 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
     NEW's next prompt continues in a forked Claude session (a fork at an earlier turn starts a
     new session seeded with NEW's transcript). PATH and its session are left untouched.
     """
+    from agentdoc.config import load_settings
     from agentdoc.turn import fork
 
     plan = fork(path, new, turn, allow_cwd_outside=load_settings().allow_cwd_outside)
@@ -322,7 +323,9 @@ def watch(
     Runs in the foreground until Ctrl-C or SIGTERM (systemd-friendly); running turns are then
     stopped and marked interrupted. Each document's state is in `.agentdoc/NAME.status.json`.
     """
+    from agentdoc.config import load_settings
     from agentdoc.daemon import Daemon
+    from agentdoc.terminal import LiveView
 
     if log_file is not None:
         handler = logging.FileHandler(log_file, encoding="utf-8")
@@ -358,6 +361,7 @@ def watch(
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming or error."""
     from agentdoc.daemon import find_daemon
+    from agentdoc.turn import all_statuses, read_status
 
     target = path or Path.cwd()
     _must_exist(target)
@@ -398,6 +402,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
 @click.option("--wait", default=5.0, show_default=True, help="Seconds to wait for the stop.")
 def cancel(path: Path, wait: float) -> None:
     """Cancel the turn streaming into PATH (the partial reply is kept, marked interrupted)."""
+    from agentdoc.turn import read_status, request_cancel
+
     current = read_status(path)
     if current is None or current.state != "streaming":
         raise AgentdocError(f"no turn is streaming into {path}")

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import core
 import live
+import scale
+import watching
 from measure import CheckFailed, Failure, Row, render_table
 
 log = logging.getLogger("benchmarks")
@@ -38,10 +40,12 @@ class Reps:
     document: int
     turn: int
     saves: int
+    stream: int
+    idle: float  # seconds of idle daemon CPU measured per tree
 
 
-FULL = Reps(parse=21, flush=31, memory=5, document=21, turn=15, saves=20)
-QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5)
+FULL = Reps(parse=21, flush=31, memory=5, document=21, turn=15, saves=20, stream=2, idle=10.0)
+QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5, stream=1, idle=3.0)
 
 # name -> (what it is, how to run it in a scratch folder)
 Runner = Callable[[Path, Reps, bool], list[Row]]
@@ -52,7 +56,14 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "document": ("document parse", lambda _d, r, c: core.bench_document(r.document, c)),
     "turn": ("one-shot turn", lambda d, r, c: live.bench_turn(d, r.turn, c)),
     "daemon": ("save→turn start", lambda d, r, c: live.bench_daemon(d, r.saves, c)),
+    "startup": ("quick commands", lambda d, r, c: scale.bench_startup(d, r.turn, c)),
+    "reparse": ("re-parse a save", lambda _d, r, c: scale.bench_reparse(r.document, c, BIG)),
+    "stream": ("CPU per streamed delta", lambda d, r, c: watching.bench_stream(d, r.stream, c)),
+    "tree": ("daemon on a tree", lambda d, r, c: watching.bench_tree(d, r.idle, c, BIG)),
 }
+# Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds) and the
+# 100,000-file tree.
+BIG = False
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -70,6 +81,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="where the scratch folder goes (default: the system temp folder); fsync costs "
         "depend on its filesystem, so point it where your documents live",
     )
+    parser.add_argument("--big", action="store_true", help="also the 10 MB document (slow)")
     return parser.parse_args(argv)
 
 
@@ -127,6 +139,8 @@ def header(folder: Path, quick: bool, check: bool) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    global BIG
+    BIG = args.big
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     names = [name for name in BENCHMARKS if not args.only or name in args.only]
     reps = QUICK if args.quick else FULL

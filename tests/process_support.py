@@ -24,7 +24,7 @@ from agentdoc.document import parser as document
 from agentdoc.turn import status
 from tests.conftest import wait_for
 
-READY_LINE = "agentdoc.daemon.service: watching "
+READY_LINE = "agentdoc.daemon.service: start-up done: "
 CLI = (sys.executable, "-m", "agentdoc.cli")
 
 
@@ -151,7 +151,8 @@ class WatchProcess:
             raise AssertionError(
                 f"agentdoc watch exited early with {self.proc.returncode}:\n{self.log()}"
             )
-        # The lock is taken first; the log line comes after start-up recovery and discovery.
+        # The lock is taken first; this log line comes after the first walk of the tree, with
+        # start-up recovery and discovery (saves are served before it, while the walk goes on).
         return self.holds_lock() and READY_LINE in self.log()
 
     def wait_ready(self, timeout: float = 20.0) -> WatchProcess:

@@ -37,7 +37,7 @@ LAYERS: list[set[str]] = [
     {"agentdoc.turn"},
     {"agentdoc.document"},
     {"agentdoc.claude", "agentdoc.claude.fakeapi"},
-    {"agentdoc.config", "agentdoc.errors"},
+    {"agentdoc.config", "agentdoc.errors", "agentdoc.lazy"},
 ]
 # Longest first, so a module of claude.fakeapi belongs to it rather than to claude.
 SUBPACKAGES = (
@@ -268,3 +268,21 @@ def test_the_rules_catch_violations() -> None:
         "agentdoc.turn.runner:8 imports merge_text, not in agentdoc.document.__all__",
         "agentdoc.daemon.service:9 imports StatusReporter, not in agentdoc.turn.__all__",
     ]
+
+
+def _type_checking_names(package: str) -> set[str]:
+    tree = ast.parse(all_modules()[package].read_text(encoding="utf-8"))
+    blocks = [n for n in ast.walk(tree) if isinstance(n, ast.If) and _is_type_checking(n)]
+    return {
+        alias.asname or alias.name
+        for block in blocks
+        for node in ast.walk(block)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+@pytest.mark.parametrize("package", ["agentdoc.daemon", "agentdoc.turn", "agentdoc.document"])
+def test_lazy_exports_match_what_the_type_checker_sees(package: str) -> None:
+    """The names loaded on first use are exactly those re-exported for mypy: no drift."""
+    assert _type_checking_names(package) == set(importlib.import_module(package).__all__)

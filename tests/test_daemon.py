@@ -283,3 +283,37 @@ def test_crash_leftovers_are_marked_interrupted_and_not_resent(
     assert "half an ans" in text and "interrupted" in text
     assert roles(doc) == ["user", "assistant", "user"]
     assert fake.calls() == []
+
+
+def test_saves_are_served_while_the_first_walk_goes_on(
+    folder: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A big tree of notes takes a while to walk; the daemon must not wait for it.
+    from agentdoc.daemon import tree
+
+    slow = folder / "archive"
+    slow.mkdir()
+    (slow / "old.md").write_text(DOC + "an old pending prompt\n")
+    release = threading.Event()
+    real_list = tree.list_folder
+
+    def slow_list(path: str) -> tree.Folder | None:
+        if path == str(slow):
+            release.wait(30)
+        return real_list(path)
+
+    monkeypatch.setattr(tree, "list_folder", slow_list)
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    try:
+        with Running(make_daemon(folder, fake)):
+            save(doc, DOC + "hi there\n", "in_place")
+            wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+            assert not release.is_set()
+            release.set()
+            wait_for(lambda: state_of(doc) == "idle", what="status idle")
+    finally:
+        release.set()
+    # Found by the walk, and (without --send-pending) left alone.
+    assert [c["stdin"] for c in fake.calls()] == ["hi there"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import itertools
+import logging
+import os
 import queue
 import stat
 import threading
@@ -236,6 +238,21 @@ def test_rescan_catches_changes_the_observer_missed(
     gone.unlink()
     assert {run.next() for _ in range(3)} == {doc, folder / "new.md", gone}
     assert run.barrier(folder / "marker.md") == []
+
+
+def test_a_reported_overflow_makes_the_rescan_look_at_every_file(
+    watch: StartWatch, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _drop_events(monkeypatch)
+    os.utime(folder, ns=(10**18, 10**18))  # an old folder: the plain rescan trusts its mtime
+    doc = folder / "doc.md"
+    run = watch([folder], rescan_interval=0.1)
+    doc.write_text("# rewritten in place while the kernel's queue overflowed\n")
+    # What watchdog logs when the kernel reports IN_Q_OVERFLOW (its only report of it).
+    logging.getLogger(watcher_mod.OVERFLOW_LOGGER).warning(
+        "Inotify queue overflowed; filesystem events were lost"
+    )
+    assert run.next() == doc
 
 
 def test_rescan_does_not_repeat_what_events_reported(

@@ -1,9 +1,15 @@
 """The daemon: notice saves, decide a turn is due, run turns, one daemon per folder tree.
 
-Other packages import the names in ``__all__`` from here.
+Other packages import the names in ``__all__`` from here; each loads its submodule on first
+use (see :mod:`agentdoc.lazy`).
 """
 
-from agentdoc.daemon.lock import find_daemon
-from agentdoc.daemon.service import Daemon
+from typing import TYPE_CHECKING
 
-__all__ = ["Daemon", "find_daemon"]
+from agentdoc.lazy import lazy_exports
+
+if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.daemon.lock import find_daemon as find_daemon
+    from agentdoc.daemon.service import Daemon as Daemon
+
+__all__, __getattr__ = lazy_exports(__name__, {"lock": ("find_daemon",), "service": ("Daemon",)})

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,8 @@ from agentdoc.turn import (
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 10.0
+FRESH_MARGIN_NS = 1_000_000_000
+DISCOVERY_BATCH = 64  # files looked at between two checks for a waiting save
 
 
 @dataclass
@@ -75,7 +78,13 @@ class Daemon:
     _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
         default_factory=queue.SimpleQueue, init=False
     )
+    _found: queue.SimpleQueue[Path] = field(default_factory=queue.SimpleQueue, init=False)
+    _watcher: Watcher | None = field(default=None, init=False)
+    _started_ns: int = field(default=0, init=False)
+    # Set once saves are observed; `discovered` once the first walk of the tree, with the
+    # recovery of replies a crash left open, is done as well.
     ready: threading.Event = field(default_factory=threading.Event, init=False)
+    discovered: threading.Event = field(default_factory=threading.Event, init=False)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -89,15 +98,23 @@ class Daemon:
             poll=self.poll,
             rescan_interval=self.rescan_interval,
         )
+        self._watcher = watcher
+        # Margin for filesystems whose clock is coarse: a save just after this moment may
+        # carry an mtime slightly before it.
+        self._started_ns = time.time_ns() - FRESH_MARGIN_NS
         try:
-            watcher.start()
-            self._discover(watcher.known_files())
+            # Saves are observed from here on; the first walk of the tree (which may hold a
+            # great many notes) goes on behind, feeding start-up discovery as it finds files.
+            watcher.start(self._found.put, background=True)
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             while not stop.is_set():
                 self._step(0.1)
+                if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
+                    self.discovered.set()
+                    log.info("start-up done: %d session documents", len(self._docs))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -110,8 +127,13 @@ class Daemon:
 
     def _step(self, timeout: float) -> None:
         try:
-            kind, path, outcome = self._events.get(timeout=timeout)
+            if self._found.empty():
+                kind, path, outcome = self._events.get(timeout=timeout)
+            else:
+                kind, path, outcome = self._events.get_nowait()
         except queue.Empty:
+            # Start-up discovery only when no save is waiting: a save goes first.
+            self._discover(self._take_found(DISCOVERY_BATCH))
             return
         try:
             if kind == "changed":
@@ -137,30 +159,52 @@ class Daemon:
 
     # -- events ------------------------------------------------------------------------------
 
+    def _take_found(self, most: int) -> list[Path]:
+        paths: list[Path] = []
+        while len(paths) < most:
+            try:
+                paths.append(self._found.get_nowait())
+            except queue.Empty:
+                break
+        return paths
+
     def _discover(self, paths: Sequence[Path]) -> None:
         """Remember what each document holds at start-up; send nothing unless asked to."""
         for path in paths:
+            if path in self._docs:
+                continue  # saved since start-up, and handled as a save
             try:
-                data = read_stable(path)
-                if data is None or not _maybe_session(data):
-                    continue
-                text = decode(path, data)
-                if not is_session_document(text):
-                    continue
-                if live_turn(path) is None:
-                    # Replies left open by a killed process; one a live `agentdoc run` is
-                    # still streaming is left alone.
-                    if recover(path, self.ledger):
-                        data = path.read_bytes()
-                        text = decode(path, data)
-                    clear_dead_turn(path)
-                self._docs.setdefault(path, _Doc()).seen = digest(data)
-                if self.send_pending:
-                    self._consider(path, text)
-                else:
-                    self._note_pending(path, text)
+                self._discover_one(path)
             except AgentdocError as exc:
                 self._error(path, str(exc))
+
+    def _discover_one(self, path: Path) -> None:
+        # Read before anything else, so what the walk found after the watch began and a save
+        # changed meanwhile is not taken for the start-up state (see `_fresh`).
+        fresh = _mtime_ns(path) >= self._started_ns
+        if not _starts_as_session(path):
+            return
+        data = read_stable(path)
+        if data is None or not _maybe_session(data):
+            return
+        text = decode(path, data)
+        if not is_session_document(text):
+            return
+        if live_turn(path) is None:
+            # Replies left open by a killed process; one a live `agentdoc run` is still
+            # streaming is left alone.
+            if recover(path, self.ledger):
+                data = path.read_bytes()
+                text = decode(path, data)
+            clear_dead_turn(path)
+        # A file written since the watch began was saved by someone, and its event is on its
+        # way: left unseen, that event counts as the save it is.
+        self._docs.setdefault(path, _Doc()).seen = None if fresh else digest(data)
+        self._follow(path)
+        if self.send_pending:
+            self._consider(path, text)
+        else:
+            self._note_pending(path, text)
 
     def _note_pending(self, path: Path, text: str) -> None:
         """Say so when a prompt already waiting at start-up is left unsent (not a surprise
@@ -201,6 +245,7 @@ class Daemon:
             return
         if not is_session_document(text):
             return
+        self._follow(path)
         if doc.thread is not None:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
@@ -294,6 +339,12 @@ class Daemon:
 
     # -- helpers -----------------------------------------------------------------------------
 
+    def _follow(self, path: Path) -> None:
+        # A session document is rewritten in place by most editors, which its folder's mtime
+        # does not show; the watcher's safety rescan looks at these files one by one.
+        if self._watcher is not None:
+            self._watcher.follow(path)
+
     def _running(self) -> int:
         return sum(1 for d in self._docs.values() if d.thread is not None)
 
@@ -309,3 +360,19 @@ class Daemon:
 def _maybe_session(data: bytes) -> bool:
     """Cheap pre-check before decoding: session documents start with frontmatter."""
     return data.lstrip(b"\xef\xbb\xbf").startswith(b"---")
+
+
+def _starts_as_session(path: Path) -> bool:
+    """`_maybe_session` on the first bytes only, so start-up does not read every note whole."""
+    try:
+        with path.open("rb") as handle:
+            return _maybe_session(handle.read(8))
+    except FileNotFoundError:
+        return False
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0

@@ -13,11 +13,9 @@ replacing the file, and a watch on the old inode would go silent after the first
 from __future__ import annotations
 
 import errno
-import fnmatch
 import logging
 import os
 import queue
-import stat
 import threading
 import time
 import warnings
@@ -31,6 +29,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from agentdoc.daemon.settle import Settler
+from agentdoc.daemon.tree import IGNORED_DIRS, Stamp, TreeIndex, build, stamp_of, wanted_name
 from agentdoc.errors import AgentdocError
 
 log = logging.getLogger(__name__)
@@ -42,43 +41,47 @@ log = logging.getLogger(__name__)
 DOUBLE_WATCH_WARNING = r"Callback with id .* already exists for watch"
 warnings.filterwarnings("ignore", message=DOUBLE_WATCH_WARNING, category=RuntimeWarning)
 
-# Editor artefacts and our own temp files, matched against the file name. Most also fail the
-# markdown-suffix test; they are listed so the intent survives a suffix change, and because some
-# (the Emacs lock `.#doc.md`, the thinking sidecar) do end in `.md`.
-IGNORED: tuple[str, ...] = (
-    "*.swp",  # Vim swap files (.doc.md.swp, then .swo, .swn, ...)
-    "*.swx",
-    "*.sw[a-p]",
-    "4913",  # Vim's probe that it may create files in the folder
-    "*~",  # Vim/Emacs backups
-    ".#*",  # Emacs lock symlink
-    "#*#",  # Emacs autosave
-    "*___jb_tmp___",  # JetBrains safe write
-    "*___jb_old___",
-    ".subl*.tmp",  # Sublime Text atomic_save
-    ".*.tmp",  # VS Code-style temp-and-rename saves
-    ".*.tmp[0-9]*",
-    "*.tmp",
-    ".agentdoc-tmp-*",  # our own atomic writes (agentdoc.document.fileio.TEMP_PREFIX)
-    "*.thinking.md",  # thinking sidecars are never session documents
-)
-IGNORED_DIRS = frozenset({".agentdoc", ".git", ".hg", ".svn"})
-MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 # Opened/closed-without-write events are left out: reading a document must not look like a save.
 # Attribute-only changes (chmod, touch) are left to the rescan, which compares mtimes.
 WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
 TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptly
 
-Stamp = tuple[int, int, int]  # (mtime_ns, size, inode)
+# A rescan that finds nothing doubles the wait before the next one, up to this many times the
+# configured interval; any activity brings it back to the interval.
+BACKOFF_LIMIT = 8
+OVERFLOW_LOGGER = "watchdog.observers.inotify_c"
 
 
 def is_ignored(path: Path) -> bool:
     """True for anything that can never be a session document: artefacts, sidecars, state."""
-    if path.suffix.lower() not in MARKDOWN_SUFFIXES:
-        return True
     if any(part in IGNORED_DIRS for part in path.parts[:-1]):
         return True
-    return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in IGNORED)
+    return not wanted_name(path.name)
+
+
+class _OverflowCounter(logging.Handler):
+    """Counts the kernel's "events were lost" reports.
+
+    watchdog rebuilds its own watches after an inotify queue overflow but tells handlers
+    nothing; its only report is this log record. Each watcher compares the count with the one
+    its last full walk saw, and walks again when it moved.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.count += 1
+
+
+OVERFLOWS = _OverflowCounter()
+_overflow_log = logging.getLogger(OVERFLOW_LOGGER)
+_overflow_log.addHandler(OVERFLOWS)
+if _overflow_log.level == logging.NOTSET:
+    # The report must reach the counter even when the application logs only errors.
+    _overflow_log.setLevel(logging.WARNING)
 
 
 def _folder(path: Path) -> Path:
@@ -125,36 +128,9 @@ def plan_roots(roots: Sequence[Path]) -> Roots:
     return Roots(tuple(dict.fromkeys(folders)), frozenset(files))
 
 
-def _walk(roots: Roots) -> Iterator[Path]:
-    for folder in roots.folders:
-        for dirpath, dirnames, filenames in os.walk(folder, onerror=_log_walk_error):
-            dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS]
-            for name in filenames:
-                path = Path(dirpath, name)
-                if not is_ignored(path):
-                    yield path
-    yield from roots.files
-
-
-def _log_walk_error(exc: OSError) -> None:
-    # Debug, not warning: the rescan walks every few seconds and would repeat it forever.
-    log.debug("cannot list %s: %s", exc.filename, exc.strerror or exc)
-
-
-def _stamp(path: Path) -> Stamp | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 def scan(roots: Roots) -> dict[Path, Stamp]:
     """The markdown files under the roots right now, with what identifies their version."""
-    stamps = {path: _stamp(path) for path in _walk(roots)}
-    return {path: s for path, s in stamps.items() if s is not None}
+    return build(roots.folders, roots.files, _nowhere).stamps()
 
 
 def changed_paths(old: dict[Path, Stamp], new: dict[Path, Stamp]) -> list[Path]:
@@ -206,6 +182,10 @@ def _start_error(exc: OSError, roots: Roots) -> AgentdocError:
     return AgentdocError(f"cannot watch {where}: {exc.strerror or exc}")
 
 
+def _nowhere(_path: Path) -> None:
+    pass
+
+
 class Watcher:
     """Watches folders (recursively) and single files (by watching their parent folder, because
     Vim/Emacs/JetBrains saves replace the file and a per-file watch would be lost), and yields
@@ -221,28 +201,52 @@ class Watcher:
         rescan_interval: float = 2.0,
         poll_interval: float = 1.0,
     ) -> None:
-        """`rescan_interval` <= 0 turns the stat rescan off; `poll_interval` paces polling."""
+        """`rescan_interval` <= 0 turns the rescan off; `poll_interval` paces polling."""
         self._roots = plan_roots(roots)
         self._settler = Settler(step, max_wait)
         self._poll = poll
         self._poll_interval = poll_interval
         self._rescan_interval = rescan_interval
         self._queue: queue.SimpleQueue[Path] = queue.SimpleQueue()
-        self._stamps: dict[Path, Stamp] = {}
+        self._index: TreeIndex | None = None  # None until the first walk is done
+        self._to_follow: set[Path] = set()  # asked for while the first walk went on
+        self._overflows = OVERFLOWS.count
         self._observer: BaseObserver | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _observer and _index
+        self.walked = threading.Event()
 
     @property
     def roots(self) -> Roots:
         return self._roots
 
-    def start(self) -> None:
-        """Take the rescan baseline and start observing; a second call does nothing."""
+    def start(
+        self, found: Callable[[Path], None] | None = None, *, background: bool = False
+    ) -> None:
+        """Start observing, then walk the roots once: the baseline of the rescan, with `found`
+        called for each markdown file. With `background`, the walk runs on a thread and this
+        returns as soon as events are observed. A second call does nothing."""
         with self._lock:
             if self._observer is not None:
                 return
-            self._stamps = scan(self._roots)
             self._observer = self._start_observer()
+            self._overflows = OVERFLOWS.count
+        report = found or _nowhere
+        if not background:
+            self._walk(report)
+            return
+        walker = threading.Thread(
+            target=self._walk, args=(report,), name="agentdoc-walk", daemon=True
+        )
+        walker.start()
+
+    def _walk(self, found: Callable[[Path], None]) -> None:
+        index = build(self._roots.folders, self._roots.files, found)
+        with self._lock:
+            for path in self._to_follow:
+                index.follow(path, stamp_of(path))
+            self._index = index
+        self.walked.set()
+        log.debug("indexed %d folders under %s", len(index.folders), self._roots)
 
     def _start_observer(self) -> BaseObserver:
         handler = _EventHandler(self._roots, self._queue.put)
@@ -268,8 +272,17 @@ class Watcher:
             observer.join()
 
     def known_files(self) -> list[Path]:
-        """Markdown files under the roots right now (for start-up discovery)."""
+        """Markdown files under the roots right now (a whole walk)."""
         return sorted(scan(self._roots))
+
+    def follow(self, path: Path) -> None:
+        """Have every rescan look at `path`, which a folder's mtime does not show rewritten in
+        place (the consumer's session documents). Safe to call from any thread."""
+        with self._lock:
+            if self._index is None:
+                self._to_follow.add(path)
+            elif path not in self._index.close:
+                self._index.follow(path, stamp_of(path))
 
     def changes(self, stop: threading.Event) -> Iterator[Path]:
         """Yield each settled path (absolute) once per burst, until `stop` is set.
@@ -277,12 +290,20 @@ class Watcher:
         Meant for one consumer at a time: the settling state lives in the watcher, so a later
         call picks up where an earlier one stopped.
         """
-        next_rescan = time.monotonic() + self._rescan_interval
+        interval = self._rescan_interval
+        next_rescan = time.monotonic() + interval
         while not stop.is_set():
-            self._collect(self._wait_time(next_rescan))
+            if self._collect(self._wait_time(next_rescan)):
+                interval = self._rescan_interval  # activity: look again soon
+                next_rescan = min(next_rescan, time.monotonic() + interval)
             if self._rescan_interval > 0 and time.monotonic() >= next_rescan:
-                self._rescan()
-                next_rescan = time.monotonic() + self._rescan_interval
+                found = self._rescan()
+                interval = (
+                    self._rescan_interval
+                    if found
+                    else min(interval * 2, self._rescan_interval * BACKOFF_LIMIT)
+                )
+                next_rescan = time.monotonic() + interval
             for path in self._settler.ready():
                 self._remember(path)
                 yield path
@@ -298,30 +319,51 @@ class Watcher:
             waits.append(next_rescan - time.monotonic())
         return max(0.0, min(waits))
 
-    def _collect(self, timeout: float) -> None:
+    def _collect(self, timeout: float) -> bool:
         try:
             path = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
         except queue.Empty:
-            return
+            return False
         self._settler.touch(path)
         while True:
             try:
                 self._settler.touch(self._queue.get_nowait())
             except queue.Empty:
-                return
+                return True
 
-    def _rescan(self) -> None:
-        fresh = scan(self._roots)
-        for path in changed_paths(self._stamps, fresh):
+    def _rescan(self) -> bool:
+        """Look for changes the observer did not report; True if there were any."""
+        with self._lock:
+            index = self._index
+        if index is None:
+            return False  # the first walk is still going: nothing to compare with yet
+        if OVERFLOWS.count != self._overflows:
+            self._overflows = OVERFLOWS.count
+            return self._rewalk(index)
+        with self._lock:
+            changed = index.rescan()
+        for path in changed:
             log.debug("rescan found a change the observer did not report: %s", path)
             self._settler.touch(path)
-        self._stamps = fresh
+        return bool(changed)
+
+    def _rewalk(self, old: TreeIndex) -> bool:
+        # The kernel dropped events, so in-place rewrites of any file may be unseen: compare
+        # every file, as a whole walk sees them.
+        log.warning("events were lost; looking at every file under %s", self._roots)
+        fresh = build(self._roots.folders, self._roots.files, _nowhere)
+        with self._lock:
+            fresh.close = old.close
+            self._index = fresh
+        changed = changed_paths(old.stamps(), fresh.stamps())
+        for path in changed:
+            self._settler.touch(path)
+        return bool(changed)
 
     def _remember(self, path: Path) -> None:
         # The version being handed out is the baseline for the next rescan, so a change that
-        # events already reported is not reported a second time by the rescan.
-        stamp = _stamp(path)
-        if stamp is None:
-            self._stamps.pop(path, None)
-        else:
-            self._stamps[path] = stamp
+        # events already reported is not reported a second time by the rescan; and a file
+        # saved once is likely saved again, in place, so every rescan looks at it from now on.
+        with self._lock:
+            if self._index is not None:
+                self._index.follow(path, stamp_of(path))

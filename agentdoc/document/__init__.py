@@ -1,79 +1,90 @@
 """The markdown file: read it, find its turns, render replies into it, merge, write it safely.
 
 Pure text functions (parse, frontmatter, splice, merge, render) plus the file I/O and the
-thinking sidecar. Other packages import the names in ``__all__`` from here.
+thinking sidecar. Other packages import the names in ``__all__`` from here; each loads its
+submodule on first use (see :mod:`agentdoc.lazy`).
 """
 
-from agentdoc.document.fileio import (
-    NEW_FILE_MODE,
-    TEMP_PREFIX,
-    WriteLedger,
-    atomic_write,
-    decode,
-    digest,
-    read_bytes,
-    read_text,
-    write_text,
-)
-from agentdoc.document.frontmatter import LINE_BREAK, FrontmatterError, dominant_newline
-from agentdoc.document.frontmatter_edit import add_frontmatter, set_meta
-from agentdoc.document.parser import (
-    Document,
-    DocumentError,
-    Turn,
-    escape_reply,
-    is_session_document,
-    parse,
-    seal_reply,
-    strip_comments,
-)
-from agentdoc.document.render import render_body, render_final, render_problem, render_tool
-from agentdoc.document.splice import (
-    STREAMING_MARK,
-    close_region,
-    fill_region,
-    find_region,
-    new_nonce,
-    open_reply,
-    typed_below,
-)
-from agentdoc.document.thinking import ThinkingSidecar, sidecar_link, sidecar_path
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "LINE_BREAK",
-    "NEW_FILE_MODE",
-    "STREAMING_MARK",
-    "TEMP_PREFIX",
-    "Document",
-    "DocumentError",
-    "FrontmatterError",
-    "ThinkingSidecar",
-    "Turn",
-    "WriteLedger",
-    "add_frontmatter",
-    "atomic_write",
-    "close_region",
-    "decode",
-    "digest",
-    "dominant_newline",
-    "escape_reply",
-    "fill_region",
-    "find_region",
-    "is_session_document",
-    "new_nonce",
-    "open_reply",
-    "parse",
-    "read_bytes",
-    "read_text",
-    "render_body",
-    "render_final",
-    "render_problem",
-    "render_tool",
-    "seal_reply",
-    "set_meta",
-    "sidecar_link",
-    "sidecar_path",
-    "strip_comments",
-    "typed_below",
-    "write_text",
-]
+from agentdoc.lazy import lazy_exports
+
+if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.document.fileio import NEW_FILE_MODE as NEW_FILE_MODE
+    from agentdoc.document.fileio import TEMP_PREFIX as TEMP_PREFIX
+    from agentdoc.document.fileio import WriteLedger as WriteLedger
+    from agentdoc.document.fileio import atomic_write as atomic_write
+    from agentdoc.document.fileio import decode as decode
+    from agentdoc.document.fileio import digest as digest
+    from agentdoc.document.fileio import read_bytes as read_bytes
+    from agentdoc.document.fileio import read_text as read_text
+    from agentdoc.document.fileio import write_bytes as write_bytes
+    from agentdoc.document.fileio import write_text as write_text
+    from agentdoc.document.frontmatter import LINE_BREAK as LINE_BREAK
+    from agentdoc.document.frontmatter import FrontmatterError as FrontmatterError
+    from agentdoc.document.frontmatter import dominant_newline as dominant_newline
+    from agentdoc.document.frontmatter_edit import add_frontmatter as add_frontmatter
+    from agentdoc.document.frontmatter_edit import set_meta as set_meta
+    from agentdoc.document.parser import Document as Document
+    from agentdoc.document.parser import DocumentError as DocumentError
+    from agentdoc.document.parser import Turn as Turn
+    from agentdoc.document.parser import escape_reply as escape_reply
+    from agentdoc.document.parser import is_session_document as is_session_document
+    from agentdoc.document.parser import parse as parse
+    from agentdoc.document.parser import seal_reply as seal_reply
+    from agentdoc.document.parser import strip_comments as strip_comments
+    from agentdoc.document.render import render_body as render_body
+    from agentdoc.document.render import render_final as render_final
+    from agentdoc.document.render import render_problem as render_problem
+    from agentdoc.document.render import render_tool as render_tool
+    from agentdoc.document.splice import STREAMING_MARK as STREAMING_MARK
+    from agentdoc.document.splice import close_region as close_region
+    from agentdoc.document.splice import fill_region as fill_region
+    from agentdoc.document.splice import find_region as find_region
+    from agentdoc.document.splice import new_nonce as new_nonce
+    from agentdoc.document.splice import open_reply as open_reply
+    from agentdoc.document.splice import typed_below as typed_below
+    from agentdoc.document.thinking import ThinkingSidecar as ThinkingSidecar
+    from agentdoc.document.thinking import sidecar_link as sidecar_link
+    from agentdoc.document.thinking import sidecar_path as sidecar_path
+
+__all__, __getattr__ = lazy_exports(
+    __name__,
+    {
+        "fileio": (
+            "NEW_FILE_MODE",
+            "TEMP_PREFIX",
+            "WriteLedger",
+            "atomic_write",
+            "decode",
+            "digest",
+            "read_bytes",
+            "read_text",
+            "write_bytes",
+            "write_text",
+        ),
+        "frontmatter": ("LINE_BREAK", "FrontmatterError", "dominant_newline"),
+        "frontmatter_edit": ("add_frontmatter", "set_meta"),
+        "parser": (
+            "Document",
+            "DocumentError",
+            "Turn",
+            "escape_reply",
+            "is_session_document",
+            "parse",
+            "seal_reply",
+            "strip_comments",
+        ),
+        "render": ("render_body", "render_final", "render_problem", "render_tool"),
+        "splice": (
+            "STREAMING_MARK",
+            "close_region",
+            "fill_region",
+            "find_region",
+            "new_nonce",
+            "open_reply",
+            "typed_below",
+        ),
+        "thinking": ("ThinkingSidecar", "sidecar_link", "sidecar_path"),
+    },
+)

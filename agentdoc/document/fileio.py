@@ -255,8 +255,15 @@ def write_text(
 
     See `atomic_write` for `expected` and the return value.
     """
+    return write_bytes(path, text.encode("utf-8"), ledger, expected=expected)
+
+
+def write_bytes(
+    path: Path, data: bytes, ledger: WriteLedger | None = None, *, expected: bytes | None = None
+) -> bytes | None:
+    """`write_text` of text the caller has already encoded (UTF-8), so a long document
+    written on every streamed flush is not encoded twice."""
     _check_writable(path)
-    data = text.encode("utf-8")
     if ledger is not None:
         ledger.record(path, data)
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,28 +55,40 @@ def line_starts(text: str) -> list[int]:
 
 def dominant_newline(text: str) -> str:
     """``"\\r\\n"`` if most line breaks in ``text`` are CRLF, else ``"\\n"``."""
+    if "\r" not in text:
+        return "\n"  # the common case, found without counting a long document's lines
     crlf = text.count("\r\n")
     return "\r\n" if crlf > text.count("\n") - crlf else "\n"
 
 
-def _line_content(text: str, starts: list[int], index: int) -> str:
-    end = starts[index + 1] if index + 1 < len(starts) else len(text)
-    return LINE_BREAK.sub("", text[starts[index] : end])
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Each line's start offset and content (without its break), lazily: the frontmatter is
+    found in the first lines, and a long document should not be walked to the end for it."""
+    start = 0
+    for match in LINE_BREAK.finditer(text):
+        yield start, text[start : match.start()]
+        start = match.end()
+    yield start, text[start:]
 
 
 def locate(text: str) -> tuple[Split, int]:
     """Split ``text`` and also return the offset where the frontmatter text starts."""
     bom = BOM if text.startswith(BOM) else ""
     newline = dominant_newline(text)
-    starts = line_starts(text)
     no_frontmatter = Split(bom, newline, None, text[len(bom) :], len(bom))
-    if len(starts) < 2 or not _OPEN_FENCE.fullmatch(_line_content(text, starts, 0)[len(bom) :]):
+    lines = _lines(text)
+    _, first = next(lines)
+    if not _OPEN_FENCE.fullmatch(first[len(bom) :]):
         return no_frontmatter, -1
-    for index in range(1, len(starts)):
-        if _CLOSE_FENCE.fullmatch(_line_content(text, starts, index)):
-            body_offset = starts[index + 1] if index + 1 < len(starts) else len(text)
-            yaml_text = text[starts[1] : starts[index]]
-            return Split(bom, newline, yaml_text, text[body_offset:], body_offset), starts[1]
+    yaml_start = -1
+    for start, content in lines:
+        if yaml_start < 0:
+            yaml_start = start
+        if _CLOSE_FENCE.fullmatch(content):
+            end = LINE_BREAK.match(text, start + len(content))
+            body_offset = end.end() if end else len(text)
+            yaml_text = text[yaml_start:start]
+            return Split(bom, newline, yaml_text, text[body_offset:], body_offset), yaml_start
     return no_frontmatter, -1
 
 

@@ -5,7 +5,9 @@ Everything here is pure: text in, values out. Turn headings are found by a real 
 a blockquote or a list is just text. The frontmatter boundary is decided once, by
 :func:`agentdoc.document.frontmatter.split`, and only the body is handed to markdown-it: the
 settings and the turns can then never disagree about where the frontmatter ends (markdown-it's
-front matter rule, for one, does not see a fence after a BOM).
+front matter rule, for one, does not see a fence after a BOM). A later parse of the same
+document re-parses only what changed since the last top-level turn heading (see
+:mod:`agentdoc.document.headings`).
 
 The same parse guards the other direction: :func:`escape_reply` and :func:`seal_reply` make sure
 model text written into the document can never forge a turn heading on the next parse.
@@ -16,20 +18,17 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any, Literal
 
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from agentdoc.document import frontmatter
+from agentdoc.document import frontmatter, headings
 from agentdoc.document.frontmatter import LINE_BREAK, FrontmatterError, Split, line_starts
 
 logger = logging.getLogger(__name__)
 
-Role = Literal["user", "assistant"]
-_ROLE_BY_HEADING: dict[str, Role] = {"User": "user", "Assistant": "assistant"}
+Role = headings.Role
 _LABEL: dict[Role, str] = {"user": "User", "assistant": "Assistant"}
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -140,8 +139,9 @@ class Document:
         """Completed exchanges, counted as assistant blocks (failure notices do not count)."""
         return sum(1 for t in self.turns if t.role == "assistant" and not is_unanswered(t))
 
-    def transcript(self, upto: int | None = None) -> str:
-        """Plain-text history of the first ``upto`` exchanges (all completed ones if None)."""
+    def transcript(self, upto: int | None = None, *, since: int = 0) -> str:
+        """Plain-text history of the first ``upto`` exchanges (all completed ones if None),
+        leaving out the first ``since`` of them."""
         limit = self.turn_count() if upto is None else upto
         parts: list[str] = []
         replies = 0
@@ -149,6 +149,9 @@ class Document:
             if replies >= limit:
                 break
             if is_unanswered(turn):
+                continue
+            if replies < since:
+                replies += turn.role == "assistant"
                 continue
             text = _transcript_text(turn)
             if text:
@@ -177,36 +180,29 @@ def _transcript_text(turn: Turn) -> str:
     return text
 
 
-# The commonmark preset keeps raw HTML on, which is what makes comments and HTML blocks real
-# blocks here, exactly as a renderer will see them. Parsing keeps no state in the instance.
-_MD = MarkdownIt("commonmark")
-
-
 def _parse_blocks(markdown: str) -> list[Token]:
-    return _MD.parse(markdown)
+    return headings.parse_blocks(markdown)
 
 
 def turn_headings(markdown: str) -> list[tuple[int, Role]]:
     """0-based line and role of every top-level ``## User`` / ``## Assistant`` ATX heading."""
-    tokens = _parse_blocks(markdown)
-    found: list[tuple[int, Role]] = []
-    for token, inline in pairwise(tokens):
-        is_atx_h2 = token.type == "heading_open" and token.markup == "##"
-        if is_atx_h2 and token.level == 0 and token.map and inline.content in _ROLE_BY_HEADING:
-            found.append((token.map[0], _ROLE_BY_HEADING[inline.content]))
-    return found
+    return [(h.line, h.role) for h in headings.full_scan(markdown)]
 
 
 def _find_turns(text: str, parts: Split) -> tuple[Turn, ...]:
     base = parts.body_offset
-    starts = line_starts(parts.body)
     base_line = len(line_starts(text[:base])) - 1
-    heads = [(base + starts[line], line, role) for line, role in turn_headings(parts.body)]
+    # Cached: a save that changed only the end of a long conversation re-parses only the end.
+    heads = headings.scan(parts.body)
     turns: list[Turn] = []
-    for index, (start, line, role) in enumerate(heads):
-        end = heads[index + 1][0] if index + 1 < len(heads) else len(text)
-        content_start = base + starts[line + 1] if line + 1 < len(starts) else len(text)
-        turn = Turn(role, base_line + line, start, end, content_start, text[content_start:end])
+    for index, head in enumerate(heads):
+        start = base + head.offset
+        end = base + heads[index + 1].offset if index + 1 < len(heads) else len(text)
+        after = LINE_BREAK.search(text, start)
+        content_start = after.end() if after else len(text)
+        turn = Turn(
+            head.role, base_line + head.line, start, end, content_start, text[content_start:end]
+        )
         turns.append(turn)
     return tuple(turns)
 
@@ -363,6 +359,8 @@ def escape_reply(text: str) -> str:
     """Backslash-escape every line of ``text`` that would parse as a turn heading."""
     # One pass suffices in practice; further passes only guard against an escape changing the
     # structure around it so that another line becomes a heading.
+    if not _MAYBE_TURN.search(text):
+        return text  # not one line that could be a turn heading: no parse needed
     for _ in range(_MAX_ESCAPE_PASSES):
         heads = turn_headings(text)
         if not heads:
@@ -370,6 +368,17 @@ def escape_reply(text: str) -> str:
         text = _escape_lines(text, [line for line, _ in heads])
     logger.warning("reply text still has turn headings after escaping")
     return text
+
+
+# Sound pre-filters for the two parses sealing needs, so a streamed flush of an ordinary reply
+# parses nothing. A top-level heading line starts with at most three spaces, then `##` and a
+# space or tab (a tab before it makes indented code). The probe heading after a blank line
+# closes every container (it is not indented and not a paragraph for lazy continuation), so
+# only a fence or HTML block can swallow it, and that block's opening line starts, inside any
+# container, with a marker after spaces, `>` or list markers. Line starts are counted as the
+# parser counts them: after LF, CR or CRLF.
+_MAYBE_TURN = re.compile(r"(?:\A|[\n\r])[ ]{0,3}##[ \t]+(?:User|Assistant)")
+_MAYBE_OPENER = re.compile(r"(?:\A|[\n\r])[ \t>*+\-0-9.)]*(?:```|~~~|<)")
 
 
 def _html_closer(source: str) -> str | None:
@@ -381,6 +390,8 @@ def _html_closer(source: str) -> str | None:
 
 def _open_block_closer(text: str) -> str | None:
     """The line that ends the block which would swallow a heading placed after ``text``."""
+    if not _MAYBE_OPENER.search(text):
+        return None  # no line could open a fence or an HTML block: no parse needed
     probe = f"{text}\n\n{_PROBE_HEADING}\n"
     probe_line = len(line_starts(text)) + 1
     if (probe_line, "user") in turn_headings(probe):

@@ -1,40 +1,49 @@
 """One conversation turn: which session, what is sent, how it streams, status, journal, recovery.
 
 :class:`TurnRunner` runs a turn end to end; the rest keeps the state around it (status files,
-the journal, start-up recovery, forks). Other packages import the names in ``__all__`` from here.
+the journal, start-up recovery, forks). Other packages import the names in ``__all__`` from
+here; each loads its submodule on first use (see :mod:`agentdoc.lazy`).
 """
 
-from agentdoc.turn.detect import submission, wants_marker
-from agentdoc.turn.forking import fork
-from agentdoc.turn.recovery import recover
-from agentdoc.turn.runner import Progress, TurnOutcome, TurnRunner
-from agentdoc.turn.session import Mode
-from agentdoc.turn.status import (
-    Status,
-    all_statuses,
-    clear_dead_turn,
-    live_turn,
-    now_iso,
-    read_status,
-    request_cancel,
-    write_status,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Mode",
-    "Progress",
-    "Status",
-    "TurnOutcome",
-    "TurnRunner",
-    "all_statuses",
-    "clear_dead_turn",
-    "fork",
-    "live_turn",
-    "now_iso",
-    "read_status",
-    "recover",
-    "request_cancel",
-    "submission",
-    "wants_marker",
-    "write_status",
-]
+from agentdoc.lazy import lazy_exports
+
+if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.turn.detect import submission as submission
+    from agentdoc.turn.detect import wants_marker as wants_marker
+    from agentdoc.turn.forking import fork as fork
+    from agentdoc.turn.recovery import recover as recover
+    from agentdoc.turn.runner import Progress as Progress
+    from agentdoc.turn.runner import TurnOutcome as TurnOutcome
+    from agentdoc.turn.runner import TurnRunner as TurnRunner
+    from agentdoc.turn.session import Mode as Mode
+    from agentdoc.turn.status import Status as Status
+    from agentdoc.turn.status import all_statuses as all_statuses
+    from agentdoc.turn.status import clear_dead_turn as clear_dead_turn
+    from agentdoc.turn.status import live_turn as live_turn
+    from agentdoc.turn.status import now_iso as now_iso
+    from agentdoc.turn.status import read_status as read_status
+    from agentdoc.turn.status import request_cancel as request_cancel
+    from agentdoc.turn.status import write_status as write_status
+
+__all__, __getattr__ = lazy_exports(
+    __name__,
+    {
+        "detect": ("submission", "wants_marker"),
+        "forking": ("fork",),
+        "recovery": ("recover",),
+        "runner": ("Progress", "TurnOutcome", "TurnRunner"),
+        "session": ("Mode",),
+        "status": (
+            "Status",
+            "all_statuses",
+            "clear_dead_turn",
+            "live_turn",
+            "now_iso",
+            "read_status",
+            "request_cancel",
+            "write_status",
+        ),
+    },
+)

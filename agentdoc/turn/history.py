@@ -144,9 +144,8 @@ def transcript_after_turn(known: str, doc: Document, turn: int) -> str:
     The earlier turns are taken from what the model was told when the turn started, not from
     ``doc``: an edit made to them while the reply streamed is still news to the model.
     """
-    full = doc.transcript(turn)
-    before = doc.transcript(turn - 1) if turn > 1 else ""
-    exchange = full[len(before) :].lstrip("\n") if full.startswith(before) else full
+    # Only the one exchange is rendered: the earlier ones of a long conversation are not.
+    exchange = doc.transcript(turn, since=turn - 1)
     return "\n\n".join(part for part in (known, exchange) if part)
 
 

@@ -75,7 +75,7 @@ class ReplyWriter:
             data = new.encode("utf-8")
             if data == on_disk:
                 return
-            displaced = document.write_text(self.path, new, self.ledger, expected=on_disk)
+            displaced = document.write_bytes(self.path, data, self.ledger, expected=on_disk)
             if displaced is None:
                 return
             log.info("%s: a save landed while we wrote; merging it", self.path)

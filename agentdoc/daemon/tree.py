@@ -1,0 +1,226 @@
+"""An index of the markdown files under the watched folders, cheap to check again.
+
+The safety rescan behind the observer must not cost in proportion to the notes a user keeps
+next to their conversations. A folder's mtime changes whenever a name in it is created,
+removed or renamed, so the index remembers every folder's mtime and re-lists only folders
+whose mtime moved. What a folder's mtime cannot show is a file rewritten in place; those are
+looked at only for the few files the consumer asks to follow closely (session documents, and
+files that were saved while the daemon ran). Everything else rewritten in place is left to the
+observer's events, and to a full walk after the kernel reported that it dropped events.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+Stamp = tuple[int, int, int]  # (mtime_ns, size, inode)
+
+# Editor artefacts and our own temp files, matched against the file name. Most also fail the
+# markdown-suffix test; they are listed so the intent survives a suffix change, and because some
+# (the Emacs lock `.#doc.md`, the thinking sidecar) do end in `.md`.
+IGNORED: tuple[str, ...] = (
+    "*.swp",  # Vim swap files (.doc.md.swp, then .swo, .swn, ...)
+    "*.swx",
+    "*.sw[a-p]",
+    "4913",  # Vim's probe that it may create files in the folder
+    "*~",  # Vim/Emacs backups
+    ".#*",  # Emacs lock symlink
+    "#*#",  # Emacs autosave
+    "*___jb_tmp___",  # JetBrains safe write
+    "*___jb_old___",
+    ".subl*.tmp",  # Sublime Text atomic_save
+    ".*.tmp",  # VS Code-style temp-and-rename saves
+    ".*.tmp[0-9]*",
+    "*.tmp",
+    ".agentdoc-tmp-*",  # our own atomic writes (agentdoc.document.fileio.TEMP_PREFIX)
+    "*.thinking.md",  # thinking sidecars are never session documents
+)
+IGNORED_DIRS = frozenset({".agentdoc", ".git", ".hg", ".svn"})
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+# A folder listed within this long of its last change may still change within the same mtime
+# tick (coarse filesystem clocks), so its recorded mtime is not trusted and it is listed again.
+RACY_NS = 2_000_000_000
+UNTRUSTED = -1
+
+
+def wanted_name(name: str) -> bool:
+    """True for a file name that may be a session document (the folder is checked apart)."""
+    if os.path.splitext(name)[1].lower() not in MARKDOWN_SUFFIXES:
+        return False
+    return not any(fnmatch.fnmatchcase(name, pattern) for pattern in IGNORED)
+
+
+def stamp_of(path: str | Path) -> Stamp | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _log_error(exc: OSError) -> None:
+    # Debug, not warning: the rescan looks every few seconds and would repeat it forever.
+    log.debug("cannot list %s: %s", exc.filename, exc.strerror or exc)
+
+
+@dataclass
+class Folder:
+    mtime: int
+    files: dict[str, Stamp] = field(default_factory=dict)  # markdown file name -> stamp
+    subdirs: set[str] = field(default_factory=set)  # full paths of indexed subfolders
+
+
+def _trusted(mtime_ns: int) -> int:
+    return UNTRUSTED if mtime_ns >= time.time_ns() - RACY_NS else mtime_ns
+
+
+def list_folder(path: str) -> Folder | None:
+    """One folder's markdown files (stamped) and subfolders; None if it cannot be listed."""
+    try:
+        mtime = os.stat(path).st_mtime_ns
+        entries = list(os.scandir(path))
+    except OSError as exc:
+        _log_error(exc)
+        return None
+    folder = Folder(_trusted(mtime))
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in IGNORED_DIRS:
+                    folder.subdirs.add(entry.path)
+            elif wanted_name(entry.name):
+                st = entry.stat()
+                if stat.S_ISREG(st.st_mode):
+                    folder.files[entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            continue  # gone between the listing and the look: its event says so
+    return folder
+
+
+@dataclass
+class TreeIndex:
+    """Folders (recursively) and single files, with what is needed to see what changed."""
+
+    folders: dict[str, Folder] = field(default_factory=dict)
+    singles: dict[Path, Stamp | None] = field(default_factory=dict)
+    close: dict[Path, Stamp | None] = field(default_factory=dict)  # followed files
+
+    def add_tree(self, top: str, found: Callable[[Path], None]) -> None:
+        """Index `top` and everything below it, calling `found` for each markdown file."""
+        pending = [top]
+        while pending:
+            path = pending.pop()
+            folder = list_folder(path)
+            if folder is None:
+                continue
+            self.folders[path] = folder
+            for name in folder.files:
+                found(Path(path, name))
+            pending.extend(folder.subdirs)
+
+    def stamps(self) -> dict[Path, Stamp]:
+        """Every indexed markdown file with its recorded stamp."""
+        found = {
+            Path(dirpath, name): s
+            for dirpath, folder in self.folders.items()
+            for name, s in folder.files.items()
+        }
+        found.update((p, s) for p, s in self.singles.items() if s is not None)
+        return found
+
+    def follow(self, path: Path, stamp: Stamp | None) -> None:
+        """Look at `path` on every rescan, with `stamp` as the version already reported."""
+        self.close[path] = stamp
+        self._record(path, stamp)
+
+    def rescan(self) -> list[Path]:
+        """Paths that appeared, vanished or changed since the last look, at the cost of one
+        stat per folder and per followed file, plus a listing of each folder that changed."""
+        changed: list[Path] = []
+        # Followed files first: what they report is recorded, so a re-listing of their folder
+        # in the same pass does not report it again.
+        for path, old in list(self.close.items()):
+            if (s := stamp_of(path)) != old:
+                self.close[path] = s
+                self._record(path, s)
+                changed.append(path)
+        for dirpath in list(self.folders):
+            folder = self.folders.get(dirpath)
+            if folder is None:
+                continue  # dropped with a parent earlier in this pass
+            try:
+                mtime: int | None = os.stat(dirpath).st_mtime_ns
+            except OSError:
+                mtime = None
+            if mtime is None or mtime != folder.mtime:
+                changed += self._relist(dirpath, folder)
+        for single in list(self.singles):
+            if (s := stamp_of(single)) != self.singles[single]:
+                self.singles[single] = s
+                changed.append(single)
+        return list(dict.fromkeys(changed))
+
+    def _relist(self, path: str, old: Folder) -> list[Path]:
+        fresh = list_folder(path)
+        if fresh is None:
+            return self._drop(path)
+        self.folders[path] = fresh
+        changed = [
+            Path(path, name)
+            for name in old.files.keys() | fresh.files.keys()
+            if old.files.get(name) != fresh.files.get(name)
+        ]
+        for file in changed:
+            if file in self.close:
+                self.close[file] = fresh.files.get(file.name)
+        for gone in old.subdirs - fresh.subdirs:
+            changed += self._drop(gone)
+        for new in fresh.subdirs - old.subdirs:
+            self.add_tree(new, changed.append)
+        return changed
+
+    def _drop(self, path: str) -> list[Path]:
+        folder = self.folders.pop(path, None)
+        if folder is None:
+            return []
+        gone = [Path(path, name) for name in folder.files]
+        for sub in folder.subdirs:
+            gone += self._drop(sub)
+        return gone
+
+    def _record(self, path: Path, stamp: Stamp | None) -> None:
+        if path in self.singles:
+            self.singles[path] = stamp
+            return
+        folder = self.folders.get(str(path.parent))
+        if folder is None:
+            return
+        if stamp is None:
+            folder.files.pop(path.name, None)
+        elif wanted_name(path.name):
+            folder.files[path.name] = stamp
+
+
+def build(
+    folders: Iterable[Path], files: Iterable[Path], found: Callable[[Path], None]
+) -> TreeIndex:
+    """Walk the roots once: the baseline of later rescans."""
+    index = TreeIndex()
+    for top in folders:
+        index.add_tree(str(top), found)
+    for single in files:
+        index.singles[single] = stamp_of(single)
+        if index.singles[single] is not None:
+            found(single)
+    return index

@@ -1,0 +1,126 @@
+"""The rescan index: what a folder's mtime shows, at one stat per folder and followed file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentdoc.daemon import tree
+from agentdoc.daemon.tree import TreeIndex, build
+
+OLD_NS = 1_600_000_000 * 10**9  # long before now: a folder mtime the index trusts
+
+
+def _age(top: Path, when: int = OLD_NS) -> None:
+    """Give every folder an old mtime, as a tree the user has not touched in a while has."""
+    for dirpath, _dirs, _files in os.walk(top):
+        os.utime(dirpath, ns=(when, when))
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    top = tmp_path / "notes"
+    for sub in ("a", "b", "a/deep"):
+        (top / sub).mkdir(parents=True)
+        for n in range(3):
+            (top / sub / f"n{n}.md").write_text(f"# note {n}\n")
+    (top / "chat.md").write_text("---\nagentdoc: {}\n---\n")
+    (top / "a" / "data.txt").write_text("not markdown\n")
+    (top / ".git").mkdir()
+    (top / ".git" / "x.md").write_text("ignored\n")
+    _age(top)
+    return top
+
+
+def _index(top: Path) -> TreeIndex:
+    return build([top], [], lambda _p: None)
+
+
+def _age_after(change: Callable[[Path], object]) -> Callable[[Path], object]:
+    def run(top: Path) -> None:
+        change(top)
+        _age(top, OLD_NS + 10**9)  # a folder change moves its mtime, yet still in the past
+
+    return run
+
+
+def _rename_over(top: Path) -> None:
+    (top / "a" / "n0.md.new").write_text("# replaced\n")
+    os.replace(top / "a" / "n0.md.new", top / "a" / "n0.md")
+
+
+def _remove_folder(top: Path) -> None:
+    for name in os.listdir(top / "a" / "deep"):
+        (top / "a" / "deep" / name).unlink()
+    (top / "a" / "deep").rmdir()
+
+
+def _new_folder(top: Path) -> None:
+    (top / "c" / "d").mkdir(parents=True)
+    (top / "c" / "d" / "new.md").write_text("# new\n")
+
+
+@pytest.mark.parametrize(
+    ("change", "reported"),
+    [
+        (lambda top: None, set()),
+        (_age_after(lambda top: (top / "b" / "new.md").write_text("# new\n")), {"b/new.md"}),
+        (_age_after(lambda top: (top / "b" / "n1.md").unlink()), {"b/n1.md"}),
+        (_age_after(_rename_over), {"a/n0.md"}),  # Vim/Emacs-style replacing save
+        (_age_after(_new_folder), {"c/d/new.md"}),
+        (_age_after(_remove_folder), {"a/deep/n0.md", "a/deep/n1.md", "a/deep/n2.md"}),
+        (_age_after(lambda top: (top / "a" / "new.txt").write_text("x")), set()),
+        (_age_after(lambda top: (top / ".git" / "y.md").write_text("x")), set()),
+    ],
+)
+def test_rescan_reports_what_changed_in_folders(
+    notes: Path, change: Callable[[Path], object], reported: set[str]
+) -> None:
+    index = _index(notes)
+    change(notes)
+    assert {str(p.relative_to(notes)) for p in index.rescan()} == reported
+    assert index.rescan() == []  # reported once
+
+
+def test_in_place_rewrites_are_seen_for_followed_files_only(notes: Path) -> None:
+    index = _index(notes)
+    index.follow(notes / "chat.md", tree.stamp_of(notes / "chat.md"))
+    (notes / "chat.md").write_text("---\nagentdoc: {}\n---\n\n## User\n\nhi\n")
+    (notes / "b" / "n2.md").write_text("# rewritten in place, left to the observer\n")
+    assert index.rescan() == [notes / "chat.md"]
+    assert index.rescan() == []
+
+
+def test_a_quiet_rescan_stats_folders_and_followed_files_only(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(200):
+        (notes / "b" / f"plain{n}.md").write_text("# plain\n")
+    _age(notes)
+    index = _index(notes)
+    index.follow(notes / "chat.md", tree.stamp_of(notes / "chat.md"))
+    looked_at: list[str] = []
+    real_stat = os.stat
+
+    def counting_stat(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        looked_at.append(str(path))
+        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", counting_stat)
+    assert index.rescan() == []
+    # One stat per folder (notes, a, b, a/deep) and per followed file, none per plain note.
+    assert sorted(looked_at) == sorted(
+        str(p) for p in (notes, notes / "a", notes / "b", notes / "a" / "deep", notes / "chat.md")
+    )
+
+
+def test_a_folder_changed_within_its_mtime_tick_is_listed_again(notes: Path) -> None:
+    (notes / "b" / "early.md").write_text("# early\n")  # b's mtime is now: not trusted yet
+    listed = (notes / "b").stat().st_mtime_ns
+    index = _index(notes)
+    (notes / "b" / "late.md").write_text("# same tick\n")
+    os.utime(notes / "b", ns=(listed, listed))  # as a coarse clock would have left it
+    assert notes / "b" / "late.md" in index.rescan()
