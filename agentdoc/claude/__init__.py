@@ -5,12 +5,22 @@ tests point the real CLI at. Other packages import the names in ``__all__`` from
 """
 
 from agentdoc.claude.events import ApiRetry, StreamError
-from agentdoc.claude.process import AgentRequest, ClaudeProcess, spawn
+from agentdoc.claude.process import (
+    AgentRequest,
+    ClaudeProcess,
+    build_argv,
+    build_env,
+    check_argv,
+    resolve_executable,
+    spawn,
+)
 from agentdoc.claude.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.claude.sessionstore import has_session
 from agentdoc.claude.stream import parse_line
+from agentdoc.claude.warm import AgentProcess, WarmProcess, WarmTurn, protect_rules
 
 __all__ = [
+    "AgentProcess",
     "AgentRequest",
     "ApiRetry",
     "ClaudeProcess",
@@ -20,7 +30,14 @@ __all__ = [
     "TextPart",
     "ThinkingPart",
     "ToolPart",
+    "WarmProcess",
+    "WarmTurn",
+    "build_argv",
+    "build_env",
+    "check_argv",
     "has_session",
     "parse_line",
+    "protect_rules",
+    "resolve_executable",
     "spawn",
 ]

@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentdoc.claude import ClaudeProcess, Reply, ReplyBuilder, StreamError, parse_line, spawn
+from agentdoc.claude import (
+    AgentProcess,
+    AgentRequest,
+    Reply,
+    ReplyBuilder,
+    StreamError,
+    parse_line,
+    spawn,
+)
 from agentdoc.config import Settings
 from agentdoc.document import (
     Document,
@@ -36,6 +44,9 @@ from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 log = logging.getLogger(__name__)
 
 IDLE_CHECK = 0.5  # seconds: how often a silent stream still looks at the document
+
+# Starts the CLI for a turn: a fresh one-shot process (`spawn`), or a warm process's next turn.
+Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentProcess]
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,7 @@ class TurnRunner:
         on_progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
         require_marker: bool = False,
+        launcher: Launcher = spawn,
     ) -> None:
         self.path = path
         self.settings = settings
@@ -87,6 +99,7 @@ class TurnRunner:
         self.on_progress = on_progress or (lambda _p: None)
         self.cancel = cancel or threading.Event()
         self.require_marker = require_marker
+        self.launcher = launcher
         self._status = StatusReporter(path)
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._started = time.monotonic()
@@ -174,13 +187,13 @@ class TurnRunner:
             builder, cancelled = attempt
         return self._finish(plan, builder, sidecar, cancelled=cancelled)
 
-    def _spawn(self, plan: TurnPlan) -> ClaudeProcess:
-        proc = spawn(plan.request, self.settings, self.environ)
+    def _spawn(self, plan: TurnPlan) -> AgentProcess:
+        proc = self.launcher(plan.request, self.settings, self.environ)
         self._journal.note_process(proc.pid)
         return proc
 
     def _attempt(
-        self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: ClaudeProcess | None = None
+        self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: AgentProcess | None = None
     ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
         """Run the CLI once: its reply and whether it was cancelled, or the turn's end."""
         builder = ReplyBuilder()
@@ -210,7 +223,7 @@ class TurnRunner:
     def _pump(
         self,
         plan: TurnPlan,
-        proc: ClaudeProcess,
+        proc: AgentProcess,
         builder: ReplyBuilder,
         sidecar: ThinkingSidecar,
     ) -> bool:
@@ -266,7 +279,7 @@ class TurnRunner:
         builder.feed(event)
         return True
 
-    def _drain(self, proc: ClaudeProcess, builder: ReplyBuilder) -> None:
+    def _drain(self, proc: AgentProcess, builder: ReplyBuilder) -> None:
         while (line := proc.next_line(0)) not in (None, b""):
             assert line is not None
             self._feed(builder, line)
