@@ -142,7 +142,13 @@ class WarmProcess:
                 f"cannot run {self.argv[0]!r}: permission denied (is it executable? "
                 f"`chmod +x {self.argv[0]}`)"
             ) from exc
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            # ENOEXEC and friends: said as a one-shot turn says them.
+            raise ClaudeCannotStart(
+                f"cannot run {self.argv[0]!r}: {exc.strerror or exc}; is AGENTDOC_CLAUDE the "
+                "Claude Code CLI?"
+            ) from exc
+        except ValueError as exc:  # a NUL byte in the cwd or the environment
             raise ClaudeCannotStart(f"cannot start claude: {exc}") from exc
         for target in (self._read_stdout, self._read_stderr):
             threading.Thread(target=target, daemon=True).start()
@@ -167,6 +173,7 @@ class WarmProcess:
                 self._acknowledge(parsed)
                 continue
             self._lines.put(line)
+        self._proc.stdout.close()
         self._lines.put(_EOF)
 
     def _acknowledge(self, parsed: dict[str, Any]) -> None:
@@ -180,6 +187,7 @@ class WarmProcess:
         assert self._proc is not None and self._proc.stderr is not None
         for chunk in iter(lambda: self._proc.stderr.read(4096), b""):  # type: ignore[union-attr]
             self._stderr.append(chunk)
+        self._proc.stderr.close()
 
     def write(self, data: bytes) -> bool:
         """Send one line to the CLI; False if its stdin is gone (the process died)."""

@@ -122,7 +122,7 @@ class WarmPool:
                     continue
                 if not process.alive():
                     log.info("%s: its warm claude exited; the next turn starts one", path)
-                    self._procs.pop(path)
+                    self._close_later(self._procs.pop(path), "exited")
                 elif now - process.last_used >= self.idle_timeout:
                     self._close_later(self._procs.pop(path), "idle")
 
