@@ -4,7 +4,12 @@ Also the offline Messages API (``agentdoc.claude.fakeapi``) that the demo and th
 tests point the real CLI at. Other packages import the names in ``__all__`` from here.
 """
 
-from agentdoc.claude.events import ApiRetry, StreamError
+from agentdoc.claude.events import (
+    ApiRetry,
+    PermissionRequest,
+    PermissionWithdrawn,
+    StreamError,
+)
 from agentdoc.claude.process import (
     AgentRequest,
     ClaudeProcess,
@@ -24,6 +29,8 @@ __all__ = [
     "AgentRequest",
     "ApiRetry",
     "ClaudeProcess",
+    "PermissionRequest",
+    "PermissionWithdrawn",
     "Reply",
     "ReplyBuilder",
     "StreamError",

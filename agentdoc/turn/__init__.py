@@ -4,6 +4,7 @@
 the journal, start-up recovery, forks). Other packages import the names in ``__all__`` from here.
 """
 
+from agentdoc.turn.approvals import request_answer
 from agentdoc.turn.detect import submission, wants_marker
 from agentdoc.turn.forking import fork
 from agentdoc.turn.recovery import recover
@@ -33,6 +34,7 @@ __all__ = [
     "now_iso",
     "read_status",
     "recover",
+    "request_answer",
     "request_cancel",
     "submission",
     "wants_marker",

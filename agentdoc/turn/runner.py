@@ -9,6 +9,7 @@ event, or the user deleting the streaming block), or when the stream is silent f
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -20,6 +21,8 @@ from pathlib import Path
 from agentdoc.claude import (
     AgentProcess,
     AgentRequest,
+    PermissionRequest,
+    PermissionWithdrawn,
     Reply,
     ReplyBuilder,
     StreamError,
@@ -33,10 +36,12 @@ from agentdoc.document import (
     WriteLedger,
     render_body,
     render_final,
+    replace_block,
     sidecar_link,
 )
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.turn import detect, history, journal, status
+from agentdoc.turn.approvals import Approvals, response
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
@@ -105,6 +110,9 @@ class TurnRunner:
         self._started = time.monotonic()
         self._problem: str | None = None
         self._thinking_on = settings.thinking
+        self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
+        self._proc: AgentProcess | None = None
+        self._turn = 0
 
     # -- document writes -------------------------------------------------------------------
 
@@ -205,6 +213,7 @@ class TurnRunner:
                 builder.finish(exit_code=None, stderr="")
                 return self._finish(plan, builder, sidecar, cancelled=False)
         cancelled = False
+        self._proc, self._turn = proc, plan.turn
         try:
             cancelled = self._pump(plan, proc, builder, sidecar)
         except RegionGone:
@@ -244,11 +253,15 @@ class TurnRunner:
                 return True
             if line == b"":
                 return False
+            if self._approvals.waiting is not None:
+                last_line = now  # waiting for the person is not a stall
+                if self._answer(builder, now):
+                    dirty, last_flush = True, 0.0
             if line is None:
-                if now - last_flush >= IDLE_CHECK:
+                if now - last_flush >= IDLE_CHECK and self._approvals.may_flush:
                     # Nothing new from the CLI, but the user may have deleted the block (a
                     # cancel) or saved a stale copy over it (put it back) meanwhile.
-                    self._writer.flush(render_body(builder.reply, final=False), check=True)
+                    self._writer.flush(self._body(builder.reply), check=True)
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
                     self._problem = (
@@ -276,8 +289,47 @@ class TurnRunner:
             return False
         if event is None:
             return False
-        builder.feed(event)
+        if isinstance(event, PermissionRequest):
+            self._ask(builder, event)
+        elif isinstance(event, PermissionWithdrawn):
+            self._approvals.withdraw(event.request_id)
+        else:
+            builder.feed(event)
         return True
+
+    # -- tool permission requests ------------------------------------------------------------
+
+    def _ask(self, builder: ReplyBuilder, request: PermissionRequest) -> None:
+        refusal = self._approvals.ask(request)
+        if refusal is not None and self._proc is not None:
+            self._proc.respond(request.request_id, response(request, refusal))
+            return
+        # Written at once (not at the next flush), so the person sees it while we wait.
+        self._writer.flush(self._body(builder.reply))
+        reply = builder.reply
+        self._progress(
+            self._turn, "waiting", reply.output_chars, reply.session_id, request.tool_name
+        )
+
+    def _answer(self, builder: ReplyBuilder, now: float) -> bool:
+        """Look for answers to open requests; pass them on. True if any was answered."""
+        answered = self._approvals.poll(now)
+        for item, answer in answered:
+            log.info(
+                "%s: %s %s (%s)", self.path, item.request.tool_name, answer.behavior, answer.by
+            )
+            # The person's ticks were read; our block goes back in their place, so the
+            # merge of the next write does not carry the tick into the decision line.
+            self._writer.update(functools.partial(_put_back, nonce=item.nonce, block=item.block))
+            if self._proc is not None:
+                self._proc.respond(item.request.request_id, response(item.request, answer))
+        if answered and self._approvals.waiting is None:
+            reply = builder.reply
+            self._progress(self._turn, "streaming", reply.output_chars, reply.session_id)
+        return bool(answered)
+
+    def _body(self, reply: Reply, *, final: bool = False) -> str:
+        return render_body(reply, final=final, approvals=self._approvals.shown)
 
     def _drain(self, proc: AgentProcess, builder: ReplyBuilder) -> None:
         while (line := proc.next_line(0)) not in (None, b""):
@@ -287,9 +339,10 @@ class TurnRunner:
     def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
         if self._thinking_on:
             sidecar.update(reply.thinking, reply.session_id)
-        self._writer.flush(render_body(reply, final=False))
-        state = "retrying" if reply.retry is not None else "streaming"
-        self._progress(plan.turn, state, reply.output_chars, reply.session_id)
+        self._writer.flush(self._body(reply))
+        tool = self._approvals.waiting
+        state = "waiting" if tool else "retrying" if reply.retry is not None else "streaming"
+        self._progress(plan.turn, state, reply.output_chars, reply.session_id, tool or "")
 
     def _finish(
         self,
@@ -299,6 +352,7 @@ class TurnRunner:
         *,
         cancelled: bool,
     ) -> TurnOutcome:
+        self._approvals.close()
         reply = builder.reply
         if self._problem is not None:
             reply = dataclasses.replace(reply, error=self._problem)
@@ -307,7 +361,7 @@ class TurnRunner:
         has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
         elapsed = time.monotonic() - self._started
         # No reply text at all: the prompt stays pending, so a failure never costs it.
-        pending = _unanswered(reply)
+        pending = _unanswered(reply) and not self._approvals.shown
         body = render_final(
             reply,
             elapsed=elapsed,
@@ -316,6 +370,7 @@ class TurnRunner:
             footer=self.settings.footer,
             note=plan.note,
             pending=pending,
+            approvals=self._approvals.shown,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id
@@ -374,6 +429,10 @@ class TurnRunner:
         elapsed = time.monotonic() - self._started
         self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
         self._status.report(turn, state, chars, session_id, detail, tokens)
+
+
+def _put_back(text: str, *, nonce: str, block: str) -> str:
+    return replace_block(text, nonce, block) or text
 
 
 def _unanswered(reply: Reply) -> bool:
