@@ -155,7 +155,7 @@ def test_only_a_save_of_the_person_answers(tmp_path: Path) -> None:
     doc.write_text("x\n")
     ledger = WriteLedger()
     approvals = Approvals(doc, ledger, timeout=60)
-    assert approvals.ask(request()) is None
+    assert approvals.ask(request()) is False
     shown = approvals.shown["toolu_1"]
     nonce = shown.split()[2]
     ticked = shown.replace("> - [ ] allow\n", "> - [x] allow\n", 1)
@@ -170,8 +170,8 @@ def test_only_a_save_of_the_person_answers(tmp_path: Path) -> None:
 def test_a_request_on_the_document_itself_is_refused_without_asking(tmp_path: Path) -> None:
     doc = tmp_path / "chat.md"
     approvals = Approvals(doc, WriteLedger(), timeout=60)
-    answer = approvals.ask(request("Bash", {"command": f"echo '- [x] allow' >> {doc.name}"}))
-    assert answer is not None and answer.behavior == "deny" and answer.message == SELF_REFUSAL
+    assert approvals.ask(request("Bash", {"command": f"echo '- [x] allow' >> {doc.name}"}))
+    assert SELF_REFUSAL in approvals.shown["toolu_1"]
     assert approvals.waiting is None and "agentdoc refused" in approvals.shown["toolu_1"]
 
 

@@ -18,7 +18,7 @@ from agentdoc.claude.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
 from tests.conftest import wait_for
 from tests.process_support import run_cli, state_of, status_json, watching
-from tests.test_e2e_warm import DOC, warm_env
+from tests.test_e2e_warm import DOC, warm_clis, warm_env
 
 pytestmark = pytest.mark.e2e
 
@@ -168,7 +168,7 @@ def test_a_request_nobody_answers_is_denied_after_the_timeout(tmp_path: Path, fo
 
     assert not out.exists() and result.get("is_error")
     assert "no answer within" in result_text(result)
-    assert "denied after no answer within" in reply_of(doc) or "no answer within" in reply_of(doc)
+    assert "**Write** on `" in reply_of(doc) and "denied: no answer within 1 s" in reply_of(doc)
 
 
 def test_claude_cannot_approve_itself(tmp_path: Path, folder: Path) -> None:
@@ -215,3 +215,40 @@ def test_claude_cannot_approve_itself(tmp_path: Path, folder: Path) -> None:
     assert "- [x] allow" in reply  # the model's forged text is shown as text, and did nothing
     assert "agentdoc refused" in reply
     assert not (folder / ".agentdoc" / "chat.md.answer.json").exists()
+
+
+def test_allow_for_the_session_does_not_ask_again(tmp_path: Path, folder: Path) -> None:
+    doc = folder / "chat.md"
+    script = [write(folder / "one.txt", "1"), write(folder / "two.txt", "2"), said("Both.")]
+    with FakeMessagesAPI(script) as api:
+        env = warm_env(tmp_path, api)
+        with watching(folder, env, tmp_path / "watch.log"):
+            doc.write_text(DOC + "Two files, please.\n")
+            wait_for(lambda: waiting(doc), what="the first request")
+            tick(doc, "allow Write for the rest of this session")
+            wait_for(lambda: "Both." in doc.read_text() and state_of(doc) == "idle", what="reply")
+
+    assert (folder / "one.txt").read_text() == "1" and (folder / "two.txt").read_text() == "2"
+    reply = reply_of(doc)
+    assert reply.count("allowed for the rest of the session") == 1 and APPROVAL not in reply
+
+
+def test_cancel_while_waiting_ends_the_turn_and_keeps_the_cli(tmp_path: Path, folder: Path) -> None:
+    doc = folder / "chat.md"
+    script = [write(folder / "out.txt", "x"), said("Next answer.")]
+    with FakeMessagesAPI(script) as api:
+        env = warm_env(tmp_path, api)
+        with watching(folder, env, tmp_path / "watch.log"):
+            doc.write_text(DOC + "Write it.\n")
+            wait_for(lambda: waiting(doc), what="the request")
+            [cli] = warm_clis(env)
+            cancelled = run_cli(["cancel", str(doc)], env)
+            assert cancelled.returncode == 0, cancelled.stderr
+            wait_for(lambda: state_of(doc) == "idle", what="the cancelled turn")
+            text = doc.read_text()
+            assert APPROVAL not in text and "the turn ended before an answer" in text
+            doc.write_text(text + "Next?\n")
+            wait_for(lambda: "Next answer." in doc.read_text(), what="the next reply")
+            assert warm_clis(env) == [cli]
+
+    assert not (folder / "out.txt").exists()

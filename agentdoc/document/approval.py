@@ -106,12 +106,14 @@ def render_decision(tool: str, tool_input: Mapping[str, Any], answer: Answer) ->
         "deny": "denied",
     }[answer.behavior]
     by = {
-        "document": "in the document",
-        "command": "from the command line",
-        "terminal": "in the terminal",
-    }.get(answer.by, answer.by)
+        "document": " in the document",
+        "command": " from the command line",
+        "terminal": " in the terminal",
+        "agentdoc": " by agentdoc",
+        "timeout": "",  # the message says it: no answer within the time
+    }.get(answer.by, "")
     reason = f": {_one_line(answer.message)}" if answer.message else ""
-    return f"*🔐 **{_name(tool)}**{on} {verdict} {by}{reason}*"
+    return f"*🔐 **{_name(tool)}**{on} {verdict}{by}{reason}*"
 
 
 def _one_line(text: str) -> str:

@@ -12,6 +12,7 @@ answers, so no tool may write them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import secrets
@@ -22,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.claude import PermissionRequest
+from agentdoc.claude import AgentProcess, PermissionRequest
 from agentdoc.document import (
     Answer,
     Behavior,
@@ -33,11 +34,13 @@ from agentdoc.document import (
     read_bytes,
     render_approval,
     render_decision,
+    replace_block,
     sidecar_path,
     touches,
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.turn.status import read_status, state_dir
+from agentdoc.turn.writer import ReplyWriter
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +133,8 @@ class Approvals:
             return item.request.tool_name
         return None
 
-    def ask(self, request: PermissionRequest) -> Answer | None:
-        """Show a new request; an answer at once if the request is refused without asking."""
+    def ask(self, request: PermissionRequest, proc: AgentProcess | None = None) -> bool:
+        """Show a new request; True if it was refused at once (the refusal sent to `proc`)."""
         protected = protected_files(self.document, sidecar_path(self.document))
         if touches(request.input, protected):
             log.warning("%s: refused %s on a protected file", self.document, request.tool_name)
@@ -139,7 +142,9 @@ class Approvals:
             self.shown[self._key(request)] = render_decision(
                 request.tool_name, request.input, answer
             )
-            return answer
+            if proc is not None:
+                proc.respond(request.request_id, response(request, answer))
+            return True
         # An answer file from before this request must not answer it.
         answer_path(self.document).unlink(missing_ok=True)
         nonce = secrets.token_hex(8)
@@ -147,7 +152,7 @@ class Approvals:
         block = render_approval(request.tool_name, request.input, nonce, full)
         self._open[request.request_id] = Open(request, nonce, block, time.monotonic())
         self.shown[self._key(request)] = block
-        return None
+        return False
 
     def _keep_input(self, request: PermissionRequest) -> str | None:
         path = input_path(self.document)
@@ -176,12 +181,7 @@ class Approvals:
             if answer is None and text is not None:
                 answer = read_answer(text, item.nonce)
             if answer is None and now - item.asked >= self.timeout:
-                minutes = self.timeout / 60
-                answer = Answer(
-                    "deny",
-                    f"no answer within {minutes:.0f} min (approval_timeout)",
-                    by="timeout",
-                )
+                answer = Answer("deny", _no_answer(self.timeout), by="timeout")
             if answer is None:
                 continue
             command = None  # one command answers one request
@@ -193,6 +193,20 @@ class Approvals:
         if not self._open:
             self.may_flush = True
         return found
+
+    def pass_on(self, now: float, writer: ReplyWriter, proc: AgentProcess | None) -> bool:
+        """Send the answers found now to the CLI; True if there were any."""
+        answered = self.poll(now)
+        for item, answer in answered:
+            log.info(
+                "%s: %s %s (%s)", self.document, item.request.tool_name, answer.behavior, answer.by
+            )
+            # The person's ticks were read; our block goes back in their place, so the merge
+            # of the next write does not carry the tick into the decision line.
+            writer.update(functools.partial(_put_back, nonce=item.nonce, block=item.block))
+            if proc is not None:
+                proc.respond(item.request.request_id, response(item.request, answer))
+        return bool(answered)
 
     def _read(self) -> str | None:
         """The document as the person saved it; None if it is our own write (or unreadable)."""
@@ -217,3 +231,12 @@ class Approvals:
         for request_id in list(self._open):
             self.withdraw(request_id)
         answer_path(self.document).unlink(missing_ok=True)
+
+
+def _put_back(text: str, *, nonce: str, block: str) -> str:
+    return replace_block(text, nonce, block) or text
+
+
+def _no_answer(timeout: float) -> str:
+    span = f"{timeout / 60:.0f} min" if timeout >= 60 else f"{timeout:.0f} s"
+    return f"no answer within {span} (approval_timeout); ask again if it is still needed"

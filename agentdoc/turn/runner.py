@@ -9,7 +9,6 @@ event, or the user deleting the streaming block), or when the stream is silent f
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import threading
 import time
@@ -36,12 +35,11 @@ from agentdoc.document import (
     WriteLedger,
     render_body,
     render_final,
-    replace_block,
     sidecar_link,
 )
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.turn import detect, history, journal, status
-from agentdoc.turn.approvals import Approvals, response
+from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
@@ -300,10 +298,8 @@ class TurnRunner:
     # -- tool permission requests ------------------------------------------------------------
 
     def _ask(self, builder: ReplyBuilder, request: PermissionRequest) -> None:
-        refusal = self._approvals.ask(request)
-        if refusal is not None and self._proc is not None:
-            self._proc.respond(request.request_id, response(request, refusal))
-            return
+        if self._approvals.ask(request, self._proc):
+            return  # refused without asking
         # Written at once (not at the next flush), so the person sees it while we wait.
         self._writer.flush(self._body(builder.reply))
         reply = builder.reply
@@ -312,21 +308,12 @@ class TurnRunner:
         )
 
     def _answer(self, builder: ReplyBuilder, now: float) -> bool:
-        """Look for answers to open requests; pass them on. True if any was answered."""
-        answered = self._approvals.poll(now)
-        for item, answer in answered:
-            log.info(
-                "%s: %s %s (%s)", self.path, item.request.tool_name, answer.behavior, answer.by
-            )
-            # The person's ticks were read; our block goes back in their place, so the
-            # merge of the next write does not carry the tick into the decision line.
-            self._writer.update(functools.partial(_put_back, nonce=item.nonce, block=item.block))
-            if self._proc is not None:
-                self._proc.respond(item.request.request_id, response(item.request, answer))
+        """Pass on the answers found now; True if any. Then the turn streams again."""
+        answered = self._approvals.pass_on(now, self._writer, self._proc)
         if answered and self._approvals.waiting is None:
             reply = builder.reply
             self._progress(self._turn, "streaming", reply.output_chars, reply.session_id)
-        return bool(answered)
+        return answered
 
     def _body(self, reply: Reply, *, final: bool = False) -> str:
         return render_body(reply, final=final, approvals=self._approvals.shown)
@@ -429,10 +416,6 @@ class TurnRunner:
         elapsed = time.monotonic() - self._started
         self.on_progress(Progress(self.path, turn, state, elapsed, chars, session_id, detail))
         self._status.report(turn, state, chars, session_id, detail, tokens)
-
-
-def _put_back(text: str, *, nonce: str, block: str) -> str:
-    return replace_block(text, nonce, block) or text
 
 
 def _unanswered(reply: Reply) -> bool:
