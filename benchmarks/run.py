@@ -23,6 +23,7 @@ from pathlib import Path
 
 import core
 import live
+import warm
 from measure import CheckFailed, Failure, Row, render_table
 
 log = logging.getLogger("benchmarks")
@@ -38,10 +39,11 @@ class Reps:
     document: int
     turn: int
     saves: int
+    warm: int
 
 
-FULL = Reps(parse=21, flush=31, memory=5, document=21, turn=15, saves=20)
-QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5)
+FULL = Reps(parse=21, flush=31, memory=5, document=21, turn=15, saves=20, warm=9)
+QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5, warm=3)
 
 # name -> (what it is, how to run it in a scratch folder)
 Runner = Callable[[Path, Reps, bool], list[Row]]
@@ -52,6 +54,7 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "document": ("document parse", lambda _d, r, c: core.bench_document(r.document, c)),
     "turn": ("one-shot turn", lambda d, r, c: live.bench_turn(d, r.turn, c)),
     "daemon": ("save→turn start", lambda d, r, c: live.bench_daemon(d, r.saves, c)),
+    "warm": ("warm vs cold, real CLI", lambda d, r, c: warm.bench_warm(d, r.warm, c)),
 }
 
 
