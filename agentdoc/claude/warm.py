@@ -253,6 +253,9 @@ class WarmProcess:
         stopper.stop(grace)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)  # anything the CLI left in its group
+        if proc.stdin is not None:
+            with self._write_lock, contextlib.suppress(OSError):
+                proc.stdin.close()
 
     def close(self, grace: float = 5.0) -> None:
         """End of input lets the CLI save its session and exit 0; stop it if it does not."""
