@@ -258,6 +258,7 @@ def test_line_kind(line: bytes, kind: str) -> None:
 class _Proc:
     def __init__(self, key: object, session: str | None, *, busy: bool = False, alive: bool = True):
         self.key, self.session_id, self.busy, self._alive = key, session, busy, alive
+        self.last_turn = 1
 
     def alive(self) -> bool:
         return self._alive
@@ -269,8 +270,10 @@ KEY = ("claude", "-p")
 @pytest.mark.parametrize(
     ("proc", "req", "expected"),
     [
-        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s1"), True),
-        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s2"), False),
+        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s1", turn=2), True),
+        # turn 2 ran elsewhere (`agentdoc run`): this process never saw it
+        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s1", turn=3), False),
+        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s2", turn=2), False),
         (_Proc(KEY, "s1"), AgentRequest("p", Path("."), session_id="new"), False),
         (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s1", fork=True), False),
         (_Proc(("other",), "s1"), AgentRequest("p", Path("."), resume="s1"), False),

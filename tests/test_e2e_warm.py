@@ -7,6 +7,7 @@ holds that test's own HOME and whose argv reads prompts from stdin (`--input-for
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -226,3 +227,24 @@ def test_a_killed_daemon_leaves_no_cli_behind(tmp_path: Path, folder: Path) -> N
             wait_for(lambda: not any(alive(pid) for pid in clis), what="no CLI left behind")
             wait_for(lambda: "interrupted" in busy.read_text(), what="the turn marked")
         api.release()
+
+
+def test_a_turn_run_elsewhere_meanwhile_is_not_missed(tmp_path: Path, folder: Path) -> None:
+    """`agentdoc run` answers turn 2 while the daemon's CLI for turn 1 idles: turn 3 must not
+    go to that CLI, which never saw turn 2."""
+    doc = folder / "chat.md"
+    doc.write_text(DOC.replace("agentdoc: {}", "agentdoc: {trigger: marker}"))
+    script = [answer("One."), answer("Two, one-shot."), answer("Three.")]
+    with served(tmp_path, folder, script) as (api, env, _daemon):
+        ask(doc, "First?\n/send", "One.")
+        [cli] = warm_clis(env)
+        doc.write_text(doc.read_text() + "Second?\n")
+        ran = run_cli(["run", str(doc)], env)
+        assert ran.returncode == 0, ran.stderr
+        ask(doc, "Third?\n/send", "Three.")
+        assert cli not in warm_clis(env)
+        third = api.requests[-1]
+
+    assert third.user_texts()[-1] == "Third?"
+    assert "Two, one-shot." in json.dumps(third.messages())  # the resumed session has turn 2
+    assert roles(doc) == ["user", "assistant"] * 3 + ["user"]

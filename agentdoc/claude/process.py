@@ -44,6 +44,9 @@ class AgentRequest:
     # Permission deny rules (`Edit(//abs/path)`) for files a tool must never write; built by
     # agentdoc from the document's own path, never taken from document text.
     protect: tuple[str, ...] = ()
+    # The document's exchange this request creates (never in argv): a warm process is reused
+    # only for the turn right after the last one it ran, so it has seen every earlier turn.
+    turn: int = 0
 
 
 class ClaudeCannotStart(ClaudeNotFound):

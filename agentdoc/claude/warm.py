@@ -116,6 +116,7 @@ class WarmProcess:
         self.env = env
         self.session_id: str | None = None  # the session the CLI is in after its last turn
         self.turns = 0
+        self.last_turn = 0  # the document's exchange number of the last turn run here
         self.last_used = time.monotonic()
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: queue.Queue[bytes] = queue.Queue()
@@ -202,10 +203,11 @@ class WarmProcess:
                 return False
         return True
 
-    def begin(self, prompt: str) -> WarmTurn:
+    def begin(self, prompt: str, turn: int = 0) -> WarmTurn:
         """Send a prompt; the returned turn reads its events. One turn at a time."""
         assert self._turn is None, "a warm process runs one turn at a time"
         self.turns += 1
+        self.last_turn = turn
         self._turn = WarmTurn(self, len(self._stderr))
         if not self.write(user_message(prompt)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)

@@ -51,6 +51,9 @@ def reusable(process: WarmProcess, key: tuple[object, ...], request: AgentReques
         and process.alive()
         and request.resume is not None
         and request.resume == process.session_id
+        # A turn run elsewhere meanwhile (`agentdoc run`) went into the session file, not into
+        # this process's memory of the conversation.
+        and request.turn == process.last_turn + 1
         and not request.fork
         and request.session_id is None
     )
@@ -100,7 +103,7 @@ class WarmPool:
                 self.started += 1
                 self._procs[document] = process
                 log.debug("started a warm claude (pid %s) for %s", process.pid, document)
-            turn = process.begin(request.prompt)
+            turn = process.begin(request.prompt, request.turn)
             self._evict()
         return turn
 

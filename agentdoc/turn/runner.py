@@ -194,7 +194,8 @@ class TurnRunner:
         return self._finish(plan, builder, sidecar, cancelled=cancelled)
 
     def _spawn(self, plan: TurnPlan) -> AgentProcess:
-        proc = self.launcher(plan.request, self.settings, self.environ)
+        request = dataclasses.replace(plan.request, turn=plan.turn)
+        proc = self.launcher(request, self.settings, self.environ)
         self._journal.note_process(proc.pid)
         return proc
 
