@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.claude import WarmProcess
+from agentdoc.claude import AgentRequest, WarmProcess
+from agentdoc.config import Settings
+from agentdoc.daemon.pool import WarmPool
+from tests.conftest import wait_for
 from tests.process_support import alive
 
 STAND_IN = r"""
@@ -100,3 +103,29 @@ def test_a_process_gone_before_the_turn_ends_it_at_once(stand_in: Path) -> None:
     proc.kill()
     turn = proc.begin("anyone there?")
     assert lines_of(turn) == [] and turn.wait() != 0
+
+
+def test_the_pool_trims_to_its_limit_once_busy_processes_are_idle(
+    stand_in: Path, tmp_path: Path
+) -> None:
+    exe = tmp_path / "claude"
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {stand_in} "$@"\n')
+    exe.chmod(0o755)
+    pool = WarmPool(capacity=1, idle_timeout=600)
+    settings = Settings(claude=str(exe))
+    try:
+        turns = [
+            pool.begin(tmp_path / name, AgentRequest("hi", tmp_path, turn=1), settings, {})
+            for name in ("a.md", "b.md")
+        ]
+        assert len(pool.pids()) == 2  # both busy: nothing to evict yet
+        for turn in turns:
+            lines_of(turn)
+            turn.wait()
+        first = turns[0].pid
+        pool.close_idle()
+        assert pool.pids() == [turns[1].pid]
+        assert first is not None
+        wait_for(lambda: not alive(first), "the least recently used process to close")
+    finally:
+        pool.close_all()

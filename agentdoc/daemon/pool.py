@@ -117,7 +117,8 @@ class WarmPool:
             self._close_later(self._procs.pop(path), "least recently used")
 
     def close_idle(self, now: float | None = None) -> None:
-        """Close processes idle for `idle_timeout`, and any that died between turns."""
+        """Close processes idle for `idle_timeout`, any that died between turns, and the least
+        recently used idle ones while more than `capacity` are up."""
         now = time.monotonic() if now is None else now
         with self._lock:
             for path, process in list(self._procs.items()):
@@ -128,6 +129,8 @@ class WarmPool:
                     self._close_later(self._procs.pop(path), "exited")
                 elif now - process.last_used >= self.idle_timeout:
                     self._close_later(self._procs.pop(path), "idle")
+            # Busy processes may have kept the pool over its limit; they are idle now.
+            self._evict()
 
     def forget(self, document: Path) -> None:
         """The document is gone (deleted, renamed): its process goes too."""

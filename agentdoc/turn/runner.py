@@ -56,7 +56,9 @@ Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentPro
 class Progress:
     path: Path
     turn: int
-    state: str  # "starting", "streaming", "retrying", "done", "failed", "interrupted", "cancelled"
+    # "starting", "streaming", "retrying", "waiting" (for a permission answer; `detail` is the
+    # tool), "done", "failed", "interrupted", "cancelled"
+    state: str
     elapsed: float
     output_chars: int
     session_id: str | None
