@@ -359,7 +359,7 @@ def watch(
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
-    """What each document is doing: idle, queued, streaming or error."""
+    """What each document is doing: idle, queued, streaming, waiting or error."""
     from agentdoc.daemon import find_daemon
     from agentdoc.turn import all_statuses, read_status
 
@@ -392,6 +392,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
         if s.turn:
             about = "~" if s.tokens_estimated else ""
             line += f" (turn {s.turn}, {about}{s.tokens} tokens, updated {s.updated})"
+        if s.waiting_for:
+            line += f" — {s.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
         if s.error:
             line += f" — {s.error}"
         click.echo(line)
@@ -405,17 +407,39 @@ def cancel(path: Path, wait: float) -> None:
     from agentdoc.turn import read_status, request_cancel
 
     current = read_status(path)
-    if current is None or current.state != "streaming":
+    if current is None or current.state not in ("streaming", "waiting"):
         raise AgentdocError(f"no turn is streaming into {path}")
     request_cancel(path)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         now = read_status(path)
-        if now is not None and now.state != "streaming":
+        if now is not None and now.state not in ("streaming", "waiting"):
             click.echo(f"cancelled the turn in {path}")
             return
         time.sleep(0.05)
     raise AgentdocError(f"asked to cancel {path}, but the turn has not stopped yet")
+
+
+@cli.command()
+@_path_arg
+@click.option("--always", is_flag=True, help="Allow this tool for the rest of the session.")
+def approve(path: Path, always: bool) -> None:
+    """Allow the tool use that waits for permission in PATH."""
+    from agentdoc.turn import request_answer
+
+    request_answer(path, "always" if always else "allow")
+    click.echo(f"answered the permission request in {path}: allow")
+
+
+@cli.command()
+@_path_arg
+@click.option("--message", "-m", default="", help="Why; Claude is told this.")
+def deny(path: Path, message: str) -> None:
+    """Refuse the tool use that waits for permission in PATH."""
+    from agentdoc.turn import request_answer
+
+    request_answer(path, "deny", message)
+    click.echo(f"answered the permission request in {path}: deny")
 
 
 @cli.command()

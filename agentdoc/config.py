@@ -38,6 +38,10 @@ class Settings(BaseModel):
     submit_marker: str = "/send"
     settle_step: float = Field(0.3, gt=0, description="quiet time after a save before reading")
     settle_max: float = Field(2.0, gt=0, description="longest wait for a file to go quiet")
+    # The daemon keeps a document's CLI running between turns (0: a new process every turn).
+    warm_sessions: int = Field(4, ge=0, le=64, description="most warm CLI processes at once")
+    warm_idle: float = Field(600.0, gt=0, description="close a warm CLI idle this long")
+    approval_timeout: float = Field(1800.0, gt=0, description="deny a permission unanswered")
     # Safety-relevant: only from the user's own config or command line.
     permission_mode: PermissionMode | None = None
     allowed_tools: tuple[str, ...] = ()

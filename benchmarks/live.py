@@ -48,7 +48,10 @@ class FakeClaude:
     env: dict[str, str]
 
     def settings(self, **overrides: float) -> Settings:
-        return Settings.model_validate({"claude": str(self.executable), **overrides})
+        # The replaying fake is one-shot (it reads stdin to its end): no warm sessions.
+        return Settings.model_validate(
+            {"claude": str(self.executable), "warm_sessions": 0, **overrides}
+        )
 
     def call_count(self) -> int:
         try:

@@ -24,6 +24,7 @@ from pathlib import Path
 import core
 import live
 import scale
+import warm
 import watching
 from measure import CheckFailed, Failure, Row, render_table
 
@@ -42,10 +43,13 @@ class Reps:
     saves: int
     stream: int
     idle: float  # seconds of idle daemon CPU measured per tree
+    warm: int
 
 
-FULL = Reps(parse=21, flush=31, memory=5, document=21, turn=15, saves=20, stream=2, idle=10.0)
-QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5, stream=1, idle=3.0)
+FULL = Reps(
+    parse=21, flush=31, memory=5, document=21, turn=15, saves=20, stream=2, idle=10.0, warm=9
+)
+QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5, stream=1, idle=3.0, warm=3)
 
 # name -> (what it is, how to run it in a scratch folder)
 Runner = Callable[[Path, Reps, bool], list[Row]]
@@ -60,6 +64,7 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "reparse": ("re-parse a save", lambda _d, r, c: scale.bench_reparse(r.document, c, BIG)),
     "stream": ("CPU per streamed delta", lambda d, r, c: watching.bench_stream(d, r.stream, c)),
     "tree": ("daemon on a tree", lambda d, r, c: watching.bench_tree(d, r.idle, c, BIG)),
+    "warm": ("warm vs cold, real CLI", lambda d, r, c: warm.bench_warm(d, r.warm, c)),
 }
 # Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds) and the
 # 100,000-file tree.

@@ -43,7 +43,12 @@ class FakeClaude:
     env: dict[str, str]
 
     def settings(self, **overrides: Any) -> Settings:
-        base: dict[str, Any] = {"claude": str(self.executable), "flush_interval": 0.05}
+        # The replaying fake is a one-shot process: it reads stdin to its end.
+        base: dict[str, Any] = {
+            "claude": str(self.executable),
+            "flush_interval": 0.05,
+            "warm_sessions": 0,
+        }
         base.update(overrides)
         return Settings.model_validate(base)
 

@@ -144,7 +144,11 @@ def env(
 ) -> tuple[FakeClaude, dict[str, str]]:
     fake = fake_claude("long_stream.ndjson", delay=LINE_DELAY)
     config = write_config(
-        tmp_path / "config.toml", settle_step=0.1, settle_max=1.0, flush_interval=0.05
+        tmp_path / "config.toml",
+        settle_step=0.1,
+        settle_max=1.0,
+        flush_interval=0.05,
+        warm_sessions=0,  # the replaying fake is one-shot; warm mode has its own e2e tests
     )
     environ = base_env(
         tmp_path / "home",

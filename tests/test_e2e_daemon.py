@@ -50,9 +50,13 @@ LATENCY_TURNS = 20
 CANCEL_WITHIN = 3.0  # seconds, for the whole `agentdoc cancel` command (its own start included)
 
 
-def daemon_env(tmp_path: Path, api: FakeMessagesAPI) -> dict[str, str]:
+def daemon_env(tmp_path: Path, api: FakeMessagesAPI, warm_sessions: int = 4) -> dict[str, str]:
     config = write_config(
-        tmp_path / "config.toml", settle_step=0.1, settle_max=SETTLE_MAX, flush_interval=0.05
+        tmp_path / "config.toml",
+        settle_step=0.1,
+        settle_max=SETTLE_MAX,
+        flush_interval=0.05,
+        warm_sessions=warm_sessions,
     )
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
@@ -65,13 +69,19 @@ def daemon_env(tmp_path: Path, api: FakeMessagesAPI) -> dict[str, str]:
     )
 
 
+@pytest.fixture(params=[4, 0], ids=["warm", "cold"])
+def warm_sessions(request: pytest.FixtureRequest) -> int:
+    """Every test here runs with the daemon's warm CLIs and with a CLI per turn."""
+    return int(request.param)
+
+
 @contextlib.contextmanager
 def served(
-    tmp_path: Path, folder: Path, script: list[ScriptEntry]
+    tmp_path: Path, folder: Path, script: list[ScriptEntry], warm_sessions: int = 4
 ) -> Iterator[tuple[FakeMessagesAPI, dict[str, str], WatchProcess]]:
     """The fake API serving `script`, and a ready `agentdoc watch FOLDER` using it."""
     with FakeMessagesAPI(script) as api:
-        env = daemon_env(tmp_path, api)
+        env = daemon_env(tmp_path, api, warm_sessions)
         with watching(folder, env, tmp_path / "watch.log") as daemon:
             yield api, env, daemon
 
@@ -92,11 +102,11 @@ def paused(words_before_pause: int) -> ScriptEntry:
 
 
 def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
-    tmp_path: Path, folder: Path
+    tmp_path: Path, folder: Path, warm_sessions: int
 ) -> None:
     doc = folder / "chat.md"
     second = [{"type": "text", "text": "The second answer."}]
-    with served(tmp_path, folder, [paused(20), second]) as (api, env, daemon):
+    with served(tmp_path, folder, [paused(20), second], warm_sessions) as (api, env, daemon):
         doc.write_text(DOC + "First question?\n")
         api.wait_paused()
         wait_for(lambda: "word19" in doc.read_text(), what="the partial reply in the file")
@@ -127,9 +137,11 @@ def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
     assert len(api.requests) == 2
 
 
-def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(tmp_path: Path, folder: Path) -> None:
+def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(
+    tmp_path: Path, folder: Path, warm_sessions: int
+) -> None:
     doc = folder / "chat.md"
-    with served(tmp_path, folder, [paused(10)]) as (api, env, daemon):
+    with served(tmp_path, folder, [paused(10)], warm_sessions) as (api, env, daemon):
         doc.write_text(DOC + "A long answer, please.\n")
         api.wait_paused()
         wait_for(lambda: "word9" in doc.read_text(), what="the partial reply in the file")
@@ -159,7 +171,9 @@ def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(tmp_path: Path, fo
     assert len(api.requests) == 1
 
 
-def test_save_to_turn_start_latency_over_sequential_turns(tmp_path: Path, folder: Path) -> None:
+def test_save_to_turn_start_latency_over_sequential_turns(
+    tmp_path: Path, folder: Path, warm_sessions: int
+) -> None:
     """Each save reaches the API as exactly one request; the latency is printed, not asserted."""
     doc = folder / "chat.md"
     script: list[ScriptEntry] = [
@@ -167,7 +181,7 @@ def test_save_to_turn_start_latency_over_sequential_turns(tmp_path: Path, folder
     ]
     latencies: list[float] = []
     opened: list[float] = []
-    with served(tmp_path, folder, script) as (api, env, _daemon):
+    with served(tmp_path, folder, script, warm_sessions) as (api, env, _daemon):
         for i in range(LATENCY_TURNS):
             text = doc.read_text()
             assert text.endswith("## User\n\n"), text[-200:]

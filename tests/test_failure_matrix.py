@@ -26,11 +26,13 @@ from typing import Any
 
 import pytest
 
+from agentdoc.claude import AgentProcess, WarmTurn
 from agentdoc.claude import process as claude
 from agentdoc.claude.events import ApiRetry
 from agentdoc.claude.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.claude.process import ClaudeProcess
 from agentdoc.config import Settings
+from agentdoc.daemon.pool import WarmPool
 from agentdoc.document import parser as document
 from agentdoc.document import render
 from agentdoc.errors import AgentdocError, DocumentGone
@@ -38,6 +40,7 @@ from agentdoc.turn import status
 from agentdoc.turn.runner import TurnOutcome, TurnRunner
 from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
 from tests.e2e_support import claude_env, require_claude
+from tests.process_support import group_exists
 
 FRONTMATTER = "---\ntitle: Failure matrix  # mine\nagentdoc: {}\n---\n"
 BODY = """
@@ -63,9 +66,17 @@ class Harness:
     api: FakeMessagesAPI
     env: dict[str, str]
     settings: Settings
+    # Warm mode: the daemon's long-lived CLI per document, instead of a process per turn.
+    pool: WarmPool | None = None
 
     def run(self, settings: Settings | None = None, **env: str) -> TurnOutcome:
-        runner = TurnRunner(self.doc, settings or self.settings, environ={**self.env, **env})
+        launcher = self.pool.launcher(self.doc) if self.pool is not None else claude.spawn
+        runner = TurnRunner(
+            self.doc,
+            settings or self.settings,
+            environ={**self.env, **env},
+            launcher=launcher,
+        )
         return runner.run()
 
     def run_in_background(self) -> tuple[threading.Thread, list[TurnOutcome]]:
@@ -78,30 +89,60 @@ class Harness:
         return self.doc.read_text(encoding="utf-8")
 
 
-@pytest.fixture
-def harness(tmp_path: Path) -> Iterator[Harness]:
+@pytest.fixture(params=["cold", "warm"])
+def harness(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Harness]:
     doc = tmp_path / "chat.md"
     doc.write_text(DOC, encoding="utf-8")
     settings = Settings(claude=str(require_claude()), flush_interval=0.05, max_retries=1)
+    pool = WarmPool() if request.param == "warm" else None
     with FakeMessagesAPI() as api:
         env = claude_env(api, tmp_path / "home")
         # Settings.max_retries must be what reaches the CLI, so the harness must not preset it.
         del env["CLAUDE_CODE_MAX_RETRIES"]
-        yield Harness(doc, api, env, settings)
+        try:
+            yield Harness(doc, api, env, settings, pool)
+        finally:
+            if pool is not None:
+                pool.close_all()
 
 
 @pytest.fixture
-def spawned(monkeypatch: pytest.MonkeyPatch) -> list[ClaudeProcess]:
-    """Every CLI process the turn under test starts, so the test can signal or inspect it."""
-    started: list[ClaudeProcess] = []
+def spawned(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> list[AgentProcess]:
+    """Every CLI turn the test starts (a process, or a warm process's turn), to signal it."""
+    started: list[AgentProcess] = []
+    pool = harness.pool
+    if pool is not None:
+        begin = pool.begin
+
+        def recording_begin(*args: Any, **kwargs: Any) -> AgentProcess:
+            turn = begin(*args, **kwargs)
+            started.append(turn)
+            return turn
+
+        monkeypatch.setattr(pool, "begin", recording_begin)
+        return started
+
+    spawn = claude.spawn
 
     def recording_spawn(*args: Any, **kwargs: Any) -> ClaudeProcess:
-        proc = claude.spawn(*args, **kwargs)
+        proc = spawn(*args, **kwargs)
         started.append(proc)
         return proc
 
-    monkeypatch.setattr("agentdoc.turn.runner.spawn", recording_spawn)
+    monkeypatch.setattr(claude, "spawn", recording_spawn)
     return started
+
+
+def assert_cli_released(harness: Harness, proc: AgentProcess) -> None:
+    """The stopped turn's CLI writes nothing more: a one-shot CLI and anything it started are
+    gone; a warm one ended the turn and is idle (its pool stops it with the rest)."""
+    assert proc.pid is not None
+    if harness.pool is not None:
+        assert isinstance(proc, WarmTurn) and not proc.process.busy
+        harness.pool.close_all()
+    wait_for(lambda: not group_exists(proc.pid), "the CLI's process group to end")  # type: ignore[arg-type]
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)
 
 
 def closed_port() -> int:
@@ -394,9 +435,7 @@ def test_stalled_stream_is_stopped_by_our_timer(
     assert "First attempt text " in reply, "the partial text must be kept"
     assert "partial" in reply
     (proc,) = spawned
-    assert proc.pid is not None
-    with pytest.raises(ProcessLookupError):
-        os.killpg(proc.pid, 0)  # the CLI and anything it started are gone
+    assert_cli_released(harness, proc)  # the CLI and anything it started are gone
     assert_next_prompt_works(harness)
 
 
@@ -533,9 +572,7 @@ def test_document_deleted_mid_reply(harness: Harness, spawned: list[ClaudeProces
     assert "chat.md: the document no longer exists" in str(error)
     assert not harness.doc.exists(), "a deleted document must not be re-created"
     (proc,) = spawned
-    assert proc.pid is not None
-    with pytest.raises(ProcessLookupError):
-        os.killpg(proc.pid, 0)  # the CLI was stopped: nothing left to write the reply into
+    assert_cli_released(harness, proc)  # nothing left to write the reply into
 
 
 @pytest.mark.e2e

@@ -53,7 +53,11 @@ def gate(tmp_path: Path) -> Iterator[Path]:
 
 def daemon_env(tmp_path: Path, fake: FakeClaude) -> dict[str, str]:
     config = write_config(
-        tmp_path / "config.toml", settle_step=0.1, settle_max=1.0, flush_interval=0.05
+        tmp_path / "config.toml",
+        settle_step=0.1,
+        settle_max=1.0,
+        flush_interval=0.05,
+        warm_sessions=0,  # the replaying fake is one-shot; warm mode has its own e2e tests
     )
     return base_env(
         tmp_path / "home",

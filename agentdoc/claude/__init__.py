@@ -4,24 +4,47 @@ Also the offline Messages API (``agentdoc.claude.fakeapi``) that the demo and th
 tests point the real CLI at. Other packages import the names in ``__all__`` from here.
 """
 
-from agentdoc.claude.events import ApiRetry, StreamError
-from agentdoc.claude.process import AgentRequest, ClaudeProcess, resolve_executable, spawn
+from agentdoc.claude.events import (
+    ApiRetry,
+    PermissionRequest,
+    PermissionWithdrawn,
+    StreamError,
+)
+from agentdoc.claude.process import (
+    AgentRequest,
+    ClaudeProcess,
+    build_argv,
+    build_env,
+    check_argv,
+    resolve_executable,
+    spawn,
+)
 from agentdoc.claude.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.claude.sessionstore import has_session
 from agentdoc.claude.stream import parse_line
+from agentdoc.claude.warm import AgentProcess, WarmProcess, WarmTurn, protect_rules
 
 __all__ = [
+    "AgentProcess",
     "AgentRequest",
     "ApiRetry",
     "ClaudeProcess",
+    "PermissionRequest",
+    "PermissionWithdrawn",
     "Reply",
     "ReplyBuilder",
     "StreamError",
     "TextPart",
     "ThinkingPart",
     "ToolPart",
+    "WarmProcess",
+    "WarmTurn",
+    "build_argv",
+    "build_env",
+    "check_argv",
     "has_session",
     "parse_line",
+    "protect_rules",
     "resolve_executable",
     "spawn",
 ]

@@ -208,8 +208,28 @@ class Result(_Model):
     permission_denials: int = 0
 
 
+class PermissionRequest(_Model):
+    """A ``control_request`` of subtype ``can_use_tool``: the CLI waits for our answer (§12a)."""
+
+    type: Literal["permission_request"] = "permission_request"
+    request_id: str
+    tool_name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    description: str | None = None
+    tool_use_id: str | None = None
+
+
+class PermissionWithdrawn(_Model):
+    """A ``control_cancel_request``: the CLI no longer waits for that answer (interrupted)."""
+
+    type: Literal["permission_withdrawn"] = "permission_withdrawn"
+    request_id: str
+
+
 Event = Annotated[
     Init
+    | PermissionRequest
+    | PermissionWithdrawn
     | ApiRetry
     | MessageStart
     | BlockStart

@@ -41,6 +41,12 @@ class AgentRequest:
     model: str | None = None
     effort: str | None = None
     append_system: str | None = None
+    # Permission deny rules (`Edit(//abs/path)`) for files a tool must never write; built by
+    # agentdoc from the document's own path, never taken from document text.
+    protect: tuple[str, ...] = ()
+    # The document's exchange this request creates (never in argv): a warm process is reused
+    # only for the turn right after the last one it ran, so it has seen every earlier turn.
+    turn: int = 0
 
 
 class ClaudeCannotStart(ClaudeNotFound):
@@ -80,7 +86,10 @@ def check_argv(argv: list[str]) -> None:
             )
 
 
-def build_argv(executable: str, request: AgentRequest, settings: Settings) -> list[str]:
+def build_argv(
+    executable: str, request: AgentRequest, settings: Settings, *, warm: bool = False
+) -> list[str]:
+    """The argv of a turn; `warm`: of a long-lived process that reads prompts from stdin."""
     argv = [
         executable,
         "-p",
@@ -88,6 +97,8 @@ def build_argv(executable: str, request: AgentRequest, settings: Settings) -> li
         "--verbose",
         "--include-partial-messages",
     ]
+    if warm:
+        argv.append("--input-format=stream-json")
     if request.resume:
         argv.append(f"--resume={request.resume}")
         if request.fork:
@@ -105,7 +116,20 @@ def build_argv(executable: str, request: AgentRequest, settings: Settings) -> li
     # These flags are variadic in the CLI; one-token forms keep them from swallowing others.
     argv.extend(f"--allowed-tools={tool}" for tool in settings.allowed_tools)
     argv.extend(f"--add-dir={folder}" for folder in settings.add_dirs)
+    if warm and asks_permission(settings):
+        argv.append("--permission-prompt-tool=stdio")
+    # Claude's own tools may never write the files that answer its permission requests.
+    argv.extend(f"--disallowed-tools={rule}" for rule in request.protect)
     return argv
+
+
+def asks_permission(settings: Settings) -> bool:
+    """Whether a tool that needs permission should ask (over stdio) rather than be refused.
+
+    `bypassPermissions` and `dontAsk` make asking moot; `acceptEdits`, `plan`, `auto` and the
+    default still leave tools that need an answer.
+    """
+    return settings.permission_mode not in ("bypassPermissions", "dontAsk")
 
 
 def build_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
@@ -212,6 +236,10 @@ class ClaudeProcess:
     @property
     def stderr(self) -> str:
         return b"".join(self._stderr).decode("utf-8", "replace")
+
+    def respond(self, request_id: str, answer: Mapping[str, object]) -> bool:
+        """A one-shot turn cannot be asked anything: its tools are allowed or refused by flags."""
+        return False
 
     def stop(self, grace: float = 2.0) -> None:
         """SIGINT → grace → SIGTERM → grace → SIGKILL, to the whole process group."""

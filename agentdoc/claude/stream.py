@@ -36,6 +36,8 @@ from agentdoc.claude.events import (
     MessageStart,
     MessageStop,
     OtherBlock,
+    PermissionRequest,
+    PermissionWithdrawn,
     Result,
     StreamError,
     ToolResult,
@@ -295,7 +297,28 @@ def _input_tokens(usage: dict[str, Any]) -> int:
     return sum(value for key in keys if isinstance(value := usage.get(key), int))
 
 
+def _control_request(raw: dict[str, Any]) -> Event | None:
+    request = _obj(raw.get("request"))
+    if request.get("subtype") != "can_use_tool":
+        return None  # other requests (hooks, MCP) are not ours to answer; the CLI goes on
+    return PermissionRequest.model_validate(
+        {
+            "request_id": raw.get("request_id"),
+            "tool_name": request.get("tool_name"),
+            "input": _obj(request.get("input")),
+            "description": request.get("description"),
+            "tool_use_id": request.get("tool_use_id"),
+        }
+    )
+
+
+def _control_cancel(raw: dict[str, Any]) -> Event:
+    return PermissionWithdrawn.model_validate({"request_id": raw.get("request_id")})
+
+
 _DISPATCH: dict[str, Callable[[dict[str, Any]], Event | None]] = {
+    "control_request": _control_request,
+    "control_cancel_request": _control_cancel,
     "system": _system,
     "stream_event": _stream_event,
     "assistant": _assistant,

@@ -19,8 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.claude import spawn
 from agentdoc.config import Settings
 from agentdoc.daemon.lock import TreeLock
+from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
@@ -85,6 +87,11 @@ class Daemon:
     # recovery of replies a crash left open, is done as well.
     ready: threading.Event = field(default_factory=threading.Event, init=False)
     discovered: threading.Event = field(default_factory=threading.Event, init=False)
+    pool: WarmPool | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        if self.settings.warm_sessions > 0:
+            self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -115,6 +122,8 @@ class Daemon:
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
                     self.discovered.set()
                     log.info("start-up done: %d session documents", len(self._docs))
+                if self.pool is not None:
+                    self.pool.close_idle()
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -156,6 +165,8 @@ class Daemon:
             doc.thread.join(SHUTDOWN_GRACE)
             if doc.thread.is_alive():
                 log.error("%s: the turn did not stop in time", path)
+        if self.pool is not None:
+            self.pool.close_all()
 
     # -- events ------------------------------------------------------------------------------
 
@@ -231,6 +242,8 @@ class Daemon:
             if doc.thread is not None:
                 log.error("%s: deleted or renamed while a reply was streaming", path)
             self._docs.pop(path, None)
+            if self.pool is not None and doc.thread is None:
+                self.pool.forget(path)
             return
         if self.ledger.is_own(path, data) or digest(data) == doc.seen:
             doc.seen = digest(data)
@@ -281,6 +294,7 @@ class Daemon:
             on_progress=self.on_progress,
             cancel=doc.cancel,
             require_marker=marker,
+            launcher=self.pool.launcher(path) if self.pool is not None else spawn,
         )
         doc.thread = threading.Thread(target=self._turn, args=(path, runner), daemon=True)
         doc.thread.start()

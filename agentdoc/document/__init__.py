@@ -10,6 +10,15 @@ from typing import TYPE_CHECKING
 from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.document.approval import Answer as Answer
+    from agentdoc.document.approval import Behavior as Behavior
+    from agentdoc.document.approval import find_block as find_block
+    from agentdoc.document.approval import protected_files as protected_files
+    from agentdoc.document.approval import read_answer as read_answer
+    from agentdoc.document.approval import render_approval as render_approval
+    from agentdoc.document.approval import render_decision as render_decision
+    from agentdoc.document.approval import replace_block as replace_block
+    from agentdoc.document.approval import touches as touches
     from agentdoc.document.fileio import NEW_FILE_MODE as NEW_FILE_MODE
     from agentdoc.document.fileio import TEMP_PREFIX as TEMP_PREFIX
     from agentdoc.document.fileio import WriteLedger as WriteLedger
@@ -51,6 +60,17 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
+        "approval": (
+            "Answer",
+            "Behavior",
+            "find_block",
+            "protected_files",
+            "read_answer",
+            "render_approval",
+            "render_decision",
+            "replace_block",
+            "touches",
+        ),
         "fileio": (
             "NEW_FILE_MODE",
             "TEMP_PREFIX",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from agentdoc.claude import ApiRetry, Reply, TextPart, ToolPart
@@ -20,15 +21,23 @@ RESULT_PREVIEW_LINES = 8
 RESULT_PREVIEW_CHARS = 600
 
 
-def render_body(reply: Reply, *, final: bool) -> str:
-    """The reply region's markdown: text, tool blocks, and (while streaming) a retry notice."""
+def render_body(reply: Reply, *, final: bool, approvals: Mapping[str, str] | None = None) -> str:
+    """The reply region's markdown: text, tool blocks, and (while streaming) a retry notice.
+
+    `approvals` (tool use id → markdown) are the permission blocks or decisions of the turn,
+    each shown right after its tool's block (at the end if that tool is not in the reply).
+    """
     chunks: list[str] = []
+    extra = dict(approvals or {})
     for part in reply.parts:
         if isinstance(part, TextPart):
             if part.text.strip():
                 chunks.append(seal_reply(part.text))
         elif isinstance(part, ToolPart):
             chunks.append(render_tool(part))
+            if part.tool_use_id in extra:
+                chunks.append(extra.pop(part.tool_use_id))
+    chunks.extend(extra.values())
     if not final and reply.retry is not None and not reply.done:
         chunks.append(render_retry(reply.retry))
     return "\n\n".join(chunks)
@@ -201,8 +210,9 @@ def render_final(
     footer: bool,
     note: str | None = None,
     pending: bool = False,
+    approvals: Mapping[str, str] | None = None,
 ) -> str:
-    chunks = [render_body(reply, final=True)]
+    chunks = [render_body(reply, final=True, approvals=approvals)]
     problem = render_problem(reply, document_name, pending=pending)
     if problem:
         chunks.append(problem)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.turn.approvals import request_answer as request_answer
     from agentdoc.turn.detect import submission as submission
     from agentdoc.turn.detect import wants_marker as wants_marker
     from agentdoc.turn.forking import fork as fork
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
+        "approvals": ("request_answer",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
         "recovery": ("recover",),

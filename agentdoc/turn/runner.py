@@ -17,7 +17,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentdoc.claude import ClaudeProcess, Reply, ReplyBuilder, StreamError, parse_line, spawn
+from agentdoc.claude import (
+    AgentProcess,
+    AgentRequest,
+    PermissionRequest,
+    PermissionWithdrawn,
+    Reply,
+    ReplyBuilder,
+    StreamError,
+    parse_line,
+    spawn,
+)
 from agentdoc.config import Settings
 from agentdoc.document import (
     Document,
@@ -29,6 +39,7 @@ from agentdoc.document import (
 )
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.turn import detect, history, journal, status
+from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
@@ -37,12 +48,17 @@ log = logging.getLogger(__name__)
 
 IDLE_CHECK = 0.5  # seconds: how often a silent stream still looks at the document
 
+# Starts the CLI for a turn: a fresh one-shot process (`spawn`), or a warm process's next turn.
+Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentProcess]
+
 
 @dataclass(frozen=True)
 class Progress:
     path: Path
     turn: int
-    state: str  # "starting", "streaming", "retrying", "done", "failed", "interrupted", "cancelled"
+    # "starting", "streaming", "retrying", "waiting" (for a permission answer; `detail` is the
+    # tool), "done", "failed", "interrupted", "cancelled"
+    state: str
     elapsed: float
     output_chars: int
     session_id: str | None
@@ -77,6 +93,7 @@ class TurnRunner:
         on_progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
         require_marker: bool = False,
+        launcher: Launcher = spawn,
     ) -> None:
         self.path = path
         self.settings = settings
@@ -88,11 +105,15 @@ class TurnRunner:
         self.on_progress = on_progress or (lambda _p: None)
         self.cancel = cancel or threading.Event()
         self.require_marker = require_marker
+        self.launcher = launcher
         self._status = StatusReporter(path)
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._started = time.monotonic()
         self._problem: str | None = None
         self._thinking_on = settings.thinking
+        self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
+        self._proc: AgentProcess | None = None
+        self._turn = 0
 
     # -- document writes -------------------------------------------------------------------
 
@@ -175,13 +196,14 @@ class TurnRunner:
             builder, cancelled = attempt
         return self._finish(plan, builder, sidecar, cancelled=cancelled)
 
-    def _spawn(self, plan: TurnPlan) -> ClaudeProcess:
-        proc = spawn(plan.request, self.settings, self.environ)
+    def _spawn(self, plan: TurnPlan) -> AgentProcess:
+        request = dataclasses.replace(plan.request, turn=plan.turn)
+        proc = self.launcher(request, self.settings, self.environ)
         self._journal.note_process(proc.pid)
         return proc
 
     def _attempt(
-        self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: ClaudeProcess | None = None
+        self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: AgentProcess | None = None
     ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
         """Run the CLI once: its reply and whether it was cancelled, or the turn's end."""
         builder = ReplyBuilder()
@@ -193,6 +215,7 @@ class TurnRunner:
                 builder.finish(exit_code=None, stderr="")
                 return self._finish(plan, builder, sidecar, cancelled=False)
         cancelled = False
+        self._proc, self._turn = proc, plan.turn
         try:
             cancelled = self._pump(plan, proc, builder, sidecar)
         except RegionGone:
@@ -211,7 +234,7 @@ class TurnRunner:
     def _pump(
         self,
         plan: TurnPlan,
-        proc: ClaudeProcess,
+        proc: AgentProcess,
         builder: ReplyBuilder,
         sidecar: ThinkingSidecar,
     ) -> bool:
@@ -232,11 +255,15 @@ class TurnRunner:
                 return True
             if line == b"":
                 return False
+            if self._approvals.waiting is not None:
+                last_line = now  # waiting for the person is not a stall
+                if self._answer(builder, now):
+                    dirty, last_flush = True, 0.0
             if line is None:
-                if now - last_flush >= IDLE_CHECK:
+                if now - last_flush >= IDLE_CHECK and self._approvals.may_flush:
                     # Nothing new from the CLI, but the user may have deleted the block (a
                     # cancel) or saved a stale copy over it (put it back) meanwhile.
-                    self._writer.flush(render_body(builder.reply, final=False), check=True)
+                    self._writer.flush(self._body(builder.reply), check=True)
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
                     self._problem = (
@@ -264,10 +291,38 @@ class TurnRunner:
             return False
         if event is None:
             return False
-        builder.feed(event)
+        if isinstance(event, PermissionRequest):
+            self._ask(builder, event)
+        elif isinstance(event, PermissionWithdrawn):
+            self._approvals.withdraw(event.request_id)
+        else:
+            builder.feed(event)
         return True
 
-    def _drain(self, proc: ClaudeProcess, builder: ReplyBuilder) -> None:
+    # -- tool permission requests ------------------------------------------------------------
+
+    def _ask(self, builder: ReplyBuilder, request: PermissionRequest) -> None:
+        if self._approvals.ask(request, self._proc):
+            return  # refused without asking
+        # Written at once (not at the next flush), so the person sees it while we wait.
+        self._writer.flush(self._body(builder.reply))
+        reply = builder.reply
+        self._progress(
+            self._turn, "waiting", reply.output_chars, reply.session_id, request.tool_name
+        )
+
+    def _answer(self, builder: ReplyBuilder, now: float) -> bool:
+        """Pass on the answers found now; True if any. Then the turn streams again."""
+        answered = self._approvals.pass_on(now, self._writer, self._proc)
+        if answered and self._approvals.waiting is None:
+            reply = builder.reply
+            self._progress(self._turn, "streaming", reply.output_chars, reply.session_id)
+        return answered
+
+    def _body(self, reply: Reply, *, final: bool = False) -> str:
+        return render_body(reply, final=final, approvals=self._approvals.shown)
+
+    def _drain(self, proc: AgentProcess, builder: ReplyBuilder) -> None:
         while (line := proc.next_line(0)) not in (None, b""):
             assert line is not None
             self._feed(builder, line)
@@ -275,9 +330,12 @@ class TurnRunner:
     def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
         if self._thinking_on:
             sidecar.update(reply.thinking, reply.session_id)
-        self._writer.flush(render_body(reply, final=False))
-        state = "retrying" if reply.retry is not None else "streaming"
-        self._progress(plan.turn, state, reply.output_chars, reply.session_id, reply=reply)
+        self._writer.flush(self._body(reply))
+        tool = self._approvals.waiting
+        state = "waiting" if tool else "retrying" if reply.retry is not None else "streaming"
+        self._progress(
+            plan.turn, state, reply.output_chars, reply.session_id, tool or "", reply=reply
+        )
 
     def _finish(
         self,
@@ -287,6 +345,7 @@ class TurnRunner:
         *,
         cancelled: bool,
     ) -> TurnOutcome:
+        self._approvals.close()
         reply = builder.reply
         if self._problem is not None:
             reply = dataclasses.replace(reply, error=self._problem)
@@ -295,7 +354,7 @@ class TurnRunner:
         has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
         elapsed = time.monotonic() - self._started
         # No reply text at all: the prompt stays pending, so a failure never costs it.
-        pending = _unanswered(reply)
+        pending = _unanswered(reply) and not self._approvals.shown
         body = render_final(
             reply,
             elapsed=elapsed,
@@ -304,6 +363,7 @@ class TurnRunner:
             footer=self.settings.footer,
             note=plan.note,
             pending=pending,
+            approvals=self._approvals.shown,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id

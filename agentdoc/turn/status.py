@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 # "pending": a prompt waits in the document but was not sent (it was there when the daemon
 # started); the next save of the document sends it.
-State = Literal["idle", "pending", "queued", "streaming", "error"]
+# "waiting": the turn waits for the person to answer a tool permission request (`waiting_for`).
+State = Literal["idle", "pending", "queued", "streaming", "waiting", "error"]
 
 
 class Status(BaseModel):
@@ -38,6 +39,7 @@ class Status(BaseModel):
     tokens_estimated: bool = True  # False once `tokens` is the CLI's own count (turn ended)
     error: str | None = None
     pid: int | None = None  # the agentdoc process working on the document
+    waiting_for: str | None = None  # the tool whose permission request waits for an answer
 
 
 def state_dir(document: Path) -> Path:
@@ -112,7 +114,7 @@ def pid_alive(pid: int) -> bool:
 def live_turn(document: Path) -> Status | None:
     """The status of a turn another live process is streaming into `document`, if any."""
     current = read_status(document)
-    if current is None or current.state != "streaming" or not current.pid:
+    if current is None or current.state not in ("streaming", "waiting") or not current.pid:
         return None
     if current.pid == os.getpid() or not pid_alive(current.pid):
         return None
@@ -122,7 +124,7 @@ def live_turn(document: Path) -> Status | None:
 def clear_dead_turn(document: Path) -> None:
     """A status still saying a turn streams, from a process that died: say what happened."""
     current = read_status(document)
-    if current is None or current.state not in ("streaming", "queued"):
+    if current is None or current.state not in ("streaming", "waiting", "queued"):
         return
     if current.pid and current.pid != os.getpid() and pid_alive(current.pid):
         return
@@ -163,7 +165,9 @@ class StatusReporter:
         previous = self.status
         now = now_iso()
         shown: State = (
-            "streaming"
+            "waiting"
+            if state == "waiting"
+            else "streaming"
             if state in ("starting", "streaming", "retrying")
             else "error"
             if state in ("failed", "interrupted")
@@ -182,7 +186,8 @@ class StatusReporter:
                 "tokens": chars // 4 if tokens is None else tokens,
                 "tokens_estimated": tokens is None,
                 "error": (detail or None) if shown == "error" else None,
-                "pid": os.getpid() if shown == "streaming" else None,
+                "pid": os.getpid() if shown in ("streaming", "waiting") else None,
+                "waiting_for": (detail or None) if shown == "waiting" else None,
             }
         )
         write_status(self.document, self.status)

@@ -1,0 +1,352 @@
+"""A long-lived Claude Code CLI (``--input-format stream-json``): many turns, one start-up.
+
+The CLI pays ~0.7 s before its first API request; a process that stays up answers the next
+user message within milliseconds (``claude-stream-json.md`` §12). :class:`WarmProcess` is that
+process: prompts go in as stdin ``user`` lines, and :meth:`WarmProcess.begin` hands out one
+:class:`WarmTurn` at a time, which reads stdout exactly like a one-shot
+:class:`~agentdoc.claude.process.ClaudeProcess` does, ending at the turn's ``result`` line.
+
+Control messages live here too: ``interrupt`` for a cancel that keeps the process (§10), and
+the answers to ``can_use_tool`` permission requests (§12a). The process runs in its own process
+group like a one-shot turn; its stdin is a pipe from us, so if we die the CLI sees end of input
+and exits once the turn in flight (if any) is over, leaving no orphan behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentdoc.claude.process import ClaudeCannotStart, ClaudeProcess
+from agentdoc.errors import ClaudeNotFound
+
+log = logging.getLogger(__name__)
+
+INTERRUPT_GRACE = 3.0  # seconds for an interrupted turn to print its result
+_EOF = b""
+# Only these lines matter to the turn framing; looking at the head of a line avoids parsing
+# multi-megabyte lines twice. The CLI writes ``type`` as the first key of every line.
+_HEAD = 120
+
+
+class AgentProcess(Protocol):
+    """What a turn needs from the CLI, one-shot or warm: its lines, a stop, its end."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def stderr(self) -> str: ...
+
+    def next_line(self, timeout: float) -> bytes | None: ...
+
+    def stop(self, grace: float = 2.0) -> None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def respond(self, request_id: str, answer: Mapping[str, Any]) -> bool: ...
+
+
+def line_kind(line: bytes) -> tuple[str, dict[str, Any] | None]:
+    """The ``type`` of a stdout line, and the parsed line when it is a control message."""
+    head = line[:_HEAD]
+    for kind in ("control_request", "control_response", "control_cancel_request", "result"):
+        if f'"type":"{kind}"'.encode() in head.replace(b'": "', b'":"'):
+            if kind == "result":
+                return kind, None
+            try:
+                parsed = json.loads(line)
+            except ValueError:
+                return "", None
+            return kind, parsed if isinstance(parsed, dict) else None
+    return "", None
+
+
+def protect_rules(paths: Iterable[Path]) -> tuple[str, ...]:
+    """CLI deny rules that keep every file-editing tool off `paths` (folders: their contents).
+
+    ``Edit(...)`` rules cover Write, Edit, MultiEdit and NotebookEdit; ``//`` marks an absolute
+    path in the CLI's permission rule syntax.
+    """
+    rules: list[str] = []
+    for path in paths:
+        rules.append(f"Edit(/{path})")
+        if path.is_dir() or not path.suffix:
+            rules.append(f"Edit(/{path}/**)")
+    return tuple(rules)
+
+
+def user_message(prompt: str) -> bytes:
+    message = {"type": "user", "message": {"role": "user", "content": prompt}}
+    return (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def control_request(request_id: str, subtype: str) -> bytes:
+    line = {"type": "control_request", "request_id": request_id, "request": {"subtype": subtype}}
+    return (json.dumps(line) + "\n").encode("utf-8")
+
+
+def control_response(request_id: str, answer: Mapping[str, Any]) -> bytes:
+    line = {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": dict(answer)},
+    }
+    return (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class WarmProcess:
+    """One long-lived CLI. Thread-safe for one turn at a time plus `close()` from elsewhere."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], key: object = None) -> None:
+        self.argv = argv
+        self.key = key  # what a turn must share with this process to reuse it
+        self.cwd = cwd
+        self.env = env
+        self.session_id: str | None = None  # the session the CLI is in after its last turn
+        self.turns = 0
+        self.last_turn = 0  # the document's exchange number of the last turn run here
+        self.last_used = time.monotonic()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._stderr: list[bytes] = []
+        self._write_lock = threading.Lock()
+        self._turn: WarmTurn | None = None
+        self._acks: dict[str, threading.Event] = {}
+
+    def start(self) -> WarmProcess:
+        try:
+            self._proc = subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            raise ClaudeNotFound(f"cannot run {self.argv[0]!r}: {exc.strerror}") from exc
+        except PermissionError as exc:
+            raise ClaudeCannotStart(
+                f"cannot run {self.argv[0]!r}: permission denied (is it executable? "
+                f"`chmod +x {self.argv[0]}`)"
+            ) from exc
+        except OSError as exc:
+            # ENOEXEC and friends: said as a one-shot turn says them.
+            raise ClaudeCannotStart(
+                f"cannot run {self.argv[0]!r}: {exc.strerror or exc}; is AGENTDOC_CLAUDE the "
+                "Claude Code CLI?"
+            ) from exc
+        except ValueError as exc:  # a NUL byte in the cwd or the environment
+            raise ClaudeCannotStart(f"cannot start claude: {exc}") from exc
+        for target in (self._read_stdout, self._read_stderr):
+            threading.Thread(target=target, daemon=True).start()
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _read_stdout(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        for line in iter(self._proc.stdout.readline, b""):
+            kind, parsed = line_kind(line)
+            if kind == "control_response" and parsed is not None:
+                self._acknowledge(parsed)
+                continue
+            self._lines.put(line)
+        self._proc.stdout.close()
+        self._lines.put(_EOF)
+
+    def _acknowledge(self, parsed: dict[str, Any]) -> None:
+        response = parsed.get("response")
+        request_id = response.get("request_id") if isinstance(response, dict) else None
+        event = self._acks.get(str(request_id))
+        if event is not None:
+            event.set()
+
+    def _read_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        for chunk in iter(lambda: self._proc.stderr.read(4096), b""):  # type: ignore[union-attr]
+            self._stderr.append(chunk)
+        self._proc.stderr.close()
+
+    def write(self, data: bytes) -> bool:
+        """Send one line to the CLI; False if its stdin is gone (the process died)."""
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            return False
+        with self._write_lock:
+            try:
+                proc.stdin.write(data)
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                return False
+        return True
+
+    def begin(self, prompt: str, turn: int = 0) -> WarmTurn:
+        """Send a prompt; the returned turn reads its events. One turn at a time."""
+        assert self._turn is None, "a warm process runs one turn at a time"
+        self.turns += 1
+        self.last_turn = turn
+        self._turn = WarmTurn(self, len(self._stderr))
+        if not self.write(user_message(prompt)):
+            log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
+        return self._turn
+
+    def end_turn(self, turn: WarmTurn) -> None:
+        if self._turn is turn:
+            self._turn = None
+        self.last_used = time.monotonic()
+        if turn.session_id:
+            self.session_id = turn.session_id
+
+    def interrupt(self, grace: float) -> bool:
+        """Ask the CLI to abandon the turn in flight; True if it acknowledged in time."""
+        request_id = f"agentdoc-{uuid.uuid4().hex[:12]}"
+        ack = self._acks[request_id] = threading.Event()
+        try:
+            return self.write(control_request(request_id, "interrupt")) and ack.wait(grace)
+        finally:
+            self._acks.pop(request_id, None)
+
+    def next_raw(self, timeout: float) -> bytes | None:
+        try:
+            return self._lines.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return None
+
+    def stderr_since(self, offset: int) -> str:
+        return b"".join(self._stderr[offset:]).decode("utf-8", "replace")
+
+    def exit_code(self, timeout: float | None = None) -> int:
+        assert self._proc is not None
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return -1
+
+    def kill(self, grace: float = 2.0) -> None:
+        """The old way: SIGINT → SIGTERM → SIGKILL to the whole process group."""
+        proc = self._proc
+        if proc is None:
+            return
+        stopper = ClaudeProcess(self.argv, self.cwd, self.env, "")
+        stopper._proc = proc  # reuse the staged stop of a one-shot turn
+        stopper.stop(grace)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # anything the CLI left in its group
+        if proc.stdin is not None:
+            with self._write_lock, contextlib.suppress(OSError):
+                proc.stdin.close()
+
+    def close(self, grace: float = 5.0) -> None:
+        """End of input lets the CLI save its session and exit 0; stop it if it does not."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with self._write_lock, contextlib.suppress(OSError):
+                proc.stdin.close()
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            log.info("claude (pid %s) did not exit at end of input; stopping it", proc.pid)
+        self.kill(grace=1.0)
+
+
+class WarmTurn:
+    """One turn of a warm process, read like a one-shot process: lines until the ``result``."""
+
+    def __init__(self, process: WarmProcess, stderr_offset: int) -> None:
+        self.process = process
+        self.session_id: str | None = None
+        self._stderr_offset = stderr_offset
+        self._ready: deque[bytes] = deque()
+        self._result = False
+        self._gone = False  # the process ended (or was stopped) during this turn
+        self._ended = False
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    @property
+    def stderr(self) -> str:
+        return self.process.stderr_since(self._stderr_offset)
+
+    def next_line(self, timeout: float) -> bytes | None:
+        """The next line of this turn; b"" after its ``result`` (or the process's end)."""
+        if self._ready:
+            return self._ready.popleft()
+        if self._result or self._gone:
+            return _EOF
+        line = self.process.next_raw(timeout)
+        if line is None:
+            return None
+        return self._take(line)
+
+    def _take(self, line: bytes) -> bytes:
+        if line == _EOF:
+            self._gone = True
+            return _EOF
+        kind, _ = line_kind(line)
+        if kind == "result":
+            self._result = True
+        elif self.session_id is None and b'"subtype":"init"' in line[: _HEAD * 2]:
+            with contextlib.suppress(ValueError, AttributeError):
+                self.session_id = json.loads(line).get("session_id")
+        return line
+
+    def respond(self, request_id: str, answer: Mapping[str, Any]) -> bool:
+        return self.process.write(control_response(request_id, answer))
+
+    def stop(self, grace: float = INTERRUPT_GRACE) -> None:
+        """Interrupt the turn and collect its lines up to ``result``; kill if it won't."""
+        if self._result or self._gone:
+            return
+        if self.process.interrupt(grace):
+            deadline = time.monotonic() + grace
+            while not (self._result or self._gone):
+                line = self.process.next_raw(deadline - time.monotonic())
+                if line is None:
+                    break
+                self._ready.append(self._take(line))
+            if self._result:
+                return
+        log.info("claude (pid %s) did not end an interrupted turn; stopping it", self.pid)
+        self.process.kill()
+        self._gone = True
+
+    def wait(self, timeout: float | None = None) -> int:
+        """0 for a turn that reached its ``result``; else the process's exit code."""
+        if not self._ended:
+            self._ended = True
+            self.process.end_turn(self)
+        if self._result:
+            return 0
+        return self.process.exit_code(timeout if timeout is not None else 5.0)
+
+    @property
+    def finished(self) -> bool:
+        """True once the turn reached its ``result`` with the process still usable."""
+        return self._result and not self._gone

@@ -1,0 +1,211 @@
+"""The approval block: a tool permission request asked, and answered, in the document (pure).
+
+While Claude waits for permission to use a tool, the reply shows a callout with three boxes
+(allow / allow for the session / deny) between two HTML-comment markers that carry a fresh
+random nonce. Only a box inside the markers with that nonce counts, so model text (which never
+knows the nonce) cannot forge an answer. Text typed under a ticked *deny* is the reason given to
+the model. Once answered, the block becomes a one-line record of the decision.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+INPUT_PREVIEW_CHARS = 1500  # per string value of the tool input shown in the block
+_START = "<!-- agentdoc:approval {nonce} (tick one box and save) -->"
+_END = "<!-- agentdoc:approval-end {nonce} -->"
+_BOX = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*[-*+][ \t]+\[([ xX])\][ \t]+(.*)$")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)*")
+
+Behavior = Literal["allow", "always", "deny"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    behavior: Behavior
+    message: str = ""  # the reason for a deny, as the person wrote it
+    by: str = "document"  # where the answer came from: "document", "command", "timeout", …
+
+
+def target(tool_input: Mapping[str, Any]) -> str:
+    """What the tool acts on, in a few words: a path, a command, a pattern."""
+    for key in ("file_path", "notebook_path", "path", "command", "pattern", "url"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            return " ".join(value.split())[:120] + ("…" if len(value) > 120 else "")
+    return ""
+
+
+def shorten(value: Any) -> Any:
+    """The input with long strings cut, for showing (the full input is kept elsewhere)."""
+    if isinstance(value, str) and len(value) > INPUT_PREVIEW_CHARS:
+        return value[:INPUT_PREVIEW_CHARS] + f"… ({len(value)} characters in all)"
+    if isinstance(value, dict):
+        return {k: shorten(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shorten(v) for v in value]
+    return value
+
+
+def _code(text: str) -> str:
+    """Inline code that survives backticks in `text`."""
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def render_approval(
+    tool: str, tool_input: Mapping[str, Any], nonce: str, full_input: str | None = None
+) -> str:
+    """The pending block. `full_input`: where the whole input is, when the block shortens it.
+
+    `nonce` must be fresh and random per request (`secrets.token_hex`): it is what makes the
+    block impossible for model text to forge.
+    """
+    what = target(tool_input)
+    on = f" on {_code(what)}" if what else ""
+    shown = json.dumps(shorten(dict(tool_input)), ensure_ascii=False, indent=2)
+    fence = "`" * max(3, max((len(m) for m in re.findall(r"`{3,}", shown)), default=0) + 1)
+    lines = [
+        _START.format(nonce=nonce),
+        "> [!IMPORTANT]",
+        f"> Claude wants to use **{_name(tool)}**{on} (tool input folded below).",
+        "> - [ ] allow",
+        f"> - [ ] allow {_name(tool)} for the rest of this session",
+        "> - [ ] deny",
+        ">",
+        "> <details><summary>tool input</summary>",
+        ">",
+        f"> {fence}json",
+        *[f"> {line}" for line in shown.splitlines()],
+        f"> {fence}",
+    ]
+    if full_input is not None and shown != json.dumps(dict(tool_input), indent=2):
+        lines.append(f"> The whole input is in {_code(full_input)}.")
+    lines += [">", "> </details>", _END.format(nonce=nonce)]
+    return "\n".join(lines)
+
+
+def _name(tool: str) -> str:
+    """A tool name safe to put in bold: no markdown or HTML of its own."""
+    return re.sub(r"[^A-Za-z0-9_.:-]", "", tool) or "a tool"
+
+
+def render_decision(tool: str, tool_input: Mapping[str, Any], answer: Answer) -> str:
+    """The one line an answered block becomes."""
+    what = target(tool_input)
+    on = f" on {_code(what)}" if what else ""
+    verdict = {
+        "allow": "allowed",
+        "always": "allowed for the rest of the session",
+        "deny": "denied",
+    }[answer.behavior]
+    by = {
+        "document": " in the document",
+        "command": " from the command line",
+        "terminal": " in the terminal",
+        "agentdoc": " by agentdoc",
+        "timeout": "",  # the message says it: no answer within the time
+    }.get(answer.by, "")
+    reason = f": {_one_line(answer.message)}" if answer.message else ""
+    return f"*🔐 **{_name(tool)}**{on} {verdict}{by}{reason}*"
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat.replace("*", "\\*")[:300]
+
+
+def find_block(text: str, nonce: str) -> tuple[int, int] | None:
+    """The span of the block with this nonce (markers included), or None."""
+    start = text.find(_START.format(nonce=nonce))
+    if start == -1:
+        return None
+    end_marker = _END.format(nonce=nonce)
+    end = text.find(end_marker, start)
+    if end == -1:
+        return None
+    return start, end + len(end_marker)
+
+
+def read_answer(text: str, nonce: str) -> Answer | None:
+    """The box ticked in the block, or None (no box ticked, or no block with this nonce).
+
+    More than one box ticked: a deny among them wins, since allowing is the one that matters.
+    """
+    span = find_block(text, nonce)
+    if span is None:
+        return None
+    lines = text[span[0] : span[1]].splitlines()[1:-1]
+    ticked: list[Behavior] = []
+    reason: list[str] = []
+    in_deny = False
+    for line in lines:
+        box = _BOX.match(line)
+        if box is not None:
+            kind = _kind(box.group(2))
+            in_deny = kind == "deny" and box.group(1) != " "
+            if box.group(1) != " " and kind is not None:
+                ticked.append(kind)
+            continue
+        stripped = _QUOTE.sub("", line).strip()
+        if stripped.startswith("<details>"):
+            in_deny = False
+        elif in_deny and stripped:
+            reason.append(stripped)
+    if "deny" in ticked:
+        return Answer("deny", "\n".join(reason))
+    if "always" in ticked:
+        return Answer("always")
+    if "allow" in ticked:
+        return Answer("allow")
+    return None
+
+
+def _kind(label: str) -> Behavior | None:
+    label = label.strip().lower()
+    if label == "allow":
+        return "allow"
+    if label.startswith("allow ") and label.endswith("for the rest of this session"):
+        return "always"
+    if label == "deny":
+        return "deny"
+    return None
+
+
+def replace_block(text: str, nonce: str, new: str) -> str | None:
+    """`text` with the block replaced by `new`; None if the block is not there."""
+    span = find_block(text, nonce)
+    if span is None:
+        return None
+    return text[: span[0]] + new + text[span[1] :]
+
+
+def touches(tool_input: Mapping[str, Any], protected: Sequence[PurePath]) -> bool:
+    """Whether a tool call names one of the protected files (or folders) anywhere in its input.
+
+    Checked on every string of the input, paths resolved against nothing: a command line
+    that merely mentions the document's name counts, because a shell can reach it by name.
+    """
+    needles = {str(p) for p in protected} | {p.name for p in protected}
+    return any(needle in value for value in _strings(tool_input) for needle in needles)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def protected_files(document: Path, sidecar: Path) -> list[Path]:
+    """The files that carry the person's answers: no tool of Claude's may touch them."""
+    return [document, sidecar, document.parent / ".agentdoc"]

@@ -1,0 +1,242 @@
+"""Tool permission requests during a turn: asked in the document, answered by the person.
+
+A ``can_use_tool`` request from the CLI pauses the turn: the reply shows an approval block
+(:mod:`agentdoc.document.approval`) after the tool's own block, the status says ``waiting``,
+and the turn polls for an answer: a box ticked in the block by a save of the person's (never
+one of our own writes), an answer file written by ``agentdoc approve`` / ``agentdoc deny``, or
+the ``approval_timeout``, after which the request is denied. A request that touches the
+session document, its sidecar or ``.agentdoc/`` is refused at once: those files carry the
+answers, so no tool may write them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from agentdoc.claude import AgentProcess, PermissionRequest
+from agentdoc.document import (
+    Answer,
+    Behavior,
+    WriteLedger,
+    find_block,
+    protected_files,
+    read_answer,
+    read_bytes,
+    render_approval,
+    render_decision,
+    replace_block,
+    sidecar_path,
+    touches,
+)
+from agentdoc.errors import AgentdocError
+from agentdoc.turn.status import read_status, state_dir
+from agentdoc.turn.writer import ReplyWriter
+
+log = logging.getLogger(__name__)
+
+SELF_REFUSAL = (
+    "agentdoc refused: Claude may not change the session document, its thinking sidecar or "
+    ".agentdoc/ (they hold the person's answers)"
+)
+
+
+class AnswerFile(BaseModel):
+    behavior: Behavior
+    message: str = ""
+
+
+def answer_path(document: Path) -> Path:
+    return state_dir(document) / f"{document.name}.answer.json"
+
+
+def input_path(document: Path) -> Path:
+    return state_dir(document) / f"{document.name}.approval.json"
+
+
+def request_answer(document: Path, behavior: Behavior, message: str = "") -> None:
+    """`agentdoc approve` / `deny`: answer the request waiting in `document`."""
+    shown = read_status(document)
+    if shown is None or shown.state != "waiting":
+        raise AgentdocError(f"{document.name}: no tool permission request is waiting there")
+    path = answer_path(document)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(AnswerFile(behavior=behavior, message=message).model_dump_json())
+
+
+def take_answer(document: Path) -> Answer | None:
+    path = answer_path(document)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    path.unlink(missing_ok=True)
+    try:
+        found = AnswerFile.model_validate_json(raw)
+    except ValidationError:
+        log.warning("%s: ignoring an unreadable answer file", document)
+        return None
+    return Answer(found.behavior, found.message, by="command")
+
+
+def response(request: PermissionRequest, answer: Answer) -> dict[str, Any]:
+    """The ``control_response`` body for the CLI (§12a)."""
+    if answer.behavior == "deny":
+        return {"behavior": "deny", "message": answer.message or "The user denied this."}
+    allowed: dict[str, Any] = {"behavior": "allow", "updatedInput": request.input}
+    if answer.behavior == "always":
+        allowed["updatedPermissions"] = [
+            {
+                "type": "addRules",
+                "rules": [{"toolName": request.tool_name}],
+                "behavior": "allow",
+                "destination": "session",
+            }
+        ]
+    return allowed
+
+
+@dataclass
+class Open:
+    request: PermissionRequest
+    nonce: str
+    block: str  # the block as we wrote it
+    asked: float  # monotonic time it was written
+
+
+@dataclass
+class Approvals:
+    """The permission requests of one turn; `shown` is what the reply displays for each tool."""
+
+    document: Path
+    ledger: WriteLedger
+    timeout: float
+    shown: dict[str, str] = field(default_factory=dict)  # tool_use_id → block or record
+    # False while the person's copy has the open block: a merging write then would carry
+    # their tick into our text, so the turn's idle write waits until an answer is read.
+    may_flush: bool = True
+    _open: dict[str, Open] = field(default_factory=dict)  # request_id → open request
+
+    @property
+    def waiting(self) -> str | None:
+        """The tool a request waits on, if any."""
+        for item in self._open.values():
+            return item.request.tool_name
+        return None
+
+    def ask(self, request: PermissionRequest, proc: AgentProcess | None = None) -> bool:
+        """Show a new request; True if it was refused at once (the refusal sent to `proc`)."""
+        protected = protected_files(self.document, sidecar_path(self.document))
+        if touches(request.input, protected):
+            log.warning("%s: refused %s on a protected file", self.document, request.tool_name)
+            answer = Answer("deny", SELF_REFUSAL, by="agentdoc")
+            self.shown[self._key(request)] = render_decision(
+                request.tool_name, request.input, answer
+            )
+            if proc is not None:
+                proc.respond(request.request_id, response(request, answer))
+            return True
+        # An answer file from before this request must not answer it.
+        answer_path(self.document).unlink(missing_ok=True)
+        nonce = secrets.token_hex(8)
+        full = self._keep_input(request)
+        block = render_approval(request.tool_name, request.input, nonce, full)
+        self._open[request.request_id] = Open(request, nonce, block, time.monotonic())
+        self.shown[self._key(request)] = block
+        return False
+
+    def _keep_input(self, request: PermissionRequest) -> str | None:
+        path = input_path(self.document)
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(json.dumps(request.input, ensure_ascii=False, indent=2))
+            return f".agentdoc/{path.name}"
+        return None
+
+    @staticmethod
+    def _key(request: PermissionRequest) -> str:
+        return request.tool_use_id or request.request_id
+
+    def poll(self, now: float) -> list[tuple[Open, Answer]]:
+        """The requests answered now (in the document, by command, by timeout), with answers."""
+        if not self._open:
+            self.may_flush = True
+            return []
+        text = self._read()
+        if text is not None:
+            self.may_flush = not all(find_block(text, o.nonce) for o in self._open.values())
+        command = take_answer(self.document)
+        found: list[tuple[Open, Answer]] = []
+        for request_id, item in list(self._open.items()):
+            answer = command
+            if answer is None and text is not None:
+                answer = read_answer(text, item.nonce)
+            if answer is None and now - item.asked >= self.timeout:
+                answer = Answer("deny", _no_answer(self.timeout), by="timeout")
+            if answer is None:
+                continue
+            command = None  # one command answers one request
+            del self._open[request_id]
+            self.shown[self._key(item.request)] = render_decision(
+                item.request.tool_name, item.request.input, answer
+            )
+            found.append((item, answer))
+        if not self._open:
+            self.may_flush = True
+        return found
+
+    def pass_on(self, now: float, writer: ReplyWriter, proc: AgentProcess | None) -> bool:
+        """Send the answers found now to the CLI; True if there were any."""
+        answered = self.poll(now)
+        for item, answer in answered:
+            log.info(
+                "%s: %s %s (%s)", self.document, item.request.tool_name, answer.behavior, answer.by
+            )
+            # The person's ticks were read; our block goes back in their place, so the merge
+            # of the next write does not carry the tick into the decision line.
+            writer.update(functools.partial(_put_back, nonce=item.nonce, block=item.block))
+            if proc is not None:
+                proc.respond(item.request.request_id, response(item.request, answer))
+        return bool(answered)
+
+    def _read(self) -> str | None:
+        """The document as the person saved it; None if it is our own write (or unreadable)."""
+        try:
+            data = read_bytes(self.document)
+        except (OSError, AgentdocError):
+            return None
+        if self.ledger.is_own(self.document, data):
+            return None  # our own write holds no answer: only a save of the person's does
+        return data.decode("utf-8", "replace")
+
+    def withdraw(self, request_id: str) -> None:
+        item = self._open.pop(request_id, None)
+        if item is not None:
+            self.shown[self._key(item.request)] = render_decision(
+                item.request.tool_name,
+                item.request.input,
+                Answer("deny", "the turn ended before an answer", by="agentdoc"),
+            )
+
+    def close(self) -> None:
+        for request_id in list(self._open):
+            self.withdraw(request_id)
+        answer_path(self.document).unlink(missing_ok=True)
+
+
+def _put_back(text: str, *, nonce: str, block: str) -> str:
+    return replace_block(text, nonce, block) or text
+
+
+def _no_answer(timeout: float) -> str:
+    span = f"{timeout / 60:.0f} min" if timeout >= 60 else f"{timeout:.0f} s"
+    return f"no answer within {span} (approval_timeout); ask again if it is still needed"

@@ -1,0 +1,131 @@
+"""The long-lived CLI process, against a small stand-in that speaks the stdin protocol.
+
+The stand-in answers each `user` line with an init, one text line and a result; it answers an
+`interrupt` control request (or, with IGNORE_INTERRUPT, does not), and says whatever a test
+writes to it. The real CLI is covered end to end in test_e2e_warm.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentdoc.claude import AgentRequest, WarmProcess
+from agentdoc.config import Settings
+from agentdoc.daemon.pool import WarmPool
+from tests.conftest import wait_for
+from tests.process_support import alive
+
+STAND_IN = r"""
+import json, os, sys
+def out(obj):
+    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n"); sys.stdout.flush()
+turn = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "user":
+        turn += 1
+        out({"type": "system", "subtype": "init", "session_id": "s-1"})
+        text = msg["message"]["content"]
+        if text == "hang":
+            continue  # a turn that never ends by itself
+        out({"type": "assistant", "message": {"id": f"m{turn}", "content": [
+            {"type": "text", "text": f"echo {text}"}]}})
+        out({"type": "result", "subtype": "success", "session_id": "s-1"})
+    elif msg["type"] == "control_request" and not os.environ.get("IGNORE_INTERRUPT"):
+        out({"type": "control_response", "response": {
+            "subtype": "success", "request_id": msg["request_id"]}})
+        out({"type": "result", "subtype": "error_during_execution", "session_id": "s-1"})
+"""
+
+
+@pytest.fixture
+def stand_in(tmp_path: Path) -> Path:
+    path = tmp_path / "stand_in.py"
+    path.write_text(STAND_IN)
+    return path
+
+
+def start(stand_in: Path, **env: str) -> WarmProcess:
+    return WarmProcess([sys.executable, str(stand_in)], stand_in.parent, dict(env)).start()
+
+
+def lines_of(turn: object) -> list[dict[str, object]]:
+    found = []
+    while (line := turn.next_line(10)) not in (b"", None):  # type: ignore[attr-defined]
+        found.append(json.loads(line))
+    return found
+
+
+def test_turns_end_at_their_result_and_share_the_process(stand_in: Path) -> None:
+    proc = start(stand_in)
+    try:
+        first = proc.begin("one")
+        assert [e["type"] for e in lines_of(first)] == ["system", "assistant", "result"]
+        assert first.wait() == 0 and proc.session_id == "s-1" and not proc.busy
+        second = proc.begin("two")
+        assert lines_of(second)[1]["message"]["content"][0]["text"] == "echo two"  # type: ignore[index]
+        assert second.wait() == 0 and proc.alive() and proc.turns == 2
+    finally:
+        proc.close()
+    assert not proc.alive()
+
+
+def test_an_interrupt_ends_the_turn_and_keeps_the_process(stand_in: Path) -> None:
+    proc = start(stand_in)
+    try:
+        turn = proc.begin("hang")
+        assert json.loads(turn.next_line(10) or b"{}")["subtype"] == "init"
+        turn.stop()
+        assert [e["type"] for e in lines_of(turn)] == ["result"]
+        assert turn.wait() == 0 and proc.alive()
+        after = proc.begin("again")
+        assert lines_of(after)[-1]["subtype"] == "success"
+    finally:
+        proc.close()
+
+
+def test_a_process_that_ignores_the_interrupt_is_stopped(stand_in: Path) -> None:
+    proc = start(stand_in, IGNORE_INTERRUPT="1")
+    turn = proc.begin("hang")
+    assert turn.next_line(10) is not None
+    turn.stop(grace=0.5)
+    assert turn.next_line(0) == b""
+    assert turn.wait() != 0 and not proc.alive()
+    assert proc.pid is not None and not alive(proc.pid)
+
+
+def test_a_process_gone_before_the_turn_ends_it_at_once(stand_in: Path) -> None:
+    proc = start(stand_in)
+    proc.kill()
+    turn = proc.begin("anyone there?")
+    assert lines_of(turn) == [] and turn.wait() != 0
+
+
+def test_the_pool_trims_to_its_limit_once_busy_processes_are_idle(
+    stand_in: Path, tmp_path: Path
+) -> None:
+    exe = tmp_path / "claude"
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {stand_in} "$@"\n')
+    exe.chmod(0o755)
+    pool = WarmPool(capacity=1, idle_timeout=600)
+    settings = Settings(claude=str(exe))
+    try:
+        turns = [
+            pool.begin(tmp_path / name, AgentRequest("hi", tmp_path, turn=1), settings, {})
+            for name in ("a.md", "b.md")
+        ]
+        assert len(pool.pids()) == 2  # both busy: nothing to evict yet
+        for turn in turns:
+            lines_of(turn)
+            turn.wait()
+        first = turns[0].pid
+        pool.close_idle()
+        assert pool.pids() == [turns[1].pid]
+        assert first is not None
+        wait_for(lambda: not alive(first), "the least recently used process to close")
+    finally:
+        pool.close_all()
