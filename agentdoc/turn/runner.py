@@ -36,6 +36,13 @@ from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 log = logging.getLogger(__name__)
 
 IDLE_CHECK = 0.5  # seconds: how often a silent stream still looks at the document
+# Re-rendering a long reply costs time in proportion to its length; waiting this many times the
+# last write's cost before the next one keeps streaming writes to a fifth of a core, however long
+# the reply grows (a 400 KB reply used to take most of a core).
+WRITE_BACKOFF = 4.0
+# After its `result` line the CLI only saves its session and exits; a CLI (or a wrapper script's
+# leftover child) still running this long after that is stopped, the reply is complete.
+RESULT_GRACE = 5.0
 
 
 @dataclass(frozen=True)
@@ -178,7 +185,7 @@ class TurnRunner:
             proc.stop()
             proc.wait()
             raise
-        code = proc.wait()
+        code = proc.finish(RESULT_GRACE) if builder.has_result else proc.wait()
         builder.finish(exit_code=code, stderr=proc.stderr)
         return builder, cancelled
 
@@ -223,12 +230,15 @@ class TurnRunner:
             elif self._feed(builder, line):
                 last_line, dirty = now, True
                 self._journal.record(builder.reply.text())
+                if builder.has_result:
+                    return False  # the result line ends the turn, whatever still holds stdout
             else:
                 last_line = now
             if dirty and now - last_flush >= interval:
                 self._journal.sync()
                 self._publish(plan, builder.reply, sidecar)
-                last_flush, dirty = now, False
+                last_flush, dirty = time.monotonic(), False
+                interval = max(self.settings.flush_interval, WRITE_BACKOFF * (last_flush - now))
 
     def _feed(self, builder: ReplyBuilder, line: bytes) -> bool:
         try:
