@@ -38,6 +38,7 @@ from agentdoc.turn import (
     clear_dead_turn,
     live_turn,
     now_iso,
+    open_regions,
     recover,
     submission,
     wants_marker,
@@ -184,7 +185,19 @@ class Daemon:
             # saved meanwhile is looked for when the turn ends.
             doc.queued = True
             return
+        if self._close_orphans(path, text):
+            return  # our write comes back as an event; a prompt saved with it is seen then
         self._consider(path, text)
+
+    def _close_orphans(self, path: Path, text: str) -> bool:
+        """Close a reply left open by a turn that could not write (disk full, moved file)."""
+        if not open_regions(text) or live_turn(path) is not None:
+            return False
+        try:
+            return recover(path, self.ledger)
+        except AgentdocError as exc:
+            log.info("%s: cannot close the open reply yet: %s", path, exc)
+            return False
 
     def _consider(self, path: Path, text: str) -> None:
         try:
@@ -224,8 +237,7 @@ class Daemon:
         except NoPendingPrompt:
             log.debug("%s: the prompt was gone by the time the turn started", path)
         except AgentdocError as exc:
-            log.error("%s", exc)
-            self._error(path, str(exc))
+            self._error(path, str(exc))  # logs it too: once per failure, not twice
         except Exception as exc:
             log.exception("%s: the turn failed unexpectedly", path)
             self._error(path, f"unexpected error: {exc}")

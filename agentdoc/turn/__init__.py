@@ -6,7 +6,7 @@ the journal, start-up recovery, forks). Other packages import the names in ``__a
 
 from agentdoc.turn.detect import submission, wants_marker
 from agentdoc.turn.forking import fork
-from agentdoc.turn.recovery import recover
+from agentdoc.turn.recovery import open_regions, recover
 from agentdoc.turn.runner import Progress, TurnOutcome, TurnRunner
 from agentdoc.turn.session import Mode
 from agentdoc.turn.status import (
@@ -31,6 +31,7 @@ __all__ = [
     "fork",
     "live_turn",
     "now_iso",
+    "open_regions",
     "read_status",
     "recover",
     "request_cancel",

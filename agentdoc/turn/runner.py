@@ -181,6 +181,12 @@ class TurnRunner:
             proc.stop()
             proc.wait()
             return self._outcome(plan, builder.reply, "cancelled")
+        except AgentdocError as exc:
+            # A write failed (disk full, file made read-only, moved or deleted): the reply has
+            # nowhere to go, so the turn ends as failed rather than streaming on unseen.
+            proc.stop()
+            proc.wait()
+            return self._write_failed(plan, builder, sidecar, exc)
         except BaseException:
             proc.stop()
             proc.wait()
@@ -294,6 +300,13 @@ class TurnRunner:
             self._writer.close(body, session_id)
         except RegionGone:
             return self._outcome(plan, reply, "cancelled")
+        except AgentdocError as exc:
+            # Still not writable: the region stays open for recovery to close (the daemon does
+            # at the document's next change, `run` before its next turn); the status says why.
+            self._journal.keep = True
+            detail = self._problem or f"the reply could not be written into the document: {exc}"
+            self._progress(plan.turn, "failed", reply.output_chars, reply.session_id, detail)
+            return self._outcome(plan, dataclasses.replace(reply, error=detail), "failed")
         history.record_turn(self.path, plan.known, plan.turn, session_id)
         state = (
             "cancelled"
@@ -309,6 +322,15 @@ class TurnRunner:
         )
         self._progress(plan.turn, state, reply.output_chars, session_id, detail)
         return self._outcome(plan, reply, state, session_id)
+
+    def _write_failed(
+        self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
+    ) -> TurnOutcome:
+        log.error("%s: the reply could not be written: %s", self.path, exc)
+        self._journal.keep = True  # the reply text so far, for whoever closes the region later
+        self._problem = f"the reply could not be written into the document: {exc}"
+        builder.finish(exit_code=None, stderr="")
+        return self._finish(plan, builder, sidecar, cancelled=False)
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
