@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from agentdoc.turn.status import state_dir
+from agentdoc.turn.status import state_file
 
 log = logging.getLogger(__name__)
 
 
 def journal_path(document: Path) -> Path:
-    return state_dir(document) / f"{document.name}.journal.jsonl"
+    return state_file(document, ".journal.jsonl")
 
 
 @dataclass(frozen=True)
