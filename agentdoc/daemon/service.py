@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdoc.config import Settings
+from agentdoc.daemon.gitguard import git_busy, judge, written_by_git
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
+    Document,
     DocumentError,
     FrontmatterError,
     WriteLedger,
@@ -48,11 +50,13 @@ from agentdoc.turn import (
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 10.0
+GIT_WAIT = 0.5  # seconds between looks at a repository whose index git has locked
 
 
 @dataclass
 class _Doc:
     seen: str | None = None  # digest of the last content handled
+    text: str | None = None  # that content, to tell a typed prompt from a bulk rewrite
     thread: threading.Thread | None = None
     cancel: threading.Event | None = None
     queued: bool = False  # a prompt was saved while the turn streamed
@@ -153,13 +157,19 @@ class Daemon:
                         data = path.read_bytes()
                         text = decode(path, data)
                     clear_dead_turn(path)
-                self._docs.setdefault(path, _Doc()).seen = digest(data)
+                known = self._docs.setdefault(path, _Doc())
+                known.seen, known.text = digest(data), text
                 if self.send_pending:
                     self._consider(path, text)
             except AgentdocError as exc:
                 self._error(path, str(exc))
 
     def _on_change(self, path: Path) -> None:
+        if git_busy(path):
+            # git is rewriting the tree (checkout, stash, reset, pull): read nothing half-done
+            # and write nothing it would then refuse to overwrite; look again when it is done.
+            self._later(GIT_WAIT, "changed", path)
+            return
         doc = self._docs.setdefault(path, _Doc())
         data = read_stable(path)
         if data is None:
@@ -169,6 +179,7 @@ class Daemon:
             return
         if self.ledger.is_own(path, data) or digest(data) == doc.seen:
             doc.seen = digest(data)
+            doc.text = data.decode("utf-8", "replace")
             return
         doc.seen = digest(data)
         if not _maybe_session(data):
@@ -178,6 +189,7 @@ class Daemon:
         except AgentdocError as exc:
             self._error(path, str(exc))
             return
+        previous, doc.text = doc.text, text
         if not is_session_document(text):
             return
         if doc.thread is not None:
@@ -187,7 +199,7 @@ class Daemon:
             return
         if self._close_orphans(path, text):
             return  # our write comes back as an event; a prompt saved with it is seen then
-        self._consider(path, text)
+        self._consider(path, text, previous, saved=True)
 
     def _close_orphans(self, path: Path, text: str) -> bool:
         """Close a reply left open by a turn that could not write (disk full, moved file)."""
@@ -199,7 +211,10 @@ class Daemon:
             log.info("%s: cannot close the open reply yet: %s", path, exc)
             return False
 
-    def _consider(self, path: Path, text: str) -> None:
+    def _consider(
+        self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
+    ) -> None:
+        """Submit the pending prompt; for a `saved` change, only if the change asked for it."""
         try:
             parsed = parse(text)
         except (DocumentError, FrontmatterError) as exc:
@@ -207,8 +222,21 @@ class Daemon:
             return
         marker = wants_marker(parsed, self.settings.trigger)
         sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
-        if sub is not None:
-            self._submit(path, marker)
+        if sub is None:
+            return
+        verdict = None if previous is None else _judge(previous, parsed)
+        if verdict is None and saved and written_by_git(path, text.encode("utf-8")):
+            verdict = "git wrote it: a checkout, stash, reset, pull or merge"
+        if verdict is not None:
+            log.warning(
+                "%s: changed in bulk (%s); its pending prompt was not sent. Edit the prompt "
+                "and save, or run `agentdoc run %s`, to send it",
+                path,
+                verdict,
+                path.name,
+            )
+            return
+        self._submit(path, marker)
 
     def _submit(self, path: Path, marker: bool) -> None:
         doc = self._docs.setdefault(path, _Doc())
@@ -254,6 +282,7 @@ class Daemon:
                 # new submission, even though the prompt is pending again.
                 data = read_stable(path)
                 doc.seen = digest(data) if data is not None else None
+                doc.text = data.decode("utf-8", "replace") if data is not None else None
             elif path.exists():
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
@@ -274,8 +303,12 @@ class Daemon:
     def _recheck(self, path: Path) -> None:
         data = read_stable(path)
         if data is not None and path in self._docs:
-            self._docs[path].seen = digest(data)
-            self._consider(path, decode(path, data))
+            text = decode(path, data)
+            known = self._docs[path]
+            known.seen, known.text = digest(data), text
+            # The turn's own writes changed the structure, so only git is looked for: a
+            # checkout landing just as the turn ended is still git's, not a prompt.
+            self._consider(path, text, saved=True)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -289,6 +322,16 @@ class Daemon:
                 path,
                 Status(document=path.name, state="error", error=message, updated=now_iso()),
             )
+
+
+def _judge(previous: str, current: Document) -> str | None:
+    """Why the change to `current` is a bulk rewrite rather than a typed prompt, or None."""
+    try:
+        before = parse(previous)
+    except (DocumentError, FrontmatterError):
+        return None  # the last version was broken; the user's fix is what they saved
+    found = judge(before, current)
+    return found.why if found.verdict == "bulk" else None
 
 
 def _maybe_session(data: bytes) -> bool:
