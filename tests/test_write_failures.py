@@ -20,9 +20,10 @@ import pytest
 from agentdoc.cli import main
 from agentdoc.document import fileio
 from agentdoc.document import parser as document
+from agentdoc.errors import AgentdocError
 from agentdoc.turn import journal, status
 from agentdoc.turn.recovery import open_regions
-from agentdoc.turn.runner import TurnOutcome, TurnRunner
+from agentdoc.turn.runner import TurnRunner
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, gate, make_daemon
 
@@ -52,17 +53,24 @@ def test_a_full_disk_mid_reply_fails_the_turn_and_the_next_run_closes_it(
         real_write_all(fd, data)
 
     monkeypatch.setattr(fileio, "_write_all", write_all)
-    outcome: list[TurnOutcome] = []
+    raised: list[BaseException] = []
     runner = TurnRunner(doc, fake.settings(), environ=fake.env)
-    thread = threading.Thread(target=lambda: outcome.append(runner.run()))
+
+    def run() -> None:
+        try:
+            runner.run()
+        except AgentdocError as exc:
+            raised.append(exc)
+
+    thread = threading.Thread(target=run)
     thread.start()
     wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
     full.set()  # the disk fills up
     gate.touch()
     thread.join(30)
     assert not thread.is_alive()
-    assert outcome[0].state == "failed"
-    assert "No space left on device" in (outcome[0].reply.error or "")
+    # The turn ended (the CLI stopped) with the reason, instead of streaming on unseen.
+    assert len(raised) == 1 and "No space left on device" in str(raised[0])
     # (The status file is on the same full disk: it cannot say more until space is freed.)
     # The reply so far is kept in the journal for whoever closes the region.
     entry = journal.read_journal(doc)

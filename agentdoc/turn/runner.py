@@ -300,13 +300,12 @@ class TurnRunner:
             self._writer.close(body, session_id)
         except RegionGone:
             return self._outcome(plan, reply, "cancelled")
-        except AgentdocError as exc:
+        except AgentdocError:
             # Still not writable: the region stays open for recovery to close (the daemon does
-            # at the document's next change, `run` before its next turn); the status says why.
+            # at the document's next change, `run` before its next turn); `run` records the
+            # error in the status as the turn's failure.
             self._journal.keep = True
-            detail = self._problem or f"the reply could not be written into the document: {exc}"
-            self._progress(plan.turn, "failed", reply.output_chars, reply.session_id, detail)
-            return self._outcome(plan, dataclasses.replace(reply, error=detail), "failed")
+            raise
         history.record_turn(self.path, plan.known, plan.turn, session_id)
         state = (
             "cancelled"
@@ -326,7 +325,6 @@ class TurnRunner:
     def _write_failed(
         self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
     ) -> TurnOutcome:
-        log.error("%s: the reply could not be written: %s", self.path, exc)
         self._journal.keep = True  # the reply text so far, for whoever closes the region later
         self._problem = f"the reply could not be written into the document: {exc}"
         builder.finish(exit_code=None, stderr="")
