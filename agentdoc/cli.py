@@ -56,6 +56,17 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except AgentdocError as exc:
             raise click.ClickException(str(exc)) from exc
+        except OSError as exc:
+            # A path the system refuses (too long, no permission, a loop of links) is the
+            # user's to fix: one line that names it, not a traceback.
+            raise click.ClickException(_os_error(exc)) from exc
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    if len(where) > 120:  # a 300-byte name would fill the terminal; its end identifies it
+        where = f"…{where[-100:]}"
+    return f"{where}{exc.strerror or exc}"
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

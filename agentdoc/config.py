@@ -16,37 +16,61 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentdoc.errors import AgentdocError
 
 PermissionMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
 
 
+DAY = 86400.0
+
+
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Every duration is finite and bounded: `inf`, `nan` or `1e309` (TOML reads it as inf)
+    # would make a sleep or a timer raise deep inside a turn instead of here, naming the key.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     claude: str = Field("claude", description="claude executable (name on PATH or path)")
     model: str | None = None
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
-    flush_interval: float = Field(0.25, gt=0, description="seconds between streamed writes")
-    stall_timeout: float = Field(120.0, gt=0, description="kill a turn silent for this long")
+    flush_interval: float = Field(0.25, gt=0, le=60, description="seconds between streamed writes")
+    stall_timeout: float = Field(120.0, gt=0, le=DAY, description="kill a turn silent this long")
     max_retries: int = Field(4, ge=0, le=15, description="CLAUDE_CODE_MAX_RETRIES for the CLI")
     footer: bool = True
     thinking: bool = True
     trigger: Literal["save", "marker"] = "save"
     submit_marker: str = "/send"
-    settle_step: float = Field(0.3, gt=0, description="quiet time after a save before reading")
-    settle_max: float = Field(2.0, gt=0, description="longest wait for a file to go quiet")
+    settle_step: float = Field(0.3, gt=0, le=60, description="quiet time after a save")
+    settle_max: float = Field(2.0, gt=0, le=600, description="longest wait for a file to settle")
     # The daemon keeps a document's CLI running between turns (0: a new process every turn).
     warm_sessions: int = Field(4, ge=0, le=64, description="most warm CLI processes at once")
-    warm_idle: float = Field(600.0, gt=0, description="close a warm CLI idle this long")
-    approval_timeout: float = Field(1800.0, gt=0, description="deny a permission unanswered")
+    warm_idle: float = Field(600.0, gt=0, le=DAY, description="close a warm CLI idle this long")
+    approval_timeout: float = Field(
+        1800.0, gt=0, le=7 * DAY, description="deny a permission request unanswered this long"
+    )
     # Safety-relevant: only from the user's own config or command line.
     permission_mode: PermissionMode | None = None
     allowed_tools: tuple[str, ...] = ()
     add_dirs: tuple[str, ...] = ()
     allow_cwd_outside: bool = False  # let a document's `cwd` leave its folder tree
+
+    @field_validator("claude")
+    @classmethod
+    def _a_program(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must name the claude executable, not be empty")
+        return value
+
+    @field_validator("submit_marker")
+    @classmethod
+    def _a_marker(cls, value: str) -> str:
+        # An empty marker would match every prompt's last line; one with a line break, none.
+        if not value.strip():
+            raise ValueError("must be a visible word such as /send, not empty or blank")
+        if "\n" in value or "\r" in value or value != value.strip():
+            raise ValueError("must be one line without leading or trailing spaces")
+        return value
 
 
 def config_path() -> Path:

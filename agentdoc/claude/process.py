@@ -17,10 +17,13 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
+from agentdoc.claude.stream import iter_lines
 from agentdoc.config import Settings
 from agentdoc.errors import ClaudeNotFound
 
@@ -152,16 +155,35 @@ class ClaudeProcess:
     _lines: queue.Queue[bytes] = field(default_factory=queue.Queue, init=False)
     _stderr: list[bytes] = field(default_factory=list, init=False)
     _threads: list[threading.Thread] = field(default_factory=list, init=False)
+    _out: MemoryOutput | None = field(default=None, init=False)
+    _err: MemoryOutput | None = field(default=None, init=False)
+    _closing: threading.Event = field(default_factory=threading.Event, init=False)
 
     def start(self) -> ClaudeProcess:
+        if memory_files_supported():
+            self._out, self._err = MemoryOutput("claude-stdout"), MemoryOutput("claude-stderr")
         try:
-            self._proc = subprocess.Popen(
+            self._proc = self._popen()
+        except BaseException:
+            for memory in (self._out, self._err):
+                if memory is not None:
+                    memory.close()
+            raise
+        self._spawn(self._feed_stdin)
+        self._spawn(self._read_stdout)
+        if self._err is None:
+            self._spawn(self._read_stderr)
+        return self
+
+    def _popen(self) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(
                 self.argv,
                 cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stdout=self._out.fd if self._out else subprocess.PIPE,
+                stderr=self._err.fd if self._err else subprocess.PIPE,
                 start_new_session=True,
             )
         except FileNotFoundError as exc:
@@ -179,10 +201,6 @@ class ClaudeProcess:
             ) from exc
         except ValueError as exc:  # a NUL byte in the cwd or the environment
             raise ClaudeCannotStart(f"cannot start claude: {exc}") from exc
-        self._spawn(self._feed_stdin)
-        self._spawn(self._read_stdout)
-        self._spawn(self._read_stderr)
-        return self
 
     def _spawn(self, target: object) -> None:
         thread = threading.Thread(target=target, daemon=True)  # type: ignore[arg-type]
@@ -200,11 +218,17 @@ class ClaudeProcess:
                 self._proc.stdin.close()
 
     def _read_stdout(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        # readline on a buffered binary stream has no line-length limit, and lines only ever
-        # split on b"\n", so multi-byte characters stay whole.
-        for line in iter(self._proc.stdout.readline, b""):
-            self._lines.put(line)
+        proc = self._proc
+        assert proc is not None
+        # Only reading and framing happen here; parsing and document writes are the caller's.
+        if self._out is not None:
+            chunks = self._out.chunks(lambda: proc.poll() is not None, self._closing)
+        else:
+            assert proc.stdout is not None
+            chunks = pipe_chunks(proc.stdout.fileno())
+        for line in iter_lines(chunks):
+            if line:  # b"" is the end-of-output sentinel; blank lines carry nothing
+                self._lines.put(line)
         self._lines.put(_EOF)
 
     def _read_stderr(self) -> None:
@@ -224,17 +248,55 @@ class ClaudeProcess:
         return self._proc.pid if self._proc else None
 
     def wait(self, timeout: float | None = None) -> int:
+        """Wait for the CLI, then end whatever it left running in its group."""
         assert self._proc is not None
         code = self._proc.wait(timeout)
+        self._closing.set()  # wake the stdout reader for its last look
+        self._end_leftovers()
         for thread in self._threads:
             thread.join(timeout=2)
+        if any(thread.is_alive() for thread in self._threads):
+            # Closing a file a reader still reads could hand its fd number to another file.
+            log.warning("claude (pid %s) left output readers running", self._proc.pid)
+            return code
         for stream in (self._proc.stdout, self._proc.stderr):
             if stream is not None:
                 stream.close()
+        if self._err is not None:
+            self._stderr.append(self._err.read_new())
+        for memory in (self._out, self._err):
+            if memory is not None:
+                memory.close()
+        self._out = self._err = None
         return code
+
+    def finish(self, grace: float) -> int:
+        """The CLI has said its last word: give it `grace` seconds to exit, then stop it."""
+        assert self._proc is not None
+        try:
+            return self.wait(grace)
+        except subprocess.TimeoutExpired:
+            log.info("claude (pid %s) still running after its result; stopping it", self.pid)
+            self.stop()
+            return self.wait()
+
+    def _end_leftovers(self, grace: float = 1.0) -> None:
+        """Stop the rest of the CLI's process group, even though its leader has exited."""
+        assert self._proc is not None
+        pgid = self._proc.pid
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pgid, sig)
+            except (ProcessLookupError, PermissionError):
+                return  # nothing left (a lone exited leader is reaped, so its group is gone)
+            log.info("stopped what claude (pid %s) left running (%s)", pgid, sig.name)
+            if _group_gone(pgid, grace):
+                return
 
     @property
     def stderr(self) -> str:
+        if self._err is not None:
+            self._stderr.append(self._err.read_new())
         return b"".join(self._stderr).decode("utf-8", "replace")
 
     def respond(self, request_id: str, answer: Mapping[str, object]) -> bool:
@@ -256,6 +318,19 @@ class ClaudeProcess:
                 return
             except subprocess.TimeoutExpired:
                 log.info("claude (pid %s) still running after %s", proc.pid, sig.name)
+
+
+def _group_gone(pgid: int, grace: float) -> bool:
+    """Poll whether process group `pgid` is empty, for up to `grace` seconds."""
+    deadline = time.monotonic() + grace
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)  # not a synchronisation: members of a group are not our children
 
 
 def spawn(

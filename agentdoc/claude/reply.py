@@ -200,6 +200,11 @@ class ReplyBuilder:
             case Result():
                 self._on_result(event)
 
+    @property
+    def has_result(self) -> bool:
+        """The CLI sent its ``result`` line: its last word on the turn."""
+        return self._result is not None
+
     def finish(self, *, exit_code: int | None = None, stderr: str = "") -> None:
         """The process ended. Without a ``result`` the turn counts as interrupted."""
         if self._finished:

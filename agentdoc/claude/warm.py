@@ -56,6 +56,8 @@ class AgentProcess(Protocol):
 
     def wait(self, timeout: float | None = None) -> int: ...
 
+    def finish(self, grace: float) -> int: ...
+
     def respond(self, request_id: str, answer: Mapping[str, Any]) -> bool: ...
 
 
@@ -345,6 +347,10 @@ class WarmTurn:
         if self._result:
             return 0
         return self.process.exit_code(timeout if timeout is not None else 5.0)
+
+    def finish(self, grace: float) -> int:
+        """The turn reached its ``result``: the process stays, ready for the next turn."""
+        return self.wait(grace)
 
     @property
     def finished(self) -> bool:

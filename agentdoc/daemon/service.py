@@ -21,11 +21,13 @@ from pathlib import Path
 
 from agentdoc.claude import spawn
 from agentdoc.config import Settings
+from agentdoc.daemon.gitguard import git_busy, judge, written_by_git
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
+    Document,
     DocumentError,
     FrontmatterError,
     WriteLedger,
@@ -42,6 +44,7 @@ from agentdoc.turn import (
     clear_dead_turn,
     live_turn,
     now_iso,
+    open_regions,
     read_status,
     recover,
     submission,
@@ -54,11 +57,13 @@ log = logging.getLogger(__name__)
 SHUTDOWN_GRACE = 10.0
 FRESH_MARGIN_NS = 1_000_000_000
 DISCOVERY_BATCH = 64  # files looked at between two checks for a waiting save
+GIT_WAIT = 0.5  # seconds between looks at a repository whose index git has locked
 
 
 @dataclass
 class _Doc:
     seen: str | None = None  # digest of the last content handled
+    text: str | None = None  # that content, to tell a typed prompt from a bulk rewrite
     thread: threading.Thread | None = None
     cancel: threading.Event | None = None
     queued: bool = False  # a prompt was saved while the turn streamed
@@ -210,7 +215,8 @@ class Daemon:
             clear_dead_turn(path)
         # A file written since the watch began was saved by someone, and its event is on its
         # way: left unseen, that event counts as the save it is.
-        self._docs.setdefault(path, _Doc()).seen = None if fresh else digest(data)
+        known = self._docs.setdefault(path, _Doc())
+        known.seen, known.text = (None if fresh else digest(data)), text
         self._follow(path)
         if self.send_pending:
             self._consider(path, text)
@@ -236,6 +242,11 @@ class Daemon:
             )
 
     def _on_change(self, path: Path) -> None:
+        if git_busy(path):
+            # git is rewriting the tree (checkout, stash, reset, pull): read nothing half-done
+            # and write nothing it would then refuse to overwrite; look again when it is done.
+            self._later(GIT_WAIT, "changed", path)
+            return
         doc = self._docs.setdefault(path, _Doc())
         data = read_stable(path)
         if data is None:
@@ -247,6 +258,7 @@ class Daemon:
             return
         if self.ledger.is_own(path, data) or digest(data) == doc.seen:
             doc.seen = digest(data)
+            doc.text = data.decode("utf-8", "replace")
             return
         doc.seen = digest(data)
         if not _maybe_session(data):
@@ -256,6 +268,7 @@ class Daemon:
         except AgentdocError as exc:
             self._error(path, str(exc))
             return
+        previous, doc.text = doc.text, text
         if not is_session_document(text):
             return
         self._follow(path)
@@ -264,9 +277,24 @@ class Daemon:
             # saved meanwhile is looked for when the turn ends.
             doc.queued = True
             return
-        self._consider(path, text)
+        if self._close_orphans(path, text):
+            return  # our write comes back as an event; a prompt saved with it is seen then
+        self._consider(path, text, previous, saved=True)
 
-    def _consider(self, path: Path, text: str) -> None:
+    def _close_orphans(self, path: Path, text: str) -> bool:
+        """Close a reply left open by a turn that could not write (disk full, moved file)."""
+        if not open_regions(text) or live_turn(path) is not None:
+            return False
+        try:
+            return recover(path, self.ledger)
+        except AgentdocError as exc:
+            log.info("%s: cannot close the open reply yet: %s", path, exc)
+            return False
+
+    def _consider(
+        self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
+    ) -> None:
+        """Submit the pending prompt; for a `saved` change, only if the change asked for it."""
         try:
             parsed = parse(text)
         except (DocumentError, FrontmatterError) as exc:
@@ -274,8 +302,21 @@ class Daemon:
             return
         marker = wants_marker(parsed, self.settings.trigger)
         sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
-        if sub is not None:
-            self._submit(path, marker)
+        if sub is None:
+            return
+        verdict = None if previous is None else _judge(previous, parsed)
+        if verdict is None and saved and written_by_git(path, text.encode("utf-8")):
+            verdict = "git wrote it: a checkout, stash, reset, pull or merge"
+        if verdict is not None:
+            log.warning(
+                "%s: changed in bulk (%s); its pending prompt was not sent. Edit the prompt "
+                "and save, or run `agentdoc run %s`, to send it",
+                path,
+                verdict,
+                path.name,
+            )
+            return
+        self._submit(path, marker)
 
     def _submit(self, path: Path, marker: bool) -> None:
         doc = self._docs.setdefault(path, _Doc())
@@ -309,8 +350,7 @@ class Daemon:
         except NoPendingPrompt:
             log.debug("%s: the prompt was gone by the time the turn started", path)
         except AgentdocError as exc:
-            log.error("%s", exc)
-            self._error(path, str(exc))
+            self._error(path, str(exc))  # logs it too: once per failure, not twice
         except Exception as exc:
             log.exception("%s: the turn failed unexpectedly", path)
             self._error(path, f"unexpected error: {exc}")
@@ -328,6 +368,7 @@ class Daemon:
                 # that a failed turn left pending: it is sent again on the user's next save.
                 data = read_stable(path)
                 doc.seen = digest(data) if data is not None else None
+                doc.text = data.decode("utf-8", "replace") if data is not None else None
             elif path.exists():
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
@@ -348,8 +389,12 @@ class Daemon:
     def _recheck(self, path: Path) -> None:
         data = read_stable(path)
         if data is not None and path in self._docs:
-            self._docs[path].seen = digest(data)
-            self._consider(path, decode(path, data))
+            text = decode(path, data)
+            known = self._docs[path]
+            known.seen, known.text = digest(data), text
+            # The turn's own writes changed the structure, so only git is looked for: a
+            # checkout landing just as the turn ended is still git's, not a prompt.
+            self._consider(path, text, saved=True)
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -369,6 +414,16 @@ class Daemon:
                 path,
                 Status(document=path.name, state="error", error=message, updated=now_iso()),
             )
+
+
+def _judge(previous: str, current: Document) -> str | None:
+    """Why the change to `current` is a bulk rewrite rather than a typed prompt, or None."""
+    try:
+        before = parse(previous)
+    except (DocumentError, FrontmatterError):
+        return None  # the last version was broken; the user's fix is what they saved
+    found = judge(before, current)
+    return found.why if found.verdict == "bulk" else None
 
 
 def _maybe_session(data: bytes) -> bool:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.fileio import atomic_write as atomic_write
     from agentdoc.document.fileio import decode as decode
     from agentdoc.document.fileio import digest as digest
+    from agentdoc.document.fileio import fitting_name as fitting_name
     from agentdoc.document.fileio import read_bytes as read_bytes
     from agentdoc.document.fileio import read_text as read_text
     from agentdoc.document.fileio import write_bytes as write_bytes
@@ -78,6 +79,7 @@ __all__, __getattr__ = lazy_exports(
             "atomic_write",
             "decode",
             "digest",
+            "fitting_name",
             "read_bytes",
             "read_text",
             "write_bytes",

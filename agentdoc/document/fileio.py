@@ -43,6 +43,25 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+NAME_MAX = 255  # bytes in one file name on Linux and macOS filesystems
+
+
+def fitting_name(name: str, suffix: str) -> str:
+    """``name + suffix``, or, when that is too long for a file name, a shortened name that is
+    still unique: the start of `name`, a hash of all of it, then `suffix`.
+
+    State files and sidecars are named after their document; a document whose own name is
+    near the limit (255 bytes) would otherwise get state files no filesystem can create.
+    """
+    full = name + suffix
+    if len(os.fsencode(full)) <= NAME_MAX:
+        return full
+    tag = "~" + hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    room = NAME_MAX - len(os.fsencode(tag + suffix))
+    head = os.fsencode(name)[: max(room, 0)].decode("utf-8", "ignore")
+    return head + tag + suffix
+
+
 def _check_readable(path: Path, st: os.stat_result) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise AgentdocError(f"{path}: is a folder, not a document")

@@ -13,14 +13,14 @@ from datetime import datetime
 from pathlib import Path
 
 from agentdoc.claude import ThinkingPart
-from agentdoc.document.fileio import WriteLedger, read_text, write_text
+from agentdoc.document.fileio import WriteLedger, fitting_name, read_text, write_text
 
 _ANCHOR = '<a id="turn-{n}"></a>'
 _ANY_ANCHOR = re.compile(r'^<a id="turn-\d+"></a>[ \t]*$', re.MULTILINE)
 
 
 def sidecar_path(document: Path) -> Path:
-    return document.with_name(document.stem + ".thinking.md")
+    return document.with_name(fitting_name(document.stem, ".thinking.md"))
 
 
 def sidecar_link(document: Path, turn: int) -> str:

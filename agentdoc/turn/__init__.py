@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.detect import submission as submission
     from agentdoc.turn.detect import wants_marker as wants_marker
     from agentdoc.turn.forking import fork as fork
+    from agentdoc.turn.recovery import open_regions as open_regions
     from agentdoc.turn.recovery import recover as recover
     from agentdoc.turn.runner import Progress as Progress
     from agentdoc.turn.runner import TurnOutcome as TurnOutcome
@@ -34,7 +35,7 @@ __all__, __getattr__ = lazy_exports(
         "approvals": ("request_answer",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
-        "recovery": ("recover",),
+        "recovery": ("open_regions", "recover"),
         "runner": ("Progress", "TurnOutcome", "TurnRunner"),
         "session": ("Mode",),
         "status": (

@@ -32,7 +32,7 @@ from agentdoc.document import (
     strip_comments,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.status import state_dir
+from agentdoc.turn.status import state_file
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Snapshot:
 
 
 def snapshot_path(document: Path) -> Path:
-    return state_dir(document) / f"{document.name}.history.md"
+    return state_file(document, ".history.md")
 
 
 def format_snapshot(snapshot: Snapshot) -> str:

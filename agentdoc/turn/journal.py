@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from agentdoc.turn.status import state_dir
+from agentdoc.turn.status import state_file
 
 log = logging.getLogger(__name__)
 
 
 def journal_path(document: Path) -> Path:
-    return state_dir(document) / f"{document.name}.journal.jsonl"
+    return state_file(document, ".journal.jsonl")
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class Journal:
         self.path = journal_path(document)
         self._text = ""
         self._file: IO[str] | None = None
+        self.keep = False  # set when the turn ended with its region still open in the document
         try:
             self.path.parent.mkdir(exist_ok=True)
             self._file = self.path.open("w", encoding="utf-8")
@@ -80,6 +81,8 @@ class Journal:
         if self._file is not None:
             self._file.close()
             self._file = None
+        if self.keep:
+            return
         with contextlib.suppress(OSError):
             self.path.unlink()
 

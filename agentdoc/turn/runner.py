@@ -47,6 +47,13 @@ from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 log = logging.getLogger(__name__)
 
 IDLE_CHECK = 0.5  # seconds: how often a silent stream still looks at the document
+# Re-rendering a long reply costs time in proportion to its length; waiting this many times the
+# last write's cost before the next one keeps streaming writes to a fifth of a core, however long
+# the reply grows (a 400 KB reply used to take most of a core).
+WRITE_BACKOFF = 4.0
+# After its `result` line the CLI only saves its session and exits; a CLI (or a wrapper script's
+# leftover child) still running this long after that is stopped, the reply is complete.
+RESULT_GRACE = 5.0
 
 # Starts the CLI for a turn: a fresh one-shot process (`spawn`), or a warm process's next turn.
 Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentProcess]
@@ -223,11 +230,17 @@ class TurnRunner:
             proc.stop()
             proc.wait()
             return self._cancelled(plan, builder.reply)
+        except AgentdocError as exc:
+            # A write failed (disk full, file made read-only, moved or deleted): the reply has
+            # nowhere to go, so the turn ends as failed rather than streaming on unseen.
+            proc.stop()
+            proc.wait()
+            return self._write_failed(plan, builder, sidecar, exc)
         except BaseException:
             proc.stop()
             proc.wait()
             raise
-        code = proc.wait()
+        code = proc.finish(RESULT_GRACE) if builder.has_result else proc.wait()
         builder.finish(exit_code=code, stderr=proc.stderr)
         return builder, cancelled
 
@@ -276,12 +289,15 @@ class TurnRunner:
             elif self._feed(builder, line):
                 last_line, dirty = now, True
                 self._journal.record(builder.reply.text())
+                if builder.has_result:
+                    return False  # the result line ends the turn, whatever still holds stdout
             else:
                 last_line = now
             if dirty and now - last_flush >= interval:
                 self._journal.sync()
                 self._publish(plan, builder.reply, sidecar)
-                last_flush, dirty = now, False
+                last_flush, dirty = time.monotonic(), False
+                interval = max(self.settings.flush_interval, WRITE_BACKOFF * (last_flush - now))
 
     def _feed(self, builder: ReplyBuilder, line: bytes) -> bool:
         try:
@@ -374,6 +390,12 @@ class TurnRunner:
             self._writer.close(body, session_id, next_prompt=not pending)
         except RegionGone:
             return self._cancelled(plan, reply)
+        except AgentdocError:
+            # Still not writable: the region stays open for recovery to close (the daemon does
+            # at the document's next change, `run` before its next turn); `run` records the
+            # error in the status as the turn's failure.
+            self._journal.keep = True
+            raise
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
         state = (
@@ -396,6 +418,14 @@ class TurnRunner:
         """The user deleted the streaming block: nothing to write, but the status must end."""
         self._progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
         return self._outcome(plan, reply, "cancelled")
+
+    def _write_failed(
+        self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
+    ) -> TurnOutcome:
+        self._journal.keep = True  # the reply text so far, for whoever closes the region later
+        self._problem = f"the reply could not be written into the document: {exc}"
+        builder.finish(exit_code=None, stderr="")
+        return self._finish(plan, builder, sidecar, cancelled=False)
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None

@@ -3,6 +3,8 @@
 ``.agentdoc/<document name>.status.json`` says what agentdoc is doing with a document; an editor
 or plugin may read it at any time (it is replaced atomically). Creating
 ``.agentdoc/<document name>.cancel`` asks for the running turn to stop; agentdoc deletes it.
+A document name too long to take a suffix is shortened with a hash (:func:`state_file`); the
+status file's ``document`` field always holds the full name.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.document import atomic_write
+from agentdoc.document import atomic_write, fitting_name
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +48,17 @@ def state_dir(document: Path) -> Path:
     return document.parent / ".agentdoc"
 
 
+def state_file(document: Path, suffix: str) -> Path:
+    """`.agentdoc/<document name><suffix>`, shortened when the name would be too long."""
+    return state_dir(document) / fitting_name(document.name, suffix)
+
+
 def status_path(document: Path) -> Path:
-    return state_dir(document) / f"{document.name}.status.json"
+    return state_file(document, ".status.json")
 
 
 def cancel_path(document: Path) -> Path:
-    return state_dir(document) / f"{document.name}.cancel"
+    return state_file(document, ".cancel")
 
 
 def now_iso() -> str:
