@@ -39,7 +39,7 @@ from agentdoc.document import (
     touches,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.status import read_status, state_dir
+from agentdoc.turn.status import read_status, state_file
 from agentdoc.turn.writer import ReplyWriter
 
 log = logging.getLogger(__name__)
@@ -56,11 +56,11 @@ class AnswerFile(BaseModel):
 
 
 def answer_path(document: Path) -> Path:
-    return state_dir(document) / f"{document.name}.answer.json"
+    return state_file(document, ".answer.json")
 
 
 def input_path(document: Path) -> Path:
-    return state_dir(document) / f"{document.name}.approval.json"
+    return state_file(document, ".approval.json")
 
 
 def request_answer(document: Path, behavior: Behavior, message: str = "") -> None:
