@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import re
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,18 +15,15 @@ import click
 from agentdoc import __version__
 from agentdoc.errors import (
     EXIT_INTERRUPTED,
-    EXIT_TURN_FAILED,
     EXIT_UNEXPECTED,
     EXIT_USER_ERROR,
     AgentdocError,
+    require_existing,
 )
-from agentdoc.interrupt import stop_on_signals
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
-    from agentdoc.terminal import LiveView
-    from agentdoc.turn import Mode, Progress
 
 # Each command imports what it uses: `--help`, `status` or `stop` should not pay for loading
 # the parser, the models and the watcher (about 0.4 s) before doing a few milliseconds of work.
@@ -113,85 +105,6 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
-_SESSION_ID = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
-
-
-def _must_exist(path: Path) -> None:
-    """One message for a mistyped path, whichever command got it."""
-    if not path.exists() and not path.is_symlink():
-        raise AgentdocError(f"{path}: no such file")
-
-
-def _reporter(print_reply: bool, quiet: bool) -> tuple[LiveView, Callable[[Progress], None]]:
-    """The progress callback of a one-shot turn, and the view to close when it ends.
-
-    stdout carries the reply whenever it is not a terminal (`agentdoc run x.md | cat`); in a
-    terminal only with --print. Progress and errors always go to stderr.
-    """
-    from agentdoc.terminal import LiveView
-
-    view = LiveView(quiet=quiet, show_reply=print_reply)
-    echo_reply = not quiet and (not sys.stdout.isatty() or (print_reply and not view.show_reply))
-    if not echo_reply:
-        return view, view
-    from agentdoc.echo import ReplyEcho
-
-    echo = ReplyEcho(sys.stdout)
-
-    def both(p: Progress) -> None:
-        echo(p)
-        view(p)
-
-    return view, both
-
-
-def _run_turn(
-    path: Path,
-    mode: Mode,
-    session: str | None = None,
-    model: str | None = None,
-    *,
-    print_reply: bool = False,
-    quiet: bool = False,
-) -> int:
-    from agentdoc.config import load_settings
-    from agentdoc.document import WriteLedger
-    from agentdoc.turn import TurnRunner, clear_dead_turn, live_turn, recover
-
-    _must_exist(path)
-    if session is not None and not _SESSION_ID.fullmatch(session):
-        raise AgentdocError(
-            f"--session {session!r} is not a session id (a UUID such as "
-            "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, as in the document's `session:`)"
-        )
-    current = live_turn(path)
-    if current is not None:
-        raise AgentdocError(
-            f"a reply is already streaming into {path} (pid {current.pid}); "
-            f"wait for it or run `agentdoc cancel {path}`"
-        )
-    recover(path, WriteLedger())  # a reply left open by a killed run
-    clear_dead_turn(path)
-    settings = load_settings({"model": model})
-    cancel = threading.Event()
-    view, report = _reporter(print_reply, quiet)
-    try:
-        runner = TurnRunner(
-            path, settings, mode=mode, session=session, on_progress=report, cancel=cancel
-        )
-        with stop_on_signals(cancel) as caught:
-            outcome = runner.run()
-    finally:
-        view.close()
-    if caught.exit_code is not None:
-        click.echo("interrupted: the partial reply is kept in the document", err=True)
-        return caught.exit_code
-    # A failure was reported (once, in full) by the view.
-    return 0 if outcome.state == "done" else EXIT_TURN_FAILED
-
-
 def _output_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option(
         "-q", "--quiet", is_flag=True, help="Print nothing but errors (not even the reply)."
@@ -226,7 +139,9 @@ def start(
     This is the clean rebuild: if the document already has history, the new session is given
     its transcript (as the document shows it now), and the document continues in that session.
     """
-    ctx.exit(_run_turn(path, "start", model=model, print_reply=print_reply, quiet=quiet))
+    from agentdoc.foreground import run_turn
+
+    ctx.exit(run_turn(path, "start", model=model, print_reply=print_reply, quiet=quiet))
 
 
 @cli.command()
@@ -244,10 +159,10 @@ def resume(
     quiet: bool,
 ) -> None:
     """Send the pending prompt into the document's stored (or the given) session."""
+    from agentdoc.foreground import run_turn
+
     ctx.exit(
-        _run_turn(
-            path, "resume", session=session, model=model, print_reply=print_reply, quiet=quiet
-        )
+        run_turn(path, "resume", session=session, model=model, print_reply=print_reply, quiet=quiet)
     )
 
 
@@ -262,7 +177,9 @@ def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, qu
     The reply streams into the document; when stdout is a pipe or a file it streams there too
     (just the reply's text), and with --print also into the terminal.
     """
-    ctx.exit(_run_turn(path, "run", model=model, print_reply=print_reply, quiet=quiet))
+    from agentdoc.foreground import run_turn
+
+    ctx.exit(run_turn(path, "run", model=model, print_reply=print_reply, quiet=quiet))
 
 
 @cli.command("fork")
@@ -334,34 +251,9 @@ def watch(
     Runs in the foreground until Ctrl-C or SIGTERM (systemd-friendly); running turns are then
     stopped and marked interrupted. Each document's state is in `.agentdoc/NAME.status.json`.
     """
-    from agentdoc.config import load_settings
-    from agentdoc.daemon import Daemon
-    from agentdoc.terminal import LiveView
+    from agentdoc.foreground import watch_in_foreground
 
-    if log_file is not None:
-        handler = logging.FileHandler(log_file, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logging.getLogger().addHandler(handler)
-        logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    roots = list(paths) or [Path.cwd()]
-    view = LiveView()
-    daemon = Daemon(
-        roots,
-        load_settings(),
-        send_pending=send_pending,
-        poll=poll,
-        max_concurrent=max_concurrent,
-        on_progress=view,
-    )
-    click.echo(f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
-    try:
-        daemon.run(stop)
-    finally:
-        view.close()  # gives the terminal its cursor back, whatever stopped the daemon
-    click.echo("agentdoc stopped", err=True)
+    watch_in_foreground(list(paths), poll, send_pending, max_concurrent, log_file)
 
 
 @cli.command("status")
@@ -375,7 +267,7 @@ def status_command(path: Path | None, as_json: bool) -> None:
     from agentdoc.turn import all_statuses, read_status
 
     target = path or Path.cwd()
-    _must_exist(target)
+    require_existing(target)
     if target.is_file():
         found = read_status(target)
         statuses = [found] if found else []
@@ -399,15 +291,7 @@ def status_command(path: Path | None, as_json: bool) -> None:
         else "daemon: not running"
     )
     for s in statuses:
-        line = f"{s.document}: {s.state}"
-        if s.turn:
-            about = "~" if s.tokens_estimated else ""
-            line += f" (turn {s.turn}, {about}{s.tokens} tokens, updated {s.updated})"
-        if s.waiting_for:
-            line += f" — {s.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
-        if s.error:
-            line += f" — {s.error}"
-        click.echo(line)
+        click.echo(s.describe())
 
 
 @cli.command()
@@ -458,20 +342,9 @@ def deny(path: Path, message: str) -> None:
 @click.option("--wait", default=15.0, show_default=True, help="Seconds to wait for the exit.")
 def stop(path: Path | None, wait: float) -> None:
     """Stop the daemon that watches PATH (default: this folder)."""
-    from agentdoc.daemon import find_daemon
+    from agentdoc.daemon import stop_daemon
 
-    holder = find_daemon(path or Path.cwd())
-    if holder is None:
-        raise AgentdocError(f"no agentdoc watch is running for {path or Path.cwd()}")
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(holder.pid, signal.SIGTERM)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if find_daemon(holder.lock_file.parent.parent) is None:
-            click.echo(f"stopped agentdoc watch (pid {holder.pid})")
-            return
-        time.sleep(0.05)
-    raise AgentdocError(f"agentdoc watch (pid {holder.pid}) has not stopped after {wait:.0f} s")
+    click.echo(f"stopped agentdoc watch (pid {stop_daemon(path or Path.cwd(), wait)})")
 
 
 @cli.command()
@@ -507,17 +380,7 @@ def editor(name: str | None, print_it: bool) -> None:
     """
     from agentdoc import recipes
 
-    if name is None:
-        for key, (_file, what) in recipes.RECIPES.items():
-            click.echo(f"{key:8} {recipes.locate(key)}  ({what})")
-        return
-    path = recipes.locate(name)
-    if not print_it:
-        click.echo(str(path))
-    elif path.is_dir():
-        raise AgentdocError(f"{path} is a folder (a plugin); point your editor at it")
-    else:
-        click.echo(path.read_text(encoding="utf-8"), nl=False)
+    click.echo(recipes.describe(name, print_it=print_it), nl=False)
 
 
 def main(argv: list[str] | None = None) -> int:

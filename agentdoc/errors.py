@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 EXIT_USER_ERROR = 1
 EXIT_TURN_FAILED = 2
 EXIT_UNEXPECTED = 3
@@ -26,3 +28,9 @@ class ClaudeNotFound(AgentdocError):
 
 class DocumentGone(AgentdocError):
     """The document was deleted or moved while a turn was writing to it."""
+
+
+def require_existing(path: Path) -> None:
+    """One message for a mistyped path, whichever command got it."""
+    if not path.exists() and not path.is_symlink():
+        raise AgentdocError(f"{path}: no such file")

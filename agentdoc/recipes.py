@@ -41,3 +41,17 @@ def locate(name: str) -> Path:
     if not path.exists():
         raise AgentdocError(f"the {key} recipe should be at {path}, but it is missing")
     return path
+
+
+def describe(name: str | None, *, print_it: bool = False) -> str:
+    """What `agentdoc editor` prints: every recipe and its path, one path, or a recipe itself."""
+    if name is None:
+        return "".join(
+            f"{key:8} {locate(key)}  ({what})\n" for key, (_file, what) in RECIPES.items()
+        )
+    path = locate(name)
+    if not print_it:
+        return f"{path}\n"
+    if path.is_dir():
+        raise AgentdocError(f"{path} is a folder (a plugin); point your editor at it")
+    return path.read_text(encoding="utf-8")

@@ -24,7 +24,8 @@ from measure import CheckFailed, Row, alternate, format_seconds, wait_until
 
 from agentdoc.config import Settings
 from agentdoc.daemon.service import Daemon
-from agentdoc.turn.runner import Progress, TurnRunner
+from agentdoc.turn.outcome import Progress
+from agentdoc.turn.runner import TurnRunner
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE = REPO / "tests" / "fake_claude.py"

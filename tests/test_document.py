@@ -15,12 +15,11 @@ from agentdoc.document.parser import (
     AgentdocMeta,
     Document,
     DocumentError,
-    escape_reply,
     is_session_document,
     parse,
-    seal_reply,
     strip_comments,
 )
+from agentdoc.document.seal import escape_reply, seal_reply
 
 SID = "1c0e5d6a-2b3c-4d5e-8f90-0123456789ab"
 HEAD = "---\ntitle: t\nagentdoc:\n  model: sonnet\n---\n"

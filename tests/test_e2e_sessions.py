@@ -15,7 +15,8 @@ from agentdoc.claude.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntr
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.turn.forking import fork
-from agentdoc.turn.runner import TurnOutcome, TurnRunner
+from agentdoc.turn.outcome import TurnOutcome
+from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE
 from tests.e2e_support import claude_env, require_claude
 

@@ -37,7 +37,8 @@ from agentdoc.document import parser as document
 from agentdoc.document import render
 from agentdoc.errors import AgentdocError, DocumentGone
 from agentdoc.turn import status
-from agentdoc.turn.runner import TurnOutcome, TurnRunner
+from agentdoc.turn.outcome import TurnOutcome
+from agentdoc.turn.runner import TurnRunner
 from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
 from tests.e2e_support import claude_env, require_claude
 from tests.process_support import group_exists

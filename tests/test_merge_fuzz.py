@@ -65,6 +65,7 @@ from agentdoc.document import frontmatter, splice
 from agentdoc.document import parser as document
 from agentdoc.document.frontmatter_edit import set_meta
 from agentdoc.document.merge import merge_text
+from agentdoc.document.seal import seal_reply
 
 SESSION = "1c0e5d6a-2b3c-4d5e-8f90-0123456789ab"
 BRACKET = "§"
@@ -105,7 +106,7 @@ def make_reply(rng: random.Random) -> str:
 
 def render(text: str) -> str:
     """What the runner renders for a text part: sealed, so it cannot forge turns."""
-    return document.seal_reply(text) if text.strip() else ""
+    return seal_reply(text) if text.strip() else ""
 
 
 def snapshots(rng: random.Random, reply: str) -> list[str]:

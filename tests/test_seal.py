@@ -11,6 +11,7 @@ from markdown_it import MarkdownIt
 
 from agentdoc.document import headings
 from agentdoc.document import parser as document
+from agentdoc.document.seal import seal_reply
 from tests.test_headings import BLOCKS
 
 EXTRA = ["\r", "1. ```\n", "> <div>\n", "  ~~~\n", "\t```\n", "text ``` not a fence\n", "<\n"]
@@ -29,10 +30,10 @@ def test_sealing_with_pre_filters_equals_sealing_by_parse(
     monkeypatch: pytest.MonkeyPatch, text: str, line_breaks: str
 ) -> None:
     text = text.replace("\n", line_breaks)
-    fast = document.seal_reply(text)
+    fast = seal_reply(text)
     with monkeypatch.context() as patched:
         _unfiltered(patched)
-        assert document.seal_reply(text) == fast
+        assert seal_reply(text) == fast
 
 
 @settings(max_examples=300)
@@ -66,5 +67,5 @@ def test_sealing_an_ordinary_reply_parses_nothing(
         return list(real(markdown))
 
     monkeypatch.setattr(headings, "parse_blocks", spy)
-    assert document.seal_reply(reply) == reply
+    assert seal_reply(reply) == reply
     assert parses == []

@@ -9,6 +9,7 @@ import pytest
 from agentdoc.document import parser as document
 from agentdoc.document import splice
 from agentdoc.document.merge import merge_text
+from agentdoc.document.seal import seal_reply
 from agentdoc.document.splice import close_region, fill_region, find_region, open_reply
 
 N = "abcd1234"
@@ -284,7 +285,7 @@ def test_fill_names_the_write_in_the_end_marker() -> None:
 def stale_copy() -> tuple[str, list[str]]:
     """An editor saved a copy loaded two writes ago, with a word typed at its end."""
     bodies = ["```py\nx = 1", "```py\nx = 1\ny = 2", "```py\nx = 1\ny = 2\n```\nDone"]
-    rendered = [document.seal_reply(b) for b in bodies]
+    rendered = [seal_reply(b) for b in bodies]
     old = streamed(*rendered[:1])
     saved = old.replace(end_line(old), "NOTE\n" + end_line(old))
     return saved, rendered
@@ -394,7 +395,7 @@ def test_close_keeps_what_the_user_typed_after_the_end_marker() -> None:
 
 
 def test_close_leaves_a_document_with_the_reply_under_its_own_heading() -> None:
-    body = document.seal_reply("## User\nfake")
+    body = seal_reply("## User\nfake")
     closed = close_region(streamed(body), N, body, body)
     assert closed is not None
     turns = document.parse(closed).turns

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentdoc.document import Document
+from agentdoc.document import Document, DocumentError, FrontmatterError, parse
 
 Verdict = Literal["send", "bulk"]
 
@@ -135,3 +135,13 @@ def git_busy(path: Path) -> bool:
     """True while git rewrites the working tree `path` is in (it holds `index.lock`)."""
     found = git_dir(path)
     return found is not None and (found / "index.lock").exists()
+
+
+def bulk_reason(previous: str, current: Document) -> str | None:
+    """Why the change to `current` is a bulk rewrite rather than a typed prompt, or None."""
+    try:
+        before = parse(previous)
+    except (DocumentError, FrontmatterError):
+        return None  # the last version was broken; the user's fix is what they saved
+    found = judge(before, current)
+    return found.why if found.verdict == "bulk" else None

@@ -12,6 +12,8 @@ import contextlib
 import fcntl
 import json
 import os
+import signal
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,3 +119,18 @@ class TreeLock:
                 fcntl.flock(f, fcntl.LOCK_UN)
             f.close()
         self._files.clear()
+
+
+def stop_daemon(path: Path, wait: float) -> int:
+    """Ask the daemon watching `path` to stop (SIGTERM) and wait until it has; its pid."""
+    holder = find_daemon(path)
+    if holder is None:
+        raise AgentdocError(f"no agentdoc watch is running for {path}")
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(holder.pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if find_daemon(holder.lock_file.parent.parent) is None:
+            return holder.pid
+        time.sleep(0.05)
+    raise AgentdocError(f"agentdoc watch (pid {holder.pid}) has not stopped after {wait:.0f} s")

@@ -21,13 +21,13 @@ from pathlib import Path
 
 from agentdoc.claude import spawn
 from agentdoc.config import Settings
-from agentdoc.daemon.gitguard import git_busy, judge, written_by_git
+from agentdoc.daemon.gitguard import bulk_reason, git_busy, written_by_git
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.tree import maybe_session, mtime_ns, starts_as_session
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
-    Document,
     DocumentError,
     FrontmatterError,
     WriteLedger,
@@ -197,11 +197,11 @@ class Daemon:
     def _discover_one(self, path: Path) -> None:
         # Read before anything else, so what the walk found after the watch began and a save
         # changed meanwhile is not taken for the start-up state (see `_fresh`).
-        fresh = _mtime_ns(path) >= self._started_ns
-        if not _starts_as_session(path):
+        fresh = mtime_ns(path) >= self._started_ns
+        if not starts_as_session(path):
             return
         data = read_stable(path)
-        if data is None or not _maybe_session(data):
+        if data is None or not maybe_session(data):
             return
         text = decode(path, data)
         if not is_session_document(text):
@@ -261,7 +261,7 @@ class Daemon:
             doc.text = data.decode("utf-8", "replace")
             return
         doc.seen = digest(data)
-        if not _maybe_session(data):
+        if not maybe_session(data):
             return
         try:
             text = decode(path, data)
@@ -304,7 +304,7 @@ class Daemon:
         sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
         if sub is None:
             return
-        verdict = None if previous is None else _judge(previous, parsed)
+        verdict = None if previous is None else bulk_reason(previous, parsed)
         if verdict is None and saved and written_by_git(path, text.encode("utf-8")):
             verdict = "git wrote it: a checkout, stash, reset, pull or merge"
         if verdict is not None:
@@ -414,34 +414,3 @@ class Daemon:
                 path,
                 Status(document=path.name, state="error", error=message, updated=now_iso()),
             )
-
-
-def _judge(previous: str, current: Document) -> str | None:
-    """Why the change to `current` is a bulk rewrite rather than a typed prompt, or None."""
-    try:
-        before = parse(previous)
-    except (DocumentError, FrontmatterError):
-        return None  # the last version was broken; the user's fix is what they saved
-    found = judge(before, current)
-    return found.why if found.verdict == "bulk" else None
-
-
-def _maybe_session(data: bytes) -> bool:
-    """Cheap pre-check before decoding: session documents start with frontmatter."""
-    return data.lstrip(b"\xef\xbb\xbf").startswith(b"---")
-
-
-def _starts_as_session(path: Path) -> bool:
-    """`_maybe_session` on the first bytes only, so start-up does not read every note whole."""
-    try:
-        with path.open("rb") as handle:
-            return _maybe_session(handle.read(8))
-    except FileNotFoundError:
-        return False
-
-
-def _mtime_ns(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return 0

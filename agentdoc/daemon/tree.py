@@ -224,3 +224,24 @@ def build(
         if index.singles[single] is not None:
             found(single)
     return index
+
+
+def maybe_session(data: bytes) -> bool:
+    """Cheap pre-check before decoding: session documents start with frontmatter."""
+    return data.lstrip(b"\xef\xbb\xbf").startswith(b"---")
+
+
+def starts_as_session(path: Path) -> bool:
+    """`maybe_session` on the first bytes only, so start-up does not read every note whole."""
+    try:
+        with path.open("rb") as handle:
+            return maybe_session(handle.read(8))
+    except FileNotFoundError:
+        return False
+
+
+def mtime_ns(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0

@@ -38,15 +38,15 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import Document as Document
     from agentdoc.document.parser import DocumentError as DocumentError
     from agentdoc.document.parser import Turn as Turn
-    from agentdoc.document.parser import escape_reply as escape_reply
     from agentdoc.document.parser import is_session_document as is_session_document
     from agentdoc.document.parser import parse as parse
-    from agentdoc.document.parser import seal_reply as seal_reply
     from agentdoc.document.parser import strip_comments as strip_comments
     from agentdoc.document.render import render_body as render_body
     from agentdoc.document.render import render_final as render_final
     from agentdoc.document.render import render_problem as render_problem
     from agentdoc.document.render import render_tool as render_tool
+    from agentdoc.document.seal import escape_reply as escape_reply
+    from agentdoc.document.seal import seal_reply as seal_reply
     from agentdoc.document.splice import STREAMING_MARK as STREAMING_MARK
     from agentdoc.document.splice import close_region as close_region
     from agentdoc.document.splice import fill_region as fill_region
@@ -91,13 +91,12 @@ __all__, __getattr__ = lazy_exports(
             "Document",
             "DocumentError",
             "Turn",
-            "escape_reply",
             "is_session_document",
             "parse",
-            "seal_reply",
             "strip_comments",
         ),
         "render": ("render_body", "render_final", "render_problem", "render_tool"),
+        "seal": ("escape_reply", "seal_reply"),
         "splice": (
             "STREAMING_MARK",
             "close_region",

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentdoc.claude import ApiRetry, Reply, TextPart, ToolPart
-from agentdoc.document.parser import UNANSWERED_MARK, seal_reply
+from agentdoc.document.parser import UNANSWERED_MARK
+from agentdoc.document.seal import seal_reply
 
 RESULT_PREVIEW_LINES = 8
 RESULT_PREVIEW_CHARS = 600

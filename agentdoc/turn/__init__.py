@@ -14,10 +14,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.detect import submission as submission
     from agentdoc.turn.detect import wants_marker as wants_marker
     from agentdoc.turn.forking import fork as fork
+    from agentdoc.turn.outcome import Progress as Progress
+    from agentdoc.turn.outcome import TurnOutcome as TurnOutcome
     from agentdoc.turn.recovery import open_regions as open_regions
     from agentdoc.turn.recovery import recover as recover
-    from agentdoc.turn.runner import Progress as Progress
-    from agentdoc.turn.runner import TurnOutcome as TurnOutcome
     from agentdoc.turn.runner import TurnRunner as TurnRunner
     from agentdoc.turn.session import Mode as Mode
     from agentdoc.turn.status import Status as Status
@@ -36,7 +36,8 @@ __all__, __getattr__ = lazy_exports(
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
         "recovery": ("open_regions", "recover"),
-        "runner": ("Progress", "TurnOutcome", "TurnRunner"),
+        "outcome": ("Progress", "TurnOutcome"),
+        "runner": ("TurnRunner",),
         "session": ("Mode",),
         "status": (
             "Status",

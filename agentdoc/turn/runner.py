@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -40,6 +39,7 @@ from agentdoc.document import (
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.turn import detect, history, journal, status
 from agentdoc.turn.approvals import Approvals
+from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
@@ -57,33 +57,6 @@ RESULT_GRACE = 5.0
 
 # Starts the CLI for a turn: a fresh one-shot process (`spawn`), or a warm process's next turn.
 Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentProcess]
-
-
-@dataclass(frozen=True)
-class Progress:
-    path: Path
-    turn: int
-    # "starting", "streaming", "retrying", "waiting" (for a permission answer; `detail` is the
-    # tool), "done", "failed", "interrupted", "cancelled"
-    state: str
-    elapsed: float
-    output_chars: int
-    session_id: str | None
-    detail: str = ""
-    reply: Reply | None = None  # the snapshot behind this report (for echoing the reply)
-
-
-@dataclass(frozen=True)
-class TurnOutcome:
-    path: Path
-    turn: int
-    reply: Reply
-    state: str  # "done", "failed", "interrupted", "cancelled"
-    session_id: str | None
-    elapsed: float
-    # Text typed below the streaming reply now sits under the fresh `## User` heading: it reads
-    # as a pending prompt, but only a save after the reply ended may send it.
-    held: bool = False
 
 
 class TurnRunner:
@@ -191,7 +164,7 @@ class TurnRunner:
         if isinstance(attempt, TurnOutcome):
             return attempt
         builder, cancelled = attempt
-        if plan.fallback is not None and not cancelled and _session_lost(builder.reply):
+        if plan.fallback is not None and not cancelled and session_lost(builder.reply):
             # The store check passed but the CLI disagrees: rebuild within this same turn
             # rather than leave an error the user can do nothing about.
             log.warning("%s: %s; %s", self.path, builder.reply.error, plan.fallback.note)
@@ -370,7 +343,7 @@ class TurnRunner:
         has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
         elapsed = time.monotonic() - self._started
         # No reply text at all: the prompt stays pending, so a failure never costs it.
-        pending = _unanswered(reply) and not self._approvals.shown
+        pending = unanswered(reply) and not self._approvals.shown
         body = render_final(
             reply,
             elapsed=elapsed,
@@ -383,7 +356,7 @@ class TurnRunner:
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id
-        if _session_lost(reply) or pending:
+        if session_lost(reply) or pending:
             # A retry of a prompt that got no reply must not resume a session holding it.
             session_id = None
         try:
@@ -398,15 +371,7 @@ class TurnRunner:
             raise
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
-        state = (
-            "cancelled"
-            if cancelled
-            else "failed"
-            if reply.error is not None
-            else "interrupted"
-            if reply.interrupted
-            else "done"
-        )
+        state = final_state(reply, cancelled=cancelled)
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
@@ -455,13 +420,3 @@ class TurnRunner:
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
         self._status.report(turn, state, chars, session_id, detail, tokens)
-
-
-def _unanswered(reply: Reply) -> bool:
-    """A turn that ended badly with nothing of a reply to show (no text, no tool use)."""
-    ended_badly = reply.error is not None or reply.interrupted
-    return ended_badly and not render_body(reply, final=True).strip()
-
-
-def _session_lost(reply: Reply) -> bool:
-    return reply.error is not None and "No conversation found" in reply.error

@@ -43,6 +43,18 @@ class Status(BaseModel):
     pid: int | None = None  # the agentdoc process working on the document
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
 
+    def describe(self) -> str:
+        """One line for `agentdoc status`."""
+        line = f"{self.document}: {self.state}"
+        if self.turn:
+            about = "~" if self.tokens_estimated else ""
+            line += f" (turn {self.turn}, {about}{self.tokens} tokens, updated {self.updated})"
+        if self.waiting_for:
+            line += f" — {self.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
+        if self.error:
+            line += f" — {self.error}"
+        return line
+
 
 def state_dir(document: Path) -> Path:
     return document.parent / ".agentdoc"

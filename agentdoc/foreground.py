@@ -1,0 +1,125 @@
+"""Running a turn or the daemon in the foreground of a terminal.
+
+What `agentdoc run/start/resume` and `agentdoc watch` do once click has parsed their options:
+the progress view on stderr, the reply echoed to stdout when it is a pipe, Ctrl-C/SIGTERM/SIGHUP,
+and the exit code. Imported only by those commands, so quick commands stay light.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from agentdoc.config import load_settings
+from agentdoc.daemon import Daemon
+from agentdoc.document import WriteLedger
+from agentdoc.echo import ReplyEcho
+from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
+from agentdoc.interrupt import stop_on_signals
+from agentdoc.terminal import LiveView
+from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
+
+SESSION_ID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+def _reporter(print_reply: bool, quiet: bool) -> tuple[LiveView, Callable[[Progress], None]]:
+    """The progress callback of a one-shot turn, and the view to close when it ends.
+
+    stdout carries the reply whenever it is not a terminal (`agentdoc run x.md | cat`); in a
+    terminal only with --print. Progress and errors always go to stderr.
+    """
+    view = LiveView(quiet=quiet, show_reply=print_reply)
+    echo_reply = not quiet and (not sys.stdout.isatty() or (print_reply and not view.show_reply))
+    if not echo_reply:
+        return view, view
+    echo = ReplyEcho(sys.stdout)
+
+    def both(p: Progress) -> None:
+        echo(p)
+        view(p)
+
+    return view, both
+
+
+def run_turn(
+    path: Path,
+    mode: Mode,
+    session: str | None = None,
+    model: str | None = None,
+    *,
+    print_reply: bool = False,
+    quiet: bool = False,
+) -> int:
+    require_existing(path)
+    if session is not None and not SESSION_ID.fullmatch(session):
+        raise AgentdocError(
+            f"--session {session!r} is not a session id (a UUID such as "
+            "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, as in the document's `session:`)"
+        )
+    current = live_turn(path)
+    if current is not None:
+        raise AgentdocError(
+            f"a reply is already streaming into {path} (pid {current.pid}); "
+            f"wait for it or run `agentdoc cancel {path}`"
+        )
+    recover(path, WriteLedger())  # a reply left open by a killed run
+    clear_dead_turn(path)
+    settings = load_settings({"model": model})
+    cancel = threading.Event()
+    view, report = _reporter(print_reply, quiet)
+    try:
+        runner = TurnRunner(
+            path, settings, mode=mode, session=session, on_progress=report, cancel=cancel
+        )
+        with stop_on_signals(cancel) as caught:
+            outcome = runner.run()
+    finally:
+        view.close()
+    if caught.exit_code is not None:
+        click.echo("interrupted: the partial reply is kept in the document", err=True)
+        return caught.exit_code
+    # A failure was reported (once, in full) by the view.
+    return 0 if outcome.state == "done" else EXIT_TURN_FAILED
+
+
+def watch_in_foreground(
+    paths: list[Path],
+    poll: bool,
+    send_pending: bool,
+    max_concurrent: int,
+    log_file: Path | None,
+) -> None:
+    """The daemon until Ctrl-C or SIGTERM, with a live view of its turns."""
+    if log_file is not None:
+        handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logging.getLogger().addHandler(handler)
+        logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    roots = paths or [Path.cwd()]
+    view = LiveView()
+    daemon = Daemon(
+        roots,
+        load_settings(),
+        send_pending=send_pending,
+        poll=poll,
+        max_concurrent=max_concurrent,
+        on_progress=view,
+    )
+    click.echo(f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
+    try:
+        daemon.run(stop)
+    finally:
+        view.close()  # gives the terminal its cursor back, whatever stopped the daemon
+    click.echo("agentdoc stopped", err=True)
