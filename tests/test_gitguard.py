@@ -18,6 +18,10 @@ SID = "1c0e5d6a-1111-4222-8333-444455556666"
 OTHER = "2d1f6e7b-1111-4222-8333-444455556666"
 
 
+# What a turn that failed before any reply text leaves in its `## Assistant` block.
+NOTICE = "<!-- agentdoc:unanswered -->\n\n> [!WARNING]\n> Claude could not answer: overloaded"
+
+
 def _doc(*turns: str, session: str | None = None) -> document.Document:
     meta = f"agentdoc: {{session: {session}}}" if session else "agentdoc: {}"
     body = "".join(
@@ -41,6 +45,10 @@ def _doc(*turns: str, session: str | None = None) -> document.Document:
         (_doc("q1", "a1"), _doc("q1", "a1", "q2", session=SID), "send"),
         # A prompt left pending by a failed turn, saved again (PRODUCT.md promise 8).
         (_doc("q1"), _doc("q1"), "send"),
+        # ... with its failure notice deleted, as the notice suggests, or left in place.
+        (_doc("q1", NOTICE), _doc("q1"), "send"),
+        (_doc("q1", NOTICE), _doc("q1!", NOTICE), "send"),
+        (_doc("q1", "a1", "q2", NOTICE, session=SID), _doc("q1", "a1", "q2", session=SID), "send"),
         (None, _doc("q1"), "send"),
         # `git checkout` of an older commit: answered turns disappear.
         (

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentdoc.document import Document, DocumentError, FrontmatterError, parse
+from agentdoc.document import Document, DocumentError, FrontmatterError, is_unanswered, parse
 
 Verdict = Literal["send", "bulk"]
 
@@ -39,8 +39,10 @@ def judge(previous: Document | None, current: Document) -> Judgement:
     # own); one that changes or disappears is another version of the conversation.
     if previous.meta.session is not None and previous.meta.session != current.meta.session:
         return Judgement("bulk", "its session id changed")
-    before = [(t.role, t.content.strip()) for t in previous.turns]
-    after = [(t.role, t.content.strip()) for t in current.turns]
+    # A failure notice stands in for a reply that never came; deleting it (as it suggests) to
+    # send its prompt again is no rewrite of the conversation.
+    before = [(t.role, t.content.strip()) for t in previous.turns if not is_unanswered(t)]
+    after = [(t.role, t.content.strip()) for t in current.turns if not is_unanswered(t)]
     if len(after) < len(before):
         return Judgement("bulk", "turns disappeared (an older version came back)")
     if len(after) > len(before) + 1:

@@ -369,7 +369,11 @@ class Daemon:
                 data = read_stable(path)
                 doc.seen = digest(data) if data is not None else None
                 doc.text = data.decode("utf-8", "replace") if data is not None else None
-            elif path.exists():
+            elif (data := read_stable(path)) is not None:
+                # The turn's writes may still be settling, so their events have not told us
+                # the conversation as it now stands: take it from the file, or a prompt saved
+                # right after the reply would look like several turns arriving at once.
+                doc.text = data.decode("utf-8", "replace")
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
                 # itself. A prompt found here was typed and saved by the user (our close only

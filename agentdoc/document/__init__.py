@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import DocumentError as DocumentError
     from agentdoc.document.parser import Turn as Turn
     from agentdoc.document.parser import is_session_document as is_session_document
+    from agentdoc.document.parser import is_unanswered as is_unanswered
     from agentdoc.document.parser import parse as parse
     from agentdoc.document.parser import strip_comments as strip_comments
     from agentdoc.document.render import render_body as render_body
@@ -92,6 +93,7 @@ __all__, __getattr__ = lazy_exports(
             "DocumentError",
             "Turn",
             "is_session_document",
+            "is_unanswered",
             "parse",
             "strip_comments",
         ),
