@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
         "agentdoc.demo",
         "agentdoc.doctor",
         "agentdoc.echo",
+        "agentdoc.foreground",
         "agentdoc.interrupt",
         "agentdoc.recipes",
         "agentdoc.terminal",

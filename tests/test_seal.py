@@ -9,8 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from agentdoc.document import headings
-from agentdoc.document import parser as document
+from agentdoc.document import headings, seal
 from agentdoc.document.seal import seal_reply
 from tests.test_headings import BLOCKS
 
@@ -20,8 +19,8 @@ MATCH_ALL = re.compile("")
 
 
 def _unfiltered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(document, "_MAYBE_TURN", MATCH_ALL)
-    monkeypatch.setattr(document, "_MAYBE_OPENER", MATCH_ALL)
+    monkeypatch.setattr(seal, "_MAYBE_TURN", MATCH_ALL)
+    monkeypatch.setattr(seal, "_MAYBE_OPENER", MATCH_ALL)
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
