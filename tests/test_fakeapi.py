@@ -759,7 +759,7 @@ def test_cli_recovers_from_mid_stream_disconnect(tmp_path: Path) -> None:
         for e in claude.of_type("stream_event")
         if e["event"]["type"] == "message_start"
     ]
-    assert starts == ["msg_fake_1", "msg_fake_2"] if retried.stream else ["msg_fake_1"]
+    assert starts == (["msg_fake_1", "msg_fake_2"] if retried.stream else ["msg_fake_1"])
     (assistant,) = claude.of_type("assistant")
     assert assistant["message"]["id"] == "msg_fake_2"
     assert assistant["message"]["content"] == [recovered]
