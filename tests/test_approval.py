@@ -238,6 +238,10 @@ def test_permission_requests_and_withdrawals_are_parsed() -> None:
     assert parse_line(other) is None
 
 
+# Makes a line longer than the head `line_kind` looks at first, as real result lines are.
+_PADDING = b",".join(b'"k%d":0' % i for i in range(40))
+
+
 @pytest.mark.parametrize(
     ("line", "kind"),
     [
@@ -246,6 +250,18 @@ def test_permission_requests_and_withdrawals_are_parsed() -> None:
         (b'{"type":"control_response","response":{}}\n', "control_response"),
         (b'{"type":"assistant","message":{"content":"{\\"type\\":\\"result\\"}"}}\n', ""),
         (b'{"type":"stream_event"}\n', ""),
+        # Claude Code 2.1.330 puts `type` last in an error result.
+        (
+            b'{"duration_ms":0,"usage":{' + _PADDING + b'},"is_error":true,"type":"result"}\n',
+            "result",
+        ),
+        (
+            b'{"request_id":"r1","response":{' + _PADDING + b'},"type":"control_response"}\n',
+            "control_response",
+        ),
+        # A nested object of that type is not the line's own type.
+        (b'{"type":"assistant","message":{"content":[{"type":"result"}]}}\n', ""),
+        (b'{"usage":{' + _PADDING + b'},"x":{"type":"result"},"type":"stream_event"}\n', ""),
     ],
 )
 def test_line_kind(line: bytes, kind: str) -> None:

@@ -106,10 +106,11 @@ def _plan(
     found: bool | None = None,
     snapshot: history.Snapshot | None = None,
     session: str | None = None,
+    session_reply: str | None = None,
 ) -> Any:
     doc = document.parse(text)
     prompt = doc.pending_prompt() or ""
-    facts = Facts(session_found=found, snapshot=snapshot)
+    facts = Facts(session_found=found, snapshot=snapshot, session_reply=session_reply)
     return plan_turn(
         tmp_path / "chat.md", doc, prompt, mode, SETTINGS, session=session, facts=facts
     )
@@ -213,6 +214,15 @@ def test_resume_after_an_interrupted_reply_carries_its_text(tmp_path: Path) -> N
     plan = _plan(tmp_path, text, found=True)
     assert plan.request.resume == OLD
     assert "<partial-answer>\nHalf of the ans\n</partial-answer>" in plan.request.prompt
+
+
+def test_resume_after_an_interrupted_reply_the_session_kept_sends_only_the_prompt(
+    tmp_path: Path,
+) -> None:
+    text = conversation(("q", finished("Half of the ans", interrupted=True)), pending="go on")
+    plan = _plan(tmp_path, text, found=True, session_reply="Half of the ans")
+    assert plan.request.resume == OLD
+    assert plan.request.prompt == "go on"
 
 
 # --- history edits (pure) -------------------------------------------------------------------
@@ -508,3 +518,92 @@ def test_edited_history_is_sent_as_a_diff_with_the_next_prompt(
     path.write_text(path.read_text() + "one more\n")
     run_turn(path, fake, fake.env)
     assert fake.calls()[-1]["stdin"] == "one more"
+
+
+# --- whether the session already holds an interrupted reply ---------------------------------
+
+
+def _record(kind: str, content: Any, **extra: Any) -> str:
+    role = "assistant" if kind == "assistant" else "user"
+    message = {"role": role, "content": content, **extra.pop("message", {})}
+    return json.dumps({"type": kind, "message": message, **extra})
+
+
+_PROMPT = _record("user", "What is a borrow?")
+_PARTIAL = _record("assistant", [{"type": "text", "text": "word0 word1 "}])
+_INTERRUPTED = _record("user", [{"type": "text", "text": "[Request interrupted by user]"}])
+_SYNTHETIC = _record(
+    "assistant",
+    [{"type": "text", "text": "No response requested."}],
+    message={"model": "<synthetic>"},
+)
+
+
+@pytest.mark.parametrize(
+    ("lines", "text"),
+    [
+        ([], ""),
+        # 2.1.197: the interrupted reply is not in the session.
+        ([_PROMPT], ""),
+        ([_PROMPT, _record("user", "Continue from where you left off.", isMeta=True)], ""),
+        # 2.1.330: it is, followed by the interrupt mark.
+        ([_PROMPT, _PARTIAL, _INTERRUPTED], "word0 word1 "),
+        # Several assistant records (a tool call between) make one reply.
+        (
+            [
+                _PROMPT,
+                _PARTIAL,
+                _record("user", [{"type": "tool_result", "content": "ok"}]),
+                _record("assistant", [{"type": "text", "text": "word2"}]),
+            ],
+            "word0 word1 word2",
+        ),
+        # Only the reply to the last prompt.
+        ([_PROMPT, _PARTIAL, _record("user", "Next?")], ""),
+        # The CLI's own synthetic message and subagents' records are not the reply.
+        ([_PROMPT, _SYNTHETIC], ""),
+        ([_PROMPT, _record("assistant", [{"type": "text", "text": "x"}], isSidechain=True)], ""),
+        # Lines that are not records are skipped.
+        ([_PROMPT, "not json", '"a string"', _PARTIAL], "word0 word1 "),
+    ],
+)
+def test_reply_text_of_a_session(lines: list[str], text: str) -> None:
+    assert sessionstore.reply_text(lines) == text
+
+
+@pytest.mark.parametrize(
+    ("unfinished", "session_reply", "sent"),
+    [
+        (None, None, None),
+        (None, "word0", None),
+        # The session's copy is unknown: send the text rather than risk the model missing it.
+        ("word0 word1", None, "word0 word1"),
+        # The session dropped it (2.1.197) or kept it (2.1.330).
+        ("word0 word1", "", "word0 word1"),
+        ("word0 word1", "word0 word1 ", None),
+        # The document wraps and trims what streamed; spacing does not count.
+        ("word0\nword1", "word0  word1 ", None),
+        # The session holds less than the user saw, or something else: send what the user saw.
+        ("word0 word1 word2", "word0 word1", "word0 word1 word2"),
+        ("word0 edited", "word0 word1", "word0 edited"),
+    ],
+)
+def test_unfinished_text_is_sent_unless_the_session_holds_it(
+    unfinished: str | None, session_reply: str | None, sent: str | None
+) -> None:
+    assert history.unfinished_to_send(unfinished, session_reply) == sent
+
+
+def test_last_reply_text_reads_the_session_file(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "work"
+    cwd.mkdir()
+    session = "6a31f4cd-d8d7-4b2d-963f-23e55fc18ff0"
+    folder = home / ".claude" / "projects" / sessionstore.slug(os.path.realpath(cwd))
+    folder.mkdir(parents=True)
+    prompt = json.loads(_PROMPT) | {"cwd": os.path.realpath(cwd)}
+    lines = [json.dumps(prompt), _PARTIAL, _INTERRUPTED]
+    (folder / f"{session}.jsonl").write_text("\n".join(lines) + "\n")
+    env = {"HOME": str(home)}
+    assert sessionstore.last_reply_text(env, session, cwd) == "word0 word1 "
+    assert sessionstore.last_reply_text(env, "00000000-0000-4000-8000-000000000000", cwd) is None
+    assert sessionstore.last_reply_text({}, session, cwd) is None

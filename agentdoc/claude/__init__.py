@@ -20,7 +20,7 @@ from agentdoc.claude.process import (
     spawn,
 )
 from agentdoc.claude.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
-from agentdoc.claude.sessionstore import has_session
+from agentdoc.claude.sessionstore import has_session, last_reply_text
 from agentdoc.claude.stream import parse_line
 from agentdoc.claude.warm import AgentProcess, WarmProcess, WarmTurn, protect_rules
 
@@ -43,6 +43,7 @@ __all__ = [
     "build_env",
     "check_argv",
     "has_session",
+    "last_reply_text",
     "parse_line",
     "protect_rules",
     "resolve_executable",

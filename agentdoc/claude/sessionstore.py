@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -78,22 +79,84 @@ def _head(path: Path) -> list[str]:
     return lines
 
 
-def has_session(environ: Mapping[str, str], session_id: str, cwd: Path) -> bool | None:
-    """True/False if the CLI run with ``environ`` in ``cwd`` can/cannot resume ``session_id``.
-
-    None when the CLI's config folder is unknown or unreadable: then nobody can tell.
-    """
+def _locate(
+    environ: Mapping[str, str], session_id: str, cwd: Path
+) -> tuple[bool | None, Path | None]:
+    """Whether the session is there (None: cannot tell) and, if so, its file."""
     config = config_dir(environ)
     if config is None or not _PLAIN_ID.fullmatch(session_id):
-        return None
+        return None, None
     projects = config / "projects"
     try:
         candidates = sorted(projects.glob(f"*/{session_id}.jsonl"))
         for candidate in candidates:
             if belongs_to(candidate, _head(candidate), cwd):
-                return True
+                return True, candidate
     except OSError as exc:
         log.warning("cannot read the Claude session store %s: %s", projects, exc)
-        return None
+        return None, None
     log.info("session %s is not in %s for %s", session_id, projects, cwd)
-    return False
+    return False, None
+
+
+def has_session(environ: Mapping[str, str], session_id: str, cwd: Path) -> bool | None:
+    """True/False if the CLI run with ``environ`` in ``cwd`` can/cannot resume ``session_id``.
+
+    None when the CLI's config folder is unknown or unreadable: then nobody can tell.
+    """
+    return _locate(environ, session_id, cwd)[0]
+
+
+def _is_prompt(record: Mapping[str, Any]) -> bool:
+    """A user message the person wrote (not a tool result, a meta note or an interrupt mark)."""
+    content = record.get("message", {}).get("content")
+    if record.get("isMeta") or content is None:
+        return False
+    if isinstance(content, str):
+        return True
+    texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return bool(texts) and not all(t.startswith("[Request interrupted") for t in texts)
+
+
+def reply_text(lines: list[str]) -> str:
+    """The text the session holds of its last reply: its assistant text after the last prompt.
+
+    Claude Code 2.1.197 drops the partial text of an interrupted reply from the session;
+    2.1.330 keeps it. Subagents' records (sidechains) and the CLI's own synthetic messages
+    ("No response requested.") are not the reply.
+    """
+    parts: list[str] = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(record, dict) or record.get("isSidechain"):
+            continue
+        message = record.get("message")
+        if not isinstance(message, dict):
+            continue
+        if record.get("type") == "user" and _is_prompt(record):
+            parts = []
+        elif record.get("type") == "assistant" and message.get("model") != "<synthetic>":
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            parts.extend(
+                str(b.get("text", ""))
+                for b in blocks
+                if isinstance(b, dict) and b.get("type") == "text"
+            )
+    return "".join(parts)
+
+
+def last_reply_text(environ: Mapping[str, str], session_id: str, cwd: Path) -> str | None:
+    """`reply_text` of the session's file; None when it cannot be found or read."""
+    found, path = _locate(environ, session_id, cwd)
+    if not found or path is None:
+        return None
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            return reply_text(f.readlines())
+    except OSError as exc:
+        log.warning("cannot read the Claude session %s: %s", path, exc)
+        return None

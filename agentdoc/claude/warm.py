@@ -36,9 +36,12 @@ log = logging.getLogger(__name__)
 
 INTERRUPT_GRACE = 3.0  # seconds for an interrupted turn to print its result
 _EOF = b""
-# Only these lines matter to the turn framing; looking at the head of a line avoids parsing
-# multi-megabyte lines twice. The CLI writes ``type`` as the first key of every line.
+# Only these lines matter to the turn framing. Claude Code 2.1.197 writes ``type`` as the first
+# key of every line, so the start of a line usually tells, without parsing multi-megabyte lines
+# twice; but 2.1.330 writes it near the end of an error ``result`` (after usage and statistics),
+# so any other line that names one of these types somewhere is parsed to be sure.
 _HEAD = 120
+_KINDS = ("control_request", "control_response", "control_cancel_request", "result")
 
 
 class AgentProcess(Protocol):
@@ -61,19 +64,25 @@ class AgentProcess(Protocol):
     def respond(self, request_id: str, answer: Mapping[str, Any]) -> bool: ...
 
 
+def _squeezed(text: bytes) -> bytes:
+    return text.replace(b'": "', b'":"').replace(b'{ "', b'{"')
+
+
 def line_kind(line: bytes) -> tuple[str, dict[str, Any] | None]:
     """The ``type`` of a stdout line, and the parsed line when it is a control message."""
-    head = line[:_HEAD]
-    for kind in ("control_request", "control_response", "control_cancel_request", "result"):
-        if f'"type":"{kind}"'.encode() in head.replace(b'": "', b'":"'):
-            if kind == "result":
-                return kind, None
-            try:
-                parsed = json.loads(line)
-            except ValueError:
-                return "", None
-            return kind, parsed if isinstance(parsed, dict) else None
-    return "", None
+    if _squeezed(line[:_HEAD]).startswith(b'{"type":"result"'):
+        return "result", None
+    if not any(f'"type":"{k}"'.encode() in _squeezed(line) for k in _KINDS):
+        return "", None
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        return "", None
+    # Only the line's own type counts, not one of a nested object (a tool's input, say).
+    if not isinstance(parsed, dict) or parsed.get("type") not in _KINDS:
+        return "", None
+    kind = str(parsed["type"])
+    return kind, None if kind == "result" else parsed
 
 
 def protect_rules(paths: Iterable[Path]) -> tuple[str, ...]:

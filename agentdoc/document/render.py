@@ -106,7 +106,12 @@ _HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
         "The API is rate limiting you: wait a minute or two before retrying.",
     ),
     (
-        re.compile(r"Unable to connect|Connection to the API was lost|ECONN|ETIMEDOUT|ENOTFOUND"),
+        # Claude Code 2.1.197 says "Unable to connect to API (ConnectionRefused)", 2.1.330
+        # "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)".
+        re.compile(
+            r"Unable to connect|Connection (?:to the API was lost|refused)"
+            r"|ECONN|ETIMEDOUT|ENOTFOUND"
+        ),
         "Check your network connection (and ANTHROPIC_BASE_URL or proxy settings, if set).",
     ),
     (

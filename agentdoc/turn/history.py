@@ -6,9 +6,10 @@ things make them drift apart, and the next prompt tells the model about both:
 * The user edited earlier turns. At the end of every turn the transcript of the completed turns
   is kept in ``.agentdoc/<name>.history.md`` (the *snapshot*); the next prompt into the same
   session carries a unified diff from the snapshot to the document's transcript now.
-* The previous reply was interrupted or failed part-way. The CLI does not keep such partial text
-  in its session (it resumes with "Continue from where you left off."), so the next prompt
-  carries the text the document shows.
+* The previous reply was interrupted or failed part-way. Claude Code 2.1.197 does not keep such
+  partial text in its session (it resumes with "Continue from where you left off."); 2.1.330
+  does. Unless the session file shows it holds the text, the next prompt carries the text the
+  document shows.
 
 Everything but `read_snapshot`, `write_snapshot` and `record_turn` is pure.
 """
@@ -136,6 +137,25 @@ def unfinished_reply(doc: Document) -> str | None:
     if not callouts:
         return None
     return content[: callouts[-1].start()].strip() or None
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def unfinished_to_send(unfinished: str | None, session_reply: str | None) -> str | None:
+    """The interrupted text to send, unless the session already holds it.
+
+    ``session_reply`` is the text the CLI's session keeps of that reply (None: unknown). Newer
+    CLIs keep an interrupted reply's partial text, older ones drop it; sending it to a session
+    that has it would show the model its own words twice. Spacing is not compared: the document
+    may wrap or trim what the CLI streamed.
+    """
+    if unfinished is None or session_reply is None:
+        return unfinished
+    if _squashed(unfinished) in _squashed(session_reply):
+        return None
+    return unfinished
 
 
 def transcript_after_turn(known: str, doc: Document, turn: int) -> str:

@@ -7,7 +7,8 @@ the document plus a few facts about the world (`Facts`, gathered by `prepare_tur
   fork at an earlier turn) gets an id chosen up front (``--session-id``), so the id is known even
   if the turn dies early, and its first prompt carries the document's transcript.
 * A resumed session gets the new prompt, plus what it cannot know: a diff of edits to earlier
-  turns, and the partial text of a previous reply that was interrupted (see `history`).
+  turns, and the partial text of a previous reply that was interrupted, unless the session
+  kept it (see `history`).
 * The first prompt of a fork taken at its parent's last turn continues the parent's session as a
   fork (``--resume=PARENT --fork-session --session-id=NEW``); the parent session is unchanged.
 
@@ -28,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.claude import AgentRequest, has_session
+from agentdoc.claude import AgentRequest, has_session, last_reply_text
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
@@ -59,6 +60,8 @@ class Facts:
     """What planning needs beyond the document; `prepare_turn` gathers them."""
 
     session_found: bool | None = None  # can the CLI resume the target session? None: unknown
+    # The text the target session holds of its last reply (None: unknown or not looked up).
+    session_reply: str | None = None
     snapshot: history.Snapshot | None = None
 
 
@@ -237,7 +240,7 @@ def plan_turn(
     text = compose_prompt(
         prompt,
         edits=history.history_edits(facts.snapshot, doc, target),
-        unfinished=history.unfinished_reply(doc),
+        unfinished=history.unfinished_to_send(history.unfinished_reply(doc), facts.session_reply),
     )
     request = _request(
         path,
@@ -268,10 +271,13 @@ def prepare_turn(
 ) -> TurnPlan:
     """Gather the facts (session store, history snapshot), then `plan_turn`."""
     target, _fork = resume_target(doc, session)
-    found = None
+    found = reply = None
     if target is not None and mode != "start":
         env = os.environ if environ is None else environ
         cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
         found = has_session(env, target, cwd)
-    facts = Facts(session_found=found, snapshot=history.read_snapshot(path))
+        # Only an interrupted reply needs the session's own copy of it.
+        if found and history.unfinished_reply(doc) is not None:
+            reply = last_reply_text(env, target, cwd)
+    facts = Facts(session_found=found, session_reply=reply, snapshot=history.read_snapshot(path))
     return plan_turn(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)

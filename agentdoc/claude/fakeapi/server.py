@@ -128,6 +128,15 @@ class FakeMessagesAPI:
         with self._cond:
             self._queue.extend(slots)
 
+    def clear(self) -> None:
+        """Drop the entries not answered yet, so the next request gets what is added next.
+
+        For a script that must answer however many requests the CLI makes (`times: always`):
+        how many that is differs between CLI releases.
+        """
+        with self._cond:
+            self._queue.clear()
+
     def wait_for_requests(self, n: int, timeout: float = 30.0) -> list[RecordedRequest]:
         with self._cond:
             if not self._cond.wait_for(lambda: len(self._messages_posts()) >= n, timeout):
