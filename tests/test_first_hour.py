@@ -163,7 +163,9 @@ def test_deleting_the_streaming_block_leaves_the_status_idle(
         assert state_of(doc) == "idle"
         cancelled = run_cli(["cancel", str(doc)], env)
         assert "no turn is streaming" in cancelled.stderr
-    assert processes_with_env("HOME", env["HOME"]) == []  # the CLI was stopped with the turn
+    # A one-shot CLI is stopped with the turn; a warm one is kept for the next turn and ends
+    # when the daemon closes it, which takes the CLI a moment after the daemon has stopped.
+    wait_for(lambda: processes_with_env("HOME", env["HOME"]) == [], "the CLI to end")
 
 
 # --- 3. Ctrl-C, SIGTERM, SIGHUP on `agentdoc run` -----------------------------------------------
