@@ -176,31 +176,13 @@ class ClaudeProcess:
         return self
 
     def _popen(self) -> subprocess.Popen[bytes]:
-        try:
-            return subprocess.Popen(
-                self.argv,
-                cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.PIPE,
-                stdout=self._out.fd if self._out else subprocess.PIPE,
-                stderr=self._err.fd if self._err else subprocess.PIPE,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            raise ClaudeNotFound(f"cannot run {self.argv[0]!r}: {exc.strerror}") from exc
-        except PermissionError as exc:
-            raise ClaudeCannotStart(
-                f"cannot run {self.argv[0]!r}: permission denied (is it executable? "
-                f"`chmod +x {self.argv[0]}`)"
-            ) from exc
-        except OSError as exc:
-            # ENOEXEC and friends: the file is there but is not a program this system can run.
-            raise ClaudeCannotStart(
-                f"cannot run {self.argv[0]!r}: {exc.strerror or exc}; is AGENTDOC_CLAUDE the "
-                "Claude Code CLI?"
-            ) from exc
-        except ValueError as exc:  # a NUL byte in the cwd or the environment
-            raise ClaudeCannotStart(f"cannot start claude: {exc}") from exc
+        return popen_claude(
+            self.argv,
+            self.cwd,
+            self.env,
+            stdout=self._out.fd if self._out else subprocess.PIPE,
+            stderr=self._err.fd if self._err else subprocess.PIPE,
+        )
 
     def _spawn(self, target: object) -> None:
         thread = threading.Thread(target=target, daemon=True)  # type: ignore[arg-type]
@@ -342,3 +324,38 @@ def spawn(
     env = build_env(os.environ if environ is None else environ, settings)
     log.debug("running %s in %s", argv, request.cwd)
     return ClaudeProcess(argv, request.cwd, env, request.prompt).start()
+
+
+def popen_claude(
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    stdout: int = subprocess.PIPE,
+    stderr: int = subprocess.PIPE,
+) -> subprocess.Popen[bytes]:
+    """Start the CLI in its own process group, with a message that says how to fix a failure."""
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise ClaudeNotFound(f"cannot run {argv[0]!r}: {exc.strerror}") from exc
+    except PermissionError as exc:
+        raise ClaudeCannotStart(
+            f"cannot run {argv[0]!r}: permission denied (is it executable? `chmod +x {argv[0]}`)"
+        ) from exc
+    except OSError as exc:
+        # ENOEXEC and friends: the file is there but is not a program this system can run.
+        raise ClaudeCannotStart(
+            f"cannot run {argv[0]!r}: {exc.strerror or exc}; is AGENTDOC_CLAUDE the "
+            "Claude Code CLI?"
+        ) from exc
+    except ValueError as exc:  # a NUL byte in the cwd or the environment
+        raise ClaudeCannotStart(f"cannot start claude: {exc}") from exc

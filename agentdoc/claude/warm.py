@@ -29,8 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentdoc.claude.process import ClaudeCannotStart, ClaudeProcess
-from agentdoc.errors import ClaudeNotFound
+from agentdoc.claude.process import ClaudeProcess, popen_claude
 
 log = logging.getLogger(__name__)
 
@@ -137,31 +136,7 @@ class WarmProcess:
         self._acks: dict[str, threading.Event] = {}
 
     def start(self) -> WarmProcess:
-        try:
-            self._proc = subprocess.Popen(
-                self.argv,
-                cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            raise ClaudeNotFound(f"cannot run {self.argv[0]!r}: {exc.strerror}") from exc
-        except PermissionError as exc:
-            raise ClaudeCannotStart(
-                f"cannot run {self.argv[0]!r}: permission denied (is it executable? "
-                f"`chmod +x {self.argv[0]}`)"
-            ) from exc
-        except OSError as exc:
-            # ENOEXEC and friends: said as a one-shot turn says them.
-            raise ClaudeCannotStart(
-                f"cannot run {self.argv[0]!r}: {exc.strerror or exc}; is AGENTDOC_CLAUDE the "
-                "Claude Code CLI?"
-            ) from exc
-        except ValueError as exc:  # a NUL byte in the cwd or the environment
-            raise ClaudeCannotStart(f"cannot start claude: {exc}") from exc
+        self._proc = popen_claude(self.argv, self.cwd, self.env)
         for target in (self._read_stdout, self._read_stderr):
             threading.Thread(target=target, daemon=True).start()
         return self
