@@ -82,29 +82,22 @@ def _socket_path(scratch: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix="nvim-")) / "sock"
 
 
-class Neovim:
-    """A headless Neovim with `path` open and the shipped Vim/Neovim recipe loaded."""
+class HeadlessNvim:
+    """A headless Neovim with `path` open, driven over its RPC socket.
 
-    def __init__(self, nvim: str, path: Path, scratch: Path) -> None:
+    `setup` are the start-up arguments that load what is under test (a recipe, a plugin).
+    """
+
+    def __init__(
+        self, nvim: str, path: Path, scratch: Path, env: dict[str, str], setup: list[str]
+    ) -> None:
         self.nvim = nvim
         self.scratch = scratch
+        self.env = env
         self.socket = _socket_path(scratch)
         self.result = scratch / "expr.json"
-        state = scratch / "state"
-        for sub in ("backup", "undo", "home"):
-            (state / sub).mkdir(parents=True, exist_ok=True)
-        self.env = {
-            "PATH": os.environ.get("PATH", os.defpath),
-            "HOME": str(state / "home"),
-            "XDG_CONFIG_HOME": str(state / "config"),
-            "XDG_DATA_HOME": str(state / "data"),
-            "XDG_STATE_HOME": str(state / "state"),
-            "XDG_CACHE_HOME": str(state / "cache"),
-        }
-        # Backups out of the document's folder (and out of /tmp); no swap file, no shada.
-        early = f"set backupdir={state / 'backup'}// undodir={state / 'undo'}//"
         argv = [nvim, "--headless", "--clean", "-n", "-i", "NONE", "--listen", str(self.socket)]
-        argv += ["--cmd", early, "-c", f"source {RECIPE}", "-c", "set paste", str(path)]
+        argv += [*setup, str(path)]
         with (scratch / "nvim.log").open("wb") as log:
             self.proc = subprocess.Popen(
                 argv, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
@@ -145,6 +138,41 @@ class Neovim:
         """The buffer is unmodified and matches the file on disk."""
         return not self.modified() and self.buffer() == path.read_text(encoding="utf-8")
 
+    def log(self) -> str:
+        return (self.scratch / "nvim.log").read_text(errors="replace")
+
+    def quit(self) -> None:
+        with contextlib.suppress(subprocess.SubprocessError, OSError):
+            self.type("<Esc>:qa!<CR>")
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.socket.parent != self.scratch:
+            shutil.rmtree(self.socket.parent, ignore_errors=True)
+
+
+class Neovim(HeadlessNvim):
+    """A headless Neovim with `path` open and the shipped Vim/Neovim recipe loaded."""
+
+    def __init__(self, nvim: str, path: Path, scratch: Path) -> None:
+        state = scratch / "state"
+        for sub in ("backup", "undo", "home"):
+            (state / sub).mkdir(parents=True, exist_ok=True)
+        env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "HOME": str(state / "home"),
+            "XDG_CONFIG_HOME": str(state / "config"),
+            "XDG_DATA_HOME": str(state / "data"),
+            "XDG_STATE_HOME": str(state / "state"),
+            "XDG_CACHE_HOME": str(state / "cache"),
+        }
+        # Backups out of the document's folder (and out of /tmp); no swap file, no shada.
+        early = f"set backupdir={state / 'backup'}// undodir={state / 'undo'}//"
+        setup = ["--cmd", early, "-c", f"source {RECIPE}", "-c", "set paste"]
+        super().__init__(nvim, path, scratch, env, setup)
+
     def confirm(self, saved: Callable[[], bool], what: str) -> None:
         """Answer "y" until `saved` holds.
 
@@ -159,20 +187,6 @@ class Neovim:
                 return
             self.type("y<Esc>")
         wait_for(saved, what, 1.0)
-
-    def log(self) -> str:
-        return (self.scratch / "nvim.log").read_text(errors="replace")
-
-    def quit(self) -> None:
-        with contextlib.suppress(subprocess.SubprocessError, OSError):
-            self.type("<Esc>:qa!<CR>")
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        if self.socket.parent != self.scratch:
-            shutil.rmtree(self.socket.parent, ignore_errors=True)
 
 
 @pytest.fixture

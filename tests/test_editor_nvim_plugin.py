@@ -7,10 +7,7 @@ Neovim loads the plugin from its folder in the package (as a plugin manager woul
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +18,7 @@ import pytest
 from agentdoc import recipes
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import state_of
-from tests.test_editor_neovim import RPC_TIMEOUT, _socket_path, find_nvim
+from tests.test_editor_neovim import HeadlessNvim, find_nvim
 
 PLUGIN = recipes.locate("neovim")
 DOC = "---\nagentdoc: {}\n---\n\n# Chat\n\n## User\n\nTell me about lifetimes.\n"
@@ -32,54 +29,18 @@ RECORD_NOTIFY = (
 )
 
 
-class Nvim:
+class Nvim(HeadlessNvim):
+    """Neovim with the plugin on its 'runtimepath' and `vim.notify` recorded."""
+
     def __init__(self, nvim: str, path: Path, scratch: Path, env: dict[str, str]) -> None:
-        self.nvim, self.scratch, self.env = nvim, scratch, env
-        self.socket = _socket_path(scratch)
-        self.result = scratch / "expr.json"
-        argv = [nvim, "--headless", "--clean", "-n", "-i", "NONE", "--listen", str(self.socket)]
-        argv += ["--cmd", f"set rtp^={PLUGIN}", "-c", RECORD_NOTIFY, str(path)]
-        with (scratch / "nvim.log").open("wb") as log:
-            self.proc = subprocess.Popen(
-                argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
-            )
-        wait_for(lambda: self.socket.exists() and self.expr("1") == 1, "Neovim", RPC_TIMEOUT)
-
-    def _client(self, *args: str) -> None:
-        subprocess.run(
-            [self.nvim, "--clean", "--headless", "--server", str(self.socket), *args],
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=RPC_TIMEOUT,
-            check=True,
-        )
-
-    def expr(self, expression: str) -> Any:
-        self.result.unlink(missing_ok=True)
-        self._client("--remote-expr", f"writefile([json_encode({expression})], '{self.result}')")
-        return json.loads(self.result.read_text())
+        setup = ["--cmd", f"set rtp^={PLUGIN}", "-c", RECORD_NOTIFY]
+        super().__init__(nvim, path, scratch, env, setup)
 
     def command(self, command: str) -> None:
-        self._client("--remote-send", f"<Esc>:{command}<CR>")
-
-    def buffer(self) -> str:
-        return str(self.expr("join(getline(1, '$'), \"\\n\")")) + "\n"
-
-    def shows(self, path: Path) -> bool:
-        return not self.expr("&modified") and self.buffer() == path.read_text(encoding="utf-8")
+        self.type(f"<Esc>:{command}<CR>")
 
     def notes(self) -> list[dict[str, Any]]:
         return list(self.expr("g:notes"))
-
-    def quit(self) -> None:
-        with contextlib.suppress(subprocess.SubprocessError, OSError):
-            self._client("--remote-send", "<Esc>:qa!<CR>")
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 @pytest.fixture
