@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.claude import Reply
-from agentdoc.document import render_body
+from agentdoc.claude import Reply, TextPart, ToolPart
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,12 @@ def final_state(reply: Reply, *, cancelled: bool) -> str:
 def unanswered(reply: Reply) -> bool:
     """A turn that ended badly with nothing of a reply to show (no text, no tool use)."""
     ended_badly = reply.error is not None or reply.interrupted
-    return ended_badly and not render_body(reply, final=True).strip()
+    # What the final render would show, asked of the parts rather than by rendering them all.
+    shown = any(
+        isinstance(part, ToolPart) or (isinstance(part, TextPart) and part.text.strip())
+        for part in reply.parts
+    )
+    return ended_badly and not shown
 
 
 def session_lost(reply: Reply) -> bool:
