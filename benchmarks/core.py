@@ -17,8 +17,8 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from measure import CheckFailed, Row, alternate
 
-from agentdoc.claude.reply import ReplyBuilder
-from agentdoc.claude.stream import parse_line
+from agentdoc.agents.claude.reply import ReplyBuilder
+from agentdoc.agents.claude.stream import parse_line
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.document import splice

@@ -23,7 +23,7 @@ from pathlib import Path
 from live import DOC, SETTLE_MAX, SETTLE_STEP, TIMEOUT, _Ends, _idle, running
 from measure import CheckFailed, Row, alternate, wait_until
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.daemon.service import Daemon
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi import FakeMessagesAPI
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

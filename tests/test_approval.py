@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentdoc.claude import AgentRequest, PermissionRequest, PermissionWithdrawn, parse_line
-from agentdoc.claude.warm import line_kind, protect_rules
+from agentdoc.agents.claude import AgentRequest, PermissionRequest, PermissionWithdrawn, parse_line
+from agentdoc.agents.claude.warm import line_kind, protect_rules
 from agentdoc.daemon.pool import reusable, shape
 from agentdoc.document import WriteLedger, write_text
 from agentdoc.document.approval import (

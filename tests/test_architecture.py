@@ -25,29 +25,28 @@ LAYERS: list[set[str]] = [
         "agentdoc",
         "agentdoc.__main__",
         "agentdoc.cli",
-        "agentdoc.completion",
-        "agentdoc.demo",
-        "agentdoc.doctor",
-        "agentdoc.echo",
-        "agentdoc.foreground",
-        "agentdoc.interrupt",
-        "agentdoc.recipes",
-        "agentdoc.terminal",
     },
     {"agentdoc.daemon"},
     {"agentdoc.turn"},
     {"agentdoc.document"},
-    {"agentdoc.claude", "agentdoc.claude.fakeapi"},
+    {"agentdoc.agents"},
+    {"agentdoc.agents.claude", "agentdoc.agents.fakeapi"},
+    {"agentdoc.agents.base"},
     {"agentdoc.config", "agentdoc.errors", "agentdoc.lazy"},
 ]
-# Longest first, so a module of claude.fakeapi belongs to it rather than to claude.
+# Longest first, so a module of agents.claude belongs to it rather than to agents.
 SUBPACKAGES = (
-    "agentdoc.claude.fakeapi",
+    "agentdoc.agents.fakeapi",
+    "agentdoc.agents.claude",
+    "agentdoc.agents.base",
+    "agentdoc.agents",
     "agentdoc.daemon",
     "agentdoc.turn",
     "agentdoc.document",
-    "agentdoc.claude",
+    "agentdoc.cli",
 )
+# Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
+PROTOCOL_USERS = ("agentdoc.daemon", "agentdoc.turn", "agentdoc.document")
 
 
 @dataclass(frozen=True)
@@ -188,6 +187,18 @@ def test_other_packages_use_only_the_public_names() -> None:
     assert private(every_import(), _public) == []
 
 
+def reaches_protocol(imports: list[Import]) -> list[str]:
+    return [
+        f"{i.source}:{i.line} imports {i.target}"
+        for i in imports
+        if owner(i.source) in PROTOCOL_USERS and owner(i.target).startswith("agentdoc.agents.")
+    ]
+
+
+def test_only_the_agents_face_is_seen_above_it() -> None:
+    assert reaches_protocol(every_import()) == []
+
+
 def test_each_package_says_what_it_does_and_exports() -> None:
     for package in SUBPACKAGES:
         imported = importlib.import_module(package)
@@ -259,11 +270,16 @@ def test_cycle_finder(graph: dict[str, list[str]], expected: list[list[str]]) ->
 
 def test_the_rules_catch_violations() -> None:
     """Each rule, fed a made-up import that breaks it, reports it."""
-    up = Import("agentdoc.claude.process", "agentdoc.turn.runner", ("TurnRunner",), 7)
+    up = Import("agentdoc.agents.claude.process", "agentdoc.turn.runner", ("TurnRunner",), 7)
     deep = Import("agentdoc.turn.runner", "agentdoc.document.merge", ("merge_text",), 8)
     hidden = Import("agentdoc.daemon.service", "agentdoc.turn", ("StatusReporter",), 9)
     fine = Import("agentdoc.turn.runner", "agentdoc.document", ("parse",), 10)
-    assert upward([up, fine]) == ["agentdoc.claude.process:7 imports agentdoc.turn.runner"]
+    protocol = Import("agentdoc.turn.runner", "agentdoc.agents.claude", ("spawn",), 11)
+    face = Import("agentdoc.turn.runner", "agentdoc.agents", ("spawn",), 12)
+    assert reaches_protocol([protocol, face]) == [
+        "agentdoc.turn.runner:11 imports agentdoc.agents.claude"
+    ]
+    assert upward([up, fine]) == ["agentdoc.agents.claude.process:7 imports agentdoc.turn.runner"]
     assert private([deep, hidden, fine], lambda _package: {"parse"}) == [
         "agentdoc.turn.runner:8 reaches into agentdoc.document.merge",
         "agentdoc.turn.runner:8 imports merge_text, not in agentdoc.document.__all__",

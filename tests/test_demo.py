@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.demo import run_demo
+from agentdoc.cli.demo import run_demo
 from agentdoc.document import parser as document
 from tests.e2e_support import require_claude
 

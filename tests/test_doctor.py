@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentdoc import doctor
-from agentdoc.cli import cli
+from agentdoc.cli import cli, doctor
 
 SECRET = "sk-ant-secret-value-0123456789"
 

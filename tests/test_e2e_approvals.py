@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
 from tests.conftest import wait_for
 from tests.process_support import run_cli, state_of, status_json, watching

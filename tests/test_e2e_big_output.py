@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.turn.runner import TurnRunner

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
 from tests.conftest import wait_for

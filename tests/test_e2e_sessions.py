@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.turn.forking import fork

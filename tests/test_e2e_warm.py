@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude

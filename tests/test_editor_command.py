@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentdoc import recipes
-from agentdoc.cli import cli
+from agentdoc.cli import cli, recipes
 
 
 def invoke(*args: str) -> tuple[int, str]:

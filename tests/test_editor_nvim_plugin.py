@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentdoc import recipes
+from agentdoc.cli import recipes
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import state_of
 from tests.test_editor_neovim import HeadlessNvim, find_nvim

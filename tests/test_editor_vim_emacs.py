@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc import recipes
+from agentdoc.cli import recipes
 from tests.conftest import FakeClaude
 
 DOC = "---\nagentdoc: {}\n---\n\n# Chat\n\n## User\n\nTell me about lifetimes.\n"

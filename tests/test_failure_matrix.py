@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from agentdoc.claude import AgentProcess, WarmTurn
-from agentdoc.claude import process as claude
-from agentdoc.claude.events import ApiRetry
-from agentdoc.claude.fakeapi import FakeMessagesAPI, ScriptEntry
-from agentdoc.claude.process import ClaudeProcess
+from agentdoc.agents.claude import AgentProcess, WarmTurn
+from agentdoc.agents.claude import process as claude
+from agentdoc.agents.claude.events import ApiRetry
+from agentdoc.agents.claude.process import ClaudeProcess
+from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.document import parser as document

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
-from agentdoc.claude.fakeapi.script import (
+from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
+from agentdoc.agents.fakeapi.script import (
     Failure,
     HttpError,
     PlannedAnswer,
@@ -23,7 +23,7 @@ from agentdoc.claude.fakeapi.script import (
     load_script,
     parse_entry,
 )
-from agentdoc.claude.fakeapi.wire import SseEvent, checkpoint_due, message_events, split_text
+from agentdoc.agents.fakeapi.wire import SseEvent, checkpoint_due, message_events, split_text
 from tests.e2e_support import claude_env, require_claude
 
 Event = tuple[str, dict[str, Any]]

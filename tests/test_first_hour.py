@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
 from agentdoc.turn import status
 from tests.conftest import wait_for

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.claude import Reply
-from agentdoc.claude.events import Result
+from agentdoc.agents.claude import Reply
+from agentdoc.agents.claude.events import Result
 from agentdoc.cli import main
 from agentdoc.document import parser as document
 from agentdoc.document.render import render_footer

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentdoc.claude.events import (
+from agentdoc.agents.claude.events import (
     ApiRetry,
     AssistantBlock,
     BlockDelta,
@@ -25,7 +25,7 @@ from agentdoc.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
-from agentdoc.claude.reply import (
+from agentdoc.agents.claude.reply import (
     Reply,
     ReplyBuilder,
     TextPart,
@@ -34,7 +34,7 @@ from agentdoc.claude.reply import (
     exit_failure,
     result_failure,
 )
-from agentdoc.claude.stream import iter_lines, parse_line
+from agentdoc.agents.claude.stream import iter_lines, parse_line
 from tests.conftest import TRANSCRIPTS
 
 # Exit codes of the recorded runs (from their capture metadata).

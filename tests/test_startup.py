@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("markdown_it", "ruamel.yaml", "watchdog", "agentdoc.document.parser", "agentdoc.claude")
+HEAVY = (
+    "markdown_it",
+    "ruamel.yaml",
+    "watchdog",
+    "agentdoc.document.parser",
+    "agentdoc.agents.claude",
+)
 
 PROBE = """
 import json, sys

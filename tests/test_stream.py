@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
-from agentdoc.claude.events import (
+from agentdoc.agents.claude.events import (
     ApiRetry,
     AssistantBlock,
     BlockDelta,
@@ -35,7 +35,7 @@ from agentdoc.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
-from agentdoc.claude.stream import iter_lines, parse_line
+from agentdoc.agents.claude.stream import iter_lines, parse_line
 from tests.conftest import TRANSCRIPTS
 
 ALL_TRANSCRIPTS = sorted(p.stem for p in TRANSCRIPTS.glob("*.ndjson"))

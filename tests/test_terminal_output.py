@@ -24,9 +24,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdoc.claude.reply import Reply, TextPart, ToolPart
+from agentdoc.agents.claude.reply import Reply, TextPart, ToolPart
+from agentdoc.cli.echo import settled_text
 from agentdoc.document.render import render_body
-from agentdoc.echo import settled_text
 from tests.conftest import FakeClaude
 
 AGENTDOC = Path(sys.executable).with_name("agentdoc")

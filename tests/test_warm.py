@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.claude import AgentRequest, WarmProcess
+from agentdoc.agents.claude import AgentRequest, WarmProcess
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from tests.conftest import wait_for

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agentdoc.claude import (
+from agentdoc.agents import (
     AgentProcess,
     AgentRequest,
     WarmProcess,

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.claude import spawn
+from agentdoc.agents import spawn
 from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import bulk_reason, git_busy, written_by_git
 from agentdoc.daemon.lock import TreeLock

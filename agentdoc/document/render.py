@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentdoc.claude import ApiRetry, Reply, TextPart, ToolPart
+from agentdoc.agents import ApiRetry, Reply, TextPart, ToolPart
 from agentdoc.document.parser import UNANSWERED_MARK
 from agentdoc.document.seal import seal_reply
 

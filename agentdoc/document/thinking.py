@@ -12,7 +12,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from agentdoc.claude import ThinkingPart
+from agentdoc.agents import ThinkingPart
 from agentdoc.document.fileio import WriteLedger, fitting_name, read_text, write_text
 
 _ANCHOR = '<a id="turn-{n}"></a>'

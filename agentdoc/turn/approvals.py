@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.claude import AgentProcess, PermissionRequest
+from agentdoc.agents import AgentProcess, PermissionRequest
 from agentdoc.document import (
     Answer,
     Behavior,

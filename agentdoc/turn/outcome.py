@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.claude import Reply, TextPart, ToolPart
+from agentdoc.agents import Reply, TextPart, ToolPart
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentdoc.claude import (
+from agentdoc.agents import (
     AgentProcess,
     AgentRequest,
     PermissionRequest,

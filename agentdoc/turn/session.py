@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.claude import AgentRequest, has_session, last_reply_text
+from agentdoc.agents import AgentRequest, has_session, last_reply_text
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError

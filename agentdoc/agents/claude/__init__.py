@@ -1,16 +1,16 @@
 """The Claude Code CLI: its argv, the process, the stream-json events and the reply they build.
 
-Also the offline Messages API (``agentdoc.claude.fakeapi``) that the demo and the end-to-end
+Also the offline Messages API (``agentdoc.agents.fakeapi``) that the demo and the end-to-end
 tests point the real CLI at. Other packages import the names in ``__all__`` from here.
 """
 
-from agentdoc.claude.events import (
+from agentdoc.agents.claude.events import (
     ApiRetry,
     PermissionRequest,
     PermissionWithdrawn,
     StreamError,
 )
-from agentdoc.claude.process import (
+from agentdoc.agents.claude.process import (
     AgentRequest,
     ClaudeProcess,
     build_argv,
@@ -19,10 +19,10 @@ from agentdoc.claude.process import (
     resolve_executable,
     spawn,
 )
-from agentdoc.claude.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
-from agentdoc.claude.sessionstore import has_session, last_reply_text
-from agentdoc.claude.stream import parse_line
-from agentdoc.claude.warm import AgentProcess, WarmProcess, WarmTurn, protect_rules
+from agentdoc.agents.claude.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
+from agentdoc.agents.claude.sessionstore import has_session, last_reply_text
+from agentdoc.agents.claude.stream import parse_line
+from agentdoc.agents.claude.warm import AgentProcess, WarmProcess, WarmTurn, protect_rules
 
 __all__ = [
     "AgentProcess",

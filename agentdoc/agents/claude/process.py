@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
-from agentdoc.claude.stream import iter_lines
+from agentdoc.agents.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
+from agentdoc.agents.claude.stream import iter_lines
 from agentdoc.config import Settings
 from agentdoc.errors import ClaudeNotFound
 

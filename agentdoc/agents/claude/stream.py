@@ -2,8 +2,8 @@
 
 Two pure steps: :func:`iter_lines` re-frames raw byte chunks into lines, and :func:`parse_line`
 turns one line into an :data:`Event` (or ``None`` for lines the reply does not depend on).
-The event models are in :mod:`agentdoc.claude.events`; what they *mean* for the reply is
-:mod:`agentdoc.claude.reply`'s job.
+The event models are in :mod:`agentdoc.agents.claude.events`; what they *mean* for the reply is
+:mod:`agentdoc.agents.claude.reply`'s job.
 
 Unknown ``type``/``subtype`` values, unknown delta kinds and unknown ``user`` lines are skipped
 rather than rejected, because the CLI adds event kinds often and a parser that fails on them
@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentdoc.claude.events import (
+from agentdoc.agents.claude.events import (
     BLOCK_TYPES,
     INTERRUPT_MARKER,
     ApiRetry,

@@ -35,7 +35,7 @@ def _complete_documents(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
     """Shell completion for document arguments: markdown files and folders (to go into)."""
-    from agentdoc.completion import document_candidates
+    from agentdoc.cli.completion import document_candidates
 
     return document_candidates(incomplete)
 
@@ -139,7 +139,7 @@ def start(
     This is the clean rebuild: if the document already has history, the new session is given
     its transcript (as the document shows it now), and the document continues in that session.
     """
-    from agentdoc.foreground import run_turn
+    from agentdoc.cli.foreground import run_turn
 
     ctx.exit(run_turn(path, "start", model=model, print_reply=print_reply, quiet=quiet))
 
@@ -159,7 +159,7 @@ def resume(
     quiet: bool,
 ) -> None:
     """Send the pending prompt into the document's stored (or the given) session."""
-    from agentdoc.foreground import run_turn
+    from agentdoc.cli.foreground import run_turn
 
     ctx.exit(
         run_turn(path, "resume", session=session, model=model, print_reply=print_reply, quiet=quiet)
@@ -177,7 +177,7 @@ def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, qu
     The reply streams into the document; when stdout is a pipe or a file it streams there too
     (just the reply's text), and with --print also into the terminal.
     """
-    from agentdoc.foreground import run_turn
+    from agentdoc.cli.foreground import run_turn
 
     ctx.exit(run_turn(path, "run", model=model, print_reply=print_reply, quiet=quiet))
 
@@ -221,7 +221,7 @@ def demo(folder: Path, delay: float) -> None:
     Runs the real Claude Code CLI against a canned Messages API on 127.0.0.1, so no account or
     network is needed: two turns (start, then resume) stream into FOLDER/hello.md.
     """
-    from agentdoc.demo import run_demo
+    from agentdoc.cli.demo import run_demo
 
     run_demo(folder, delay=delay, out=sys.stdout)
 
@@ -251,7 +251,7 @@ def watch(
     Runs in the foreground until Ctrl-C or SIGTERM (systemd-friendly); running turns are then
     stopped and marked interrupted. Each document's state is in `.agentdoc/NAME.status.json`.
     """
-    from agentdoc.foreground import watch_in_foreground
+    from agentdoc.cli.foreground import watch_in_foreground
 
     watch_in_foreground(list(paths), poll, send_pending, max_concurrent, log_file)
 
@@ -359,7 +359,7 @@ def doctor(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     PATH is the folder you mean to watch (default: this folder), for the inotify watch limit.
     Exits 1 if a check fails (a "!" is a warning and does not).
     """
-    from agentdoc import doctor as checks
+    from agentdoc.cli import doctor as checks
 
     report = checks.run_checks(path or Path.cwd())
     if as_json:
@@ -378,7 +378,7 @@ def editor(name: str | None, print_it: bool) -> None:
     Without NAME, list every recipe with its path. With --print, print the file itself (to
     redirect it where your editor wants it).
     """
-    from agentdoc import recipes
+    from agentdoc.cli import recipes
 
     click.echo(recipes.describe(name, print_it=print_it), nl=False)
 
@@ -398,7 +398,3 @@ def main(argv: list[str] | None = None) -> int:
         log.exception("unexpected error")
         return EXIT_UNEXPECTED
     return code if isinstance(code, int) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,16 +11,16 @@ import socketserver
 import struct
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from agentdoc.claude.fakeapi.script import (
+from agentdoc.agents.fakeapi.script import (
     Answer,
     Failure,
     HttpError,
     Reply,
 )
-from agentdoc.claude.fakeapi.wire import (
+from agentdoc.agents.fakeapi.wire import (
     RecordedRequest,
     SseEvent,
     checkpoint_due,
@@ -32,12 +32,25 @@ from agentdoc.claude.fakeapi.wire import (
     status_for_error_type,
 )
 
-if TYPE_CHECKING:
-    from agentdoc.claude.fakeapi.server import FakeMessagesAPI
-
 logger = logging.getLogger(__name__)
 
 _RESET_GRACE_SECONDS = 0.1
+
+
+class FakeMessagesAPI(Protocol):
+    """What the transport needs of the server that owns the script (kept here, not imported,
+    so the two modules do not import each other)."""
+
+    delta_delay: float
+    _stopping: threading.Event
+
+    def _record(self, request: RecordedRequest) -> None: ...
+    def _next_answer(self) -> Answer: ...
+    def _hold(self) -> None: ...
+    def _sleep(self, seconds: float) -> bool: ...
+    def _assign_ids(self, reply: Reply) -> Reply: ...
+    def _new_message_id(self) -> str: ...
+    def _new_request_id(self) -> str: ...
 
 
 class LoopbackServer(http.server.ThreadingHTTPServer):

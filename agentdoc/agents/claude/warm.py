@@ -4,7 +4,7 @@ The CLI pays ~0.7 s before its first API request; a process that stays up answer
 user message within milliseconds (``claude-stream-json.md`` §12). :class:`WarmProcess` is that
 process: prompts go in as stdin ``user`` lines, and :meth:`WarmProcess.begin` hands out one
 :class:`WarmTurn` at a time, which reads stdout exactly like a one-shot
-:class:`~agentdoc.claude.process.ClaudeProcess` does, ending at the turn's ``result`` line.
+:class:`~agentdoc.agents.claude.process.ClaudeProcess` does, ending at the turn's ``result`` line.
 
 Control messages live here too: ``interrupt`` for a cancel that keeps the process (§10), and
 the answers to ``can_use_tool`` permission requests (§12a). The process runs in its own process
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentdoc.claude.process import ClaudeProcess, popen_claude
+from agentdoc.agents.claude.process import ClaudeProcess, popen_claude
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentdoc.claude.fakeapi.script import ERROR_TYPES, ContentBlock, Reply
+from agentdoc.agents.fakeapi.script import ERROR_TYPES, ContentBlock, Reply
 
 _STATUS_BY_ERROR_TYPE = {kind: status for status, kind in ERROR_TYPES.items()}
 _TOOL_JSON_CHUNK = 24

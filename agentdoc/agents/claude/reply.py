@@ -33,7 +33,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentdoc.claude.events import (
+from agentdoc.agents.claude.events import (
     ApiRetry,
     AssistantBlock,
     BlockDelta,

@@ -4,8 +4,8 @@
 `server` answers the CLI's requests. Others use `FakeMessagesAPI` and the names below.
 """
 
-from agentdoc.claude.fakeapi.script import ScriptEntry, load_script, parse_entry
-from agentdoc.claude.fakeapi.server import FakeMessagesAPI
-from agentdoc.claude.fakeapi.wire import RecordedRequest
+from agentdoc.agents.fakeapi.script import ScriptEntry, load_script, parse_entry
+from agentdoc.agents.fakeapi.server import FakeMessagesAPI
+from agentdoc.agents.fakeapi.wire import RecordedRequest
 
 __all__ = ["FakeMessagesAPI", "RecordedRequest", "ScriptEntry", "load_script", "parse_entry"]

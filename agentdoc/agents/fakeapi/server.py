@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from agentdoc.claude.fakeapi.script import (
+from agentdoc.agents.fakeapi.script import (
     FALLBACK_REPLY,
     Answer,
     Reply,
@@ -16,8 +16,8 @@ from agentdoc.claude.fakeapi.script import (
     parse_entry,
     tool_use_block,
 )
-from agentdoc.claude.fakeapi.transport import LoopbackServer
-from agentdoc.claude.fakeapi.wire import (
+from agentdoc.agents.fakeapi.transport import LoopbackServer
+from agentdoc.agents.fakeapi.wire import (
     RecordedRequest,
     is_messages_post,
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import TextIO
 
-from agentdoc.claude import Reply, TextPart, ToolPart
+from agentdoc.agents import Reply, TextPart, ToolPart
 from agentdoc.document import escape_reply, render_body, render_tool, seal_reply
 from agentdoc.turn import Progress
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from agentdoc.claude import resolve_executable
+from agentdoc.agents import resolve_executable
 from agentdoc.config import Settings, config_path, load_settings
 from agentdoc.errors import AgentdocError
 

@@ -1,6 +1,7 @@
 """The events of the Claude Code CLI's ``stream-json`` output, as pydantic models.
 
-Only what the reply depends on is modelled; :mod:`agentdoc.claude.stream` builds them from lines.
+Only what the reply depends on is modelled; :mod:`agentdoc.agents.claude.stream` builds them
+from lines.
 """
 
 from __future__ import annotations

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import click
 
+from agentdoc.cli.echo import ReplyEcho
+from agentdoc.cli.interrupt import stop_on_signals
+from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
 from agentdoc.daemon import Daemon
 from agentdoc.document import WriteLedger
-from agentdoc.echo import ReplyEcho
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
-from agentdoc.interrupt import stop_on_signals
-from agentdoc.terminal import LiveView
 from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
 
 SESSION_ID = re.compile(

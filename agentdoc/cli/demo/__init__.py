@@ -13,9 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentdoc.claude.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
-from agentdoc.terminal import LiveView
 from agentdoc.turn import TurnRunner
 
 FIRST_REPLY: list[dict[str, Any]] = [
@@ -63,7 +63,7 @@ def run_demo(folder: Path, *, delay: float, out: TextIO) -> Path:
     folder = folder.absolute()  # HOME below must not depend on the CLI's working folder
     folder.mkdir(parents=True, exist_ok=True)
     doc = folder / "hello.md"
-    source = resources.files("agentdoc.demo").joinpath("hello.md")
+    source = resources.files("agentdoc.cli.demo").joinpath("hello.md")
     doc.write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
     home = folder / ".claude-home"
     shutil.rmtree(home, ignore_errors=True)

@@ -1,0 +1,51 @@
+"""What every agent protocol shares: the agent-neutral events of a turn.
+
+The protocol packages (``claude``, ``acp``) produce these; the face (``agentdoc.agents``)
+re-exports them for the rest of agentdoc.
+"""
+
+from agentdoc.agents.base.events import (
+    BlockDelta,
+    BlockEnd,
+    BlockKind,
+    BlockStart,
+    Event,
+    MessageStart,
+    MessageStop,
+    Notice,
+    OptionKind,
+    PermissionAsked,
+    PermissionOption,
+    PermissionWithdrawn,
+    Retract,
+    Retrying,
+    SessionStarted,
+    StopReason,
+    ToolCall,
+    ToolUpdate,
+    TurnEnd,
+    Usage,
+)
+
+__all__ = [
+    "BlockDelta",
+    "BlockEnd",
+    "BlockKind",
+    "BlockStart",
+    "Event",
+    "MessageStart",
+    "MessageStop",
+    "Notice",
+    "OptionKind",
+    "PermissionAsked",
+    "PermissionOption",
+    "PermissionWithdrawn",
+    "Retract",
+    "Retrying",
+    "SessionStarted",
+    "StopReason",
+    "ToolCall",
+    "ToolUpdate",
+    "TurnEnd",
+    "Usage",
+]
