@@ -1,4 +1,4 @@
-"""What every agent protocol shares: the agent-neutral events of a turn.
+"""What every agent protocol shares: the agent-neutral events of a turn and the turn interface.
 
 The protocol packages (``claude``, ``acp``) produce these; the face (``agentdoc.agents``)
 re-exports them for the rest of agentdoc.
@@ -26,12 +26,16 @@ from agentdoc.agents.base.events import (
     TurnEnd,
     Usage,
 )
+from agentdoc.agents.base.process import END, AgentTurn, EndOfStream
 
 __all__ = [
+    "END",
+    "AgentTurn",
     "BlockDelta",
     "BlockEnd",
     "BlockKind",
     "BlockStart",
+    "EndOfStream",
     "Event",
     "MessageStart",
     "MessageStop",
