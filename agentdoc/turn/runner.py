@@ -419,4 +419,6 @@ class TurnRunner:
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
-        self._status.report(turn, state, chars, session_id, detail, tokens)
+        result = reply.result if reply is not None else None
+        cost = result.total_cost_usd if result is not None and tokens is not None else None
+        self._status.report(turn, state, chars, session_id, detail, tokens, cost)

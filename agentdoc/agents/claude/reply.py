@@ -53,6 +53,7 @@ from agentdoc.agents.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
+from agentdoc.agents.claude.usage import model_name
 
 logger = logging.getLogger(__name__)
 
@@ -176,7 +177,7 @@ class ReplyBuilder:
         match event:
             case Init():
                 self._session_id = self._session_id or event.session_id
-                self._model = self._model or event.model
+                self._model = self._model or model_name(event.model)
             case ApiRetry():
                 self._drafts.clear()
                 self._retry = event
@@ -248,7 +249,7 @@ class ReplyBuilder:
         self._open_stopped = False
         self._open_index = None
         self._retry = None
-        self._model = self._model or event.model
+        self._model = self._model or model_name(event.model)
 
     def _on_block_start(self, event: BlockStart) -> None:
         self._open_index = event.index
@@ -281,14 +282,14 @@ class ReplyBuilder:
         for block in event.blocks:
             self._commit(event.message_id, block)
         self._retry = None
-        self._model = self._model or event.model
+        self._model = self._model or model_name(event.model)
 
     def _on_result(self, event: Result) -> None:
         self._drafts.clear()
         self._result = event
         self._retry = None
         self._session_id = self._session_id or event.session_id
-        self._model = self._model or next(iter(event.models), None)
+        self._model = self._model or model_name(next(iter(event.models), None))
         if event.terminal_reason == "aborted_streaming":
             self._interrupted = True
         if event.is_error:
