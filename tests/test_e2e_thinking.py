@@ -54,7 +54,7 @@ def test_thinking_display_reaches_the_request_on_a_cli_that_knows_it(
     assert version is not None, f"{claude} --version"
     doc = tmp_path / "sky.md"
     doc.write_text(DOC)
-    settings = Settings(claude=claude, flush_interval=0.05, thinking_display=display)  # type: ignore[arg-type]
+    settings = Settings(claude=claude, flush_interval=0.05, thinking_display=display)
     with FakeMessagesAPI([SIGNATURE_ONLY]) as api:
         outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
         [request] = api.requests
