@@ -101,7 +101,11 @@ class TerminalAsker:
         )
         self.out.write(PROMPT)
         self.out.flush()
-        while not self._stop.is_set():
+        while True:
+            if self._stop.is_set():
+                self.out.write("(no longer asked: answered elsewhere, or the turn ended)\n")
+                self.out.flush()
+                return
             ready, _, _ = select.select([self.stdin], [], [], 0.2)
             if not ready:
                 continue

@@ -103,7 +103,7 @@ def run_turn(
     if caught.exit_code is not None:
         click.echo("interrupted: the partial reply is kept in the document", err=True)
         return caught.exit_code
-    if refused := refusals(outcome.reply):
+    if (refused := refusals(outcome.reply)) and not quiet:
         click.echo(
             f"note: Claude was refused {', '.join(refused)} without being asked. {NOT_ASKED_HINT}",
             err=True,
@@ -113,7 +113,8 @@ def run_turn(
 
 
 def _can_ask(quiet: bool) -> bool:
-    return not quiet and sys.stdin is not None and sys.stdin.isatty()
+    """A person at a terminal: the question goes to stderr, the answer comes from stdin."""
+    return not quiet and all(s is not None and s.isatty() for s in (sys.stdin, sys.stderr))
 
 
 def watch_in_foreground(
