@@ -193,7 +193,7 @@ def test_a_snapshot_does_not_change_afterwards() -> None:
 @pytest.mark.parametrize(
     ("ending", "callout"),
     [
-        ({"stop_reason": "cancelled", "interrupted": True}, "**The reply was cancelled**"),
+        ({"stop_reason": "cancelled", "interrupted": True}, "the turn was cancelled."),
         ({"stop_reason": "max_tokens"}, "**The reply was cut off:**"),
         ({"stop_reason": "refusal"}, "**The model declined to answer**"),
         ({"stop_reason": "error", "interrupted": True}, "**The reply was interrupted**"),

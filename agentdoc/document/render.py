@@ -164,7 +164,8 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
     if reply.error is not None:
         head = f"**The reply failed:** {_one_line(reply.error)}"
     elif reply.stop_reason == "cancelled":
-        head = "**The reply was cancelled** before it finished."
+        # Same opening as any interruption: history.py knows an unfinished reply by it.
+        head = "**The reply was interrupted** before it finished: the turn was cancelled."
     else:
         head = "**The reply was interrupted** before it finished."
     lines = [UNANSWERED_MARK] if pending else []
