@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agentdoc.agents import BlockEnd, BlockStart, MessageStart, ReplyBuilder, ThinkingPart
 from agentdoc.agents.claude.events import Result
-from agentdoc.agents.claude.reply import ReplyBuilder, ThinkingPart
 from agentdoc.agents.claude.stream import iter_lines, parse_line
+from agentdoc.agents.claude.translate import Translator
 from agentdoc.agents.claude.usage import RUNNING_COST_KEY, model_name, own_result, turn_cost
 from agentdoc.document.thinking import OMITTED, render_section
 from tests.conftest import TRANSCRIPTS
@@ -85,11 +86,12 @@ def test_one_model_name_whichever_line_tells_it() -> None:
     models = set()
     for turn in turns[:2]:
         for skip_init in (False, True):  # a turn whose `init` was not seen names it the same
-            builder = ReplyBuilder()
+            translator, builder = Translator(), ReplyBuilder()
             for line in turn:
                 event = parse_line(line)
                 if event is not None and not (skip_init and event.type == "init"):
-                    builder.feed(event)
+                    for neutral in translator.feed(event):
+                        builder.feed(neutral)
             models.add(builder.reply.model)
     assert models == {"claude-opus-4-8"}
 
@@ -120,3 +122,14 @@ def test_signature_only_thinking_is_said_to_be_omitted(
     section = render_section(1, STARTED, "s1", parts)
     assert section.count(OMITTED) == omitted
     assert section.startswith('<a id="turn-1"></a>\n## Turn 1')
+
+
+def test_an_ended_thinking_block_without_text_is_kept_to_be_told() -> None:
+    builder = ReplyBuilder()
+    for event in (MessageStart("m1"), BlockStart(0, "thinking"), BlockEnd(0, "")):
+        builder.feed(event)
+    assert builder.reply.thinking == (ThinkingPart("", redacted=False, committed=True),)
+    streaming = ReplyBuilder()
+    for event in (MessageStart("m1"), BlockStart(0, "thinking")):
+        streaming.feed(event)
+    assert streaming.reply.thinking == ()  # not ended yet: nothing to say

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from agentdoc.agents import spawn
+from agentdoc.agents import start_turn
 from agentdoc.cli.asker import TerminalAsker, refusals
 from agentdoc.cli.echo import ReplyEcho
 from agentdoc.cli.interrupt import stop_on_signals
@@ -90,7 +90,7 @@ def run_turn(
             session=session,
             on_progress=asker or report,
             cancel=cancel,
-            launcher=pool.launcher(path.absolute()) if pool is not None else spawn,
+            launcher=pool.launcher(path.absolute()) if pool is not None else start_turn,
         )
         with stop_on_signals(cancel) as caught:
             outcome = runner.run()
