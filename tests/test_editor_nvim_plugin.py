@@ -18,6 +18,7 @@ import pytest
 
 from agentdoc.cli import recipes
 from tests.conftest import FakeClaude, wait_for
+from tests.e2e_support import REPO_ROOT
 from tests.process_support import state_of
 from tests.test_editor_neovim import HeadlessNvim, find_nvim
 
@@ -65,6 +66,7 @@ def start_nvim(tmp_path: Path) -> Iterator[Callable[..., Nvim]]:
             # The agentdoc under test first on PATH, as `pipx install` would put it.
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
             "HOME": str(home),
+            "PYTHONPATH": str(REPO_ROOT),  # that agentdoc is this checkout
             "XDG_CONFIG_HOME": str(scratch / "config"),
             "XDG_DATA_HOME": str(scratch / "data"),
             "XDG_STATE_HOME": str(scratch / "state"),

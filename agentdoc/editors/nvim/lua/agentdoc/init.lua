@@ -273,9 +273,9 @@ function M.run()
   vim.cmd("silent update")
   local entry = {}
   entry.id = job({ "run", "--quiet", path }, function(code, stderr)
-    jobs[buf] = nil
     reload(buf)
-    follow_status(buf)
+    follow_status(buf) -- while the job is still ours: its own failure is told below, once
+    jobs[buf] = nil
     if entry.cancelled then
       notify("the reply was cancelled", vim.log.levels.INFO)
     elseif code ~= 0 then
