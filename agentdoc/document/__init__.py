@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.render import render_body as render_body
     from agentdoc.document.render import render_final as render_final
     from agentdoc.document.render import render_problem as render_problem
+    from agentdoc.document.render import render_refusal as render_refusal
     from agentdoc.document.render import render_tool as render_tool
     from agentdoc.document.seal import escape_reply as escape_reply
     from agentdoc.document.seal import seal_reply as seal_reply
@@ -97,7 +98,13 @@ __all__, __getattr__ = lazy_exports(
             "parse",
             "strip_comments",
         ),
-        "render": ("render_body", "render_final", "render_problem", "render_tool"),
+        "render": (
+            "render_body",
+            "render_final",
+            "render_problem",
+            "render_refusal",
+            "render_tool",
+        ),
         "seal": ("escape_reply", "seal_reply"),
         "splice": (
             "STREAMING_MARK",

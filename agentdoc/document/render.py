@@ -176,6 +176,19 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
     return "\n".join(lines)
 
 
+def render_refusal(message: str, document_name: str) -> str:
+    """The notice for a prompt refused before anything was sent; the prompt stays pending."""
+    return "\n".join(
+        [
+            UNANSWERED_MARK,
+            "> [!WARNING]",
+            f"> **Not sent:** {_one_line(message)}",
+            "> Your prompt above is still pending: change it and save, or run "
+            f"`agentdoc run {document_name}` once the file can be sent.",
+        ]
+    )
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 

@@ -34,11 +34,13 @@ from agentdoc.document import (
     WriteLedger,
     render_body,
     render_final,
+    render_refusal,
     sidecar_link,
 )
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.turn import detect, history, journal, status
 from agentdoc.turn.approvals import Approvals
+from agentdoc.turn.includes import IncludeRefused
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
@@ -119,16 +121,20 @@ class TurnRunner:
                 known,
             )
         prompt = self._writer.prompt = sub.prompt
-        plan = prepare_turn(
-            self.path,
-            doc,
-            prompt,
-            self.mode,
-            self.settings,
-            session=self.session,
-            model=self.model,
-            environ=self.environ,
-        )
+        try:
+            plan = prepare_turn(
+                self.path,
+                doc,
+                prompt,
+                self.mode,
+                self.settings,
+                session=self.session,
+                model=self.model,
+                environ=self.environ,
+            )
+        except IncludeRefused as exc:
+            self._refuse(doc.turn_count() + 1, exc)
+            raise
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
@@ -146,6 +152,12 @@ class TurnRunner:
             raise
         finally:
             self._journal.close()
+
+    def _refuse(self, turn: int, exc: IncludeRefused) -> None:
+        """Nothing was sent: say why where the reply would be; the prompt stays pending."""
+        self._writer.open()
+        self._writer.close(render_refusal(str(exc), self.path.name), None, next_prompt=False)
+        self._status.report(turn, "failed", 0, None, str(exc))
 
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
         # Started before the document is touched: a CLI that cannot start (missing, not

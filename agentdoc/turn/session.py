@@ -18,6 +18,7 @@ conversation found" after all.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -29,11 +30,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.agents import AgentRequest, has_session, last_reply_text
+from agentdoc.agents import AgentRequest, ImagePart, has_session, last_reply_text
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history
+from agentdoc.turn import history, includes
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class Facts:
     # The text the target session holds of its last reply (None: unknown or not looked up).
     session_reply: str | None = None
     snapshot: history.Snapshot | None = None
+    images: tuple[ImagePart, ...] = ()  # the pictures the prompt names, read and checked
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,30 @@ def plan_turn(
     facts: Facts = Facts(),
 ) -> TurnPlan:
     """Decide start/resume/fork/rebuild for the pending ``prompt`` (pure, given ``facts``)."""
+    plan = _plan(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)
+    return _attach(plan, facts.images)
+
+
+def _attach(plan: TurnPlan, images: tuple[ImagePart, ...]) -> TurnPlan:
+    """The plan (and its fallback) with the prompt's pictures on the request."""
+    if not images:
+        return plan
+    fallback = None if plan.fallback is None else _attach(plan.fallback, images)
+    request = dataclasses.replace(plan.request, images=images)
+    return dataclasses.replace(plan, request=request, fallback=fallback)
+
+
+def _plan(
+    path: Path,
+    doc: Document,
+    prompt: str,
+    mode: Mode,
+    settings: Settings,
+    *,
+    session: str | None,
+    model: str | None,
+    facts: Facts,
+) -> TurnPlan:
     target, fork = resume_target(doc, session)
     if mode == "resume" and not target:
         raise AgentdocError(
@@ -269,15 +295,33 @@ def prepare_turn(
     model: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> TurnPlan:
-    """Gather the facts (session store, history snapshot), then `plan_turn`."""
+    """Gather the facts (includes, session store, history snapshot), then `plan_turn`.
+
+    Raises `IncludeRefused` before anything is sent when the prompt names a file or picture
+    it may not send.
+    """
+    cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
+    context = includes.resolve(prompt, includes.place_for(cwd, settings.add_dirs), limits(settings))
     target, _fork = resume_target(doc, session)
     found = reply = None
     if target is not None and mode != "start":
         env = os.environ if environ is None else environ
-        cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
         found = has_session(env, target, cwd)
         # Only an interrupted reply needs the session's own copy of it.
         if found and history.unfinished_reply(doc) is not None:
             reply = last_reply_text(env, target, cwd)
-    facts = Facts(session_found=found, session_reply=reply, snapshot=history.read_snapshot(path))
-    return plan_turn(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)
+    facts = Facts(
+        session_found=found,
+        session_reply=reply,
+        snapshot=history.read_snapshot(path),
+        images=context.images,
+    )
+    return plan_turn(
+        path, doc, context.text, mode, settings, session=session, model=model, facts=facts
+    )
+
+
+def limits(settings: Settings) -> includes.Limits:
+    return includes.Limits(
+        settings.include_file_limit, settings.include_prompt_limit, settings.image_limit
+    )

@@ -27,6 +27,7 @@ from agentdoc.agents.base.events import (
     Usage,
 )
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream
+from agentdoc.agents.base.prompt import ImagePart, ImageType
 
 __all__ = [
     "END",
@@ -37,6 +38,8 @@ __all__ = [
     "BlockStart",
     "EndOfStream",
     "Event",
+    "ImagePart",
+    "ImageType",
     "MessageStart",
     "MessageStop",
     "Notice",

@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.agents.base import ImagePart
 from agentdoc.agents.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
+from agentdoc.agents.claude.prompt import neutralise, user_message
 from agentdoc.agents.claude.stream import iter_lines
 from agentdoc.config import Settings
 from agentdoc.errors import ClaudeNotFound
@@ -50,6 +52,8 @@ class AgentRequest:
     # The document's exchange this request creates (never in argv): a warm process is reused
     # only for the turn right after the last one it ran, so it has seen every earlier turn.
     turn: int = 0
+    # Pictures the prompt names, checked and read by agentdoc; sent after the text.
+    images: tuple[ImagePart, ...] = ()
 
 
 class ClaudeCannotStart(ClaudeNotFound):
@@ -100,7 +104,8 @@ def build_argv(
         "--verbose",
         "--include-partial-messages",
     ]
-    if warm:
+    if warm or request.images:
+        # Pictures travel only as content blocks of a stream-json user message.
         argv.append("--input-format=stream-json")
     if request.resume:
         argv.append(f"--resume={request.resume}")
@@ -323,7 +328,14 @@ def spawn(
     check_argv(argv)
     env = build_env(os.environ if environ is None else environ, settings)
     log.debug("running %s in %s", argv, request.cwd)
-    return ClaudeProcess(argv, request.cwd, env, request.prompt).start()
+    return ClaudeProcess(argv, request.cwd, env, stdin_text(request)).start()
+
+
+def stdin_text(request: AgentRequest) -> str:
+    """What a one-shot CLI reads: the prompt, or one user message when pictures go with it."""
+    if request.images:
+        return user_message(request.prompt, request.images).decode("utf-8")
+    return neutralise(request.prompt)
 
 
 def popen_claude(

@@ -29,7 +29,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentdoc.agents.base import ImagePart
 from agentdoc.agents.claude.process import ClaudeProcess, popen_claude
+from agentdoc.agents.claude.prompt import user_message
 
 log = logging.getLogger(__name__)
 
@@ -96,11 +98,6 @@ def protect_rules(paths: Iterable[Path]) -> tuple[str, ...]:
         if path.is_dir() or not path.suffix:
             rules.append(f"Edit(/{path}/**)")
     return tuple(rules)
-
-
-def user_message(prompt: str) -> bytes:
-    message = {"type": "user", "message": {"role": "user", "content": prompt}}
-    return (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def control_request(request_id: str, subtype: str) -> bytes:
@@ -189,13 +186,13 @@ class WarmProcess:
                 return False
         return True
 
-    def begin(self, prompt: str, turn: int = 0) -> WarmTurn:
+    def begin(self, prompt: str, turn: int = 0, images: tuple[ImagePart, ...] = ()) -> WarmTurn:
         """Send a prompt; the returned turn reads its events. One turn at a time."""
         assert self._turn is None, "a warm process runs one turn at a time"
         self.turns += 1
         self.last_turn = turn
         self._turn = WarmTurn(self, len(self._stderr))
-        if not self.write(user_message(prompt)):
+        if not self.write(user_message(prompt, images)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
         return self._turn
 
