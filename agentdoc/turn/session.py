@@ -65,6 +65,7 @@ class Facts:
     session_reply: str | None = None
     snapshot: history.Snapshot | None = None
     images: tuple[ImagePart, ...] = ()  # the pictures the prompt names, read and checked
+    archived: str = ""  # the transcript of the exchanges moved to the document's archive
 
 
 @dataclass(frozen=True)
@@ -205,8 +206,9 @@ def _new_session(
     settings: Settings,
     model: str | None,
     note: str | None,
+    archived: str = "",
 ) -> TurnPlan:
-    known = doc.transcript()
+    known = history.joined(archived, doc.transcript())
     seeded = compose_prompt(prompt, transcript=known)
     request = _request(path, doc, settings, model, seeded, session_id=str(uuid.uuid4()))
     return TurnPlan(request, doc.turn_count() + 1, True, known, note)
@@ -254,7 +256,7 @@ def _plan(
             f"{path} has no session to resume yet; use `agentdoc start` or `agentdoc run`"
         )
     if mode == "start" or target is None:
-        return _new_session(path, doc, prompt, settings, model, _fork_note(doc))
+        return _new_session(path, doc, prompt, settings, model, _fork_note(doc), facts.archived)
     if facts.session_found is False:
         if session:
             folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
@@ -262,10 +264,11 @@ def _plan(
                 f"session {session} was not found for the folder {folder}; "
                 "Claude keeps sessions per folder (and per $HOME / $CLAUDE_CONFIG_DIR)"
             )
-        return _new_session(path, doc, prompt, settings, model, LOST_NOTE)
+        return _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived)
+    known = history.joined(facts.archived, doc.transcript())
     text = compose_prompt(
         prompt,
-        edits=history.history_edits(facts.snapshot, doc, target),
+        edits=history.history_edits(facts.snapshot, known, target),
         unfinished=history.unfinished_to_send(history.unfinished_reply(doc), facts.session_reply),
     )
     request = _request(
@@ -279,9 +282,13 @@ def _plan(
         session_id=str(uuid.uuid4()) if fork else None,
     )
     # An explicitly named session is never silently replaced by a new one.
-    fallback = None if session else _new_session(path, doc, prompt, settings, model, LOST_NOTE)
+    fallback = (
+        None
+        if session
+        else _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived)
+    )
     note = _fork_note(doc) if fork else None
-    return TurnPlan(request, doc.turn_count() + 1, fork, doc.transcript(), note, fallback)
+    return TurnPlan(request, doc.turn_count() + 1, fork, known, note, fallback)
 
 
 def prepare_turn(
@@ -315,6 +322,7 @@ def prepare_turn(
         session_reply=reply,
         snapshot=history.read_snapshot(path),
         images=context.images,
+        archived=history.archived_transcript(path, doc),
     )
     return plan_turn(
         path, doc, context.text, mode, settings, session=session, model=model, facts=facts
