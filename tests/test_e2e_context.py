@@ -166,3 +166,42 @@ def test_a_picture_reaches_the_api_from_a_warm_cli(
     source = images[0]["source"]
     assert isinstance(source, dict)
     assert base64.b64decode(source["data"]) == PNG
+
+
+def test_an_archived_conversation_resumes_and_rebuilds_with_its_history(
+    tmp_path: Path, work: Path, settings: Settings
+) -> None:
+    from agentdoc.document import archive_path
+    from agentdoc.turn import archive_document
+
+    doc = work / "long.md"
+    answers = [[{"type": "text", "text": f"Answer {n}."}] for n in range(1, 6)]
+    with FakeMessagesAPI(answers) as api:
+        env = claude_env(api, tmp_path / "home")
+        for n in range(1, 4):
+            text = doc.read_text() if doc.exists() else DOC
+            doc.write_text(text + f"Question {n}?\n")
+            assert TurnRunner(doc, settings, environ=env).run().state == "done"
+        archive_document(doc, keep=1)
+        assert "Question 1?" in archive_path(doc).read_text()
+        assert "Question 1?" not in doc.read_text()
+
+        doc.write_text(doc.read_text() + "Question 4?\n")
+        resumed = TurnRunner(doc, settings, environ=env).run()
+        assert resumed.state == "done" and resumed.turn == 4
+        sent_resumed = api.wait_for_requests(4)[-1].user_texts()[-1]
+
+        doc.write_text(doc.read_text() + "Question 5?\n")
+        rebuilt = TurnRunner(doc, settings, mode="start", environ=env).run()
+        assert rebuilt.state == "done" and rebuilt.turn == 5
+        sent_rebuilt = api.wait_for_requests(5)[-1].user_texts()[-1]
+
+    # The resumed session knew everything: the new prompt alone, no edit diff, no transcript.
+    assert sent_resumed == "Question 4?"
+    # The rebuilt session's first prompt carries the archived exchanges, then the rest.
+    for text in ("Question 1?", "Answer 1.", "Question 3?", "Answer 4.", "Question 5?"):
+        assert text in sent_rebuilt
+    assert sent_rebuilt.index("Answer 1.") < sent_rebuilt.index("Answer 4.")
+    final = document.parse(doc.read_text())
+    assert (final.meta.archived, final.turn_count()) == (2, 5)
+    assert "Answer 5." in final.turns[-2].content
