@@ -197,6 +197,21 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
+def context_gauge(
+    used: int | None, size: int | None, document_name: str, hint_at: float = 0.8
+) -> str | None:
+    """The footer's context figure (``45k/200k context``), with a hint once it is nearly full."""
+    if not used or not size:
+        return None
+    gauge = f"{_tokens(used)}/{_tokens(size)} context"
+    if hint_at >= 1 or used < hint_at * size:
+        return gauge
+    return (
+        f"{gauge} ({100 * used / size:.0f}%): nearly full, so ask for a summary and continue "
+        f"from it in a new document (`agentdoc archive {document_name}` only shortens this file)"
+    )
+
+
 def render_footer(
     reply: Reply, elapsed: float, thinking_link: str | None, note: str | None = None
 ) -> str:
