@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from agentdoc.agents.claude.process import AgentRequest, build_argv, stdin_text
 from agentdoc.agents.claude.prompt import WORD_JOINER, neutralise, user_content
 from agentdoc.config import Settings
+from agentdoc.document import parse
 from agentdoc.turn.includes import (
     IncludeRefused,
     Limits,
@@ -22,6 +24,7 @@ from agentdoc.turn.includes import (
     place_for,
     resolve,
 )
+from tests.conftest import FakeClaude
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
@@ -237,3 +240,33 @@ def test_an_unreadable_file_is_refused(tree: Path) -> None:
     locked.chmod(0)
     with pytest.raises(IncludeRefused, match=r"locked\.txt cannot be read"):
         resolve("@locked.txt", place(tree))
+
+
+def test_the_daemon_shows_a_refusal_and_sends_the_fixed_prompt(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    from tests.conftest import wait_for
+    from tests.test_daemon import DOC, Running, make_daemon, state_of
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (tmp_path / "secret.txt").write_text("SECRET\n")
+    (folder / "ok.txt").write_text("fine\n")
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)) as daemon:
+        doc.write_text(DOC + "Read @x\n@../secret.txt\n")
+        wait_for(lambda: "**Not sent:**" in doc.read_text(), what="the refusal notice")
+        wait_for(lambda: state_of(doc) == "error", what="the error status")
+        # A save racing the daemon's bookkeeping of the failure would count as already seen.
+        wait_for(lambda: daemon._docs[doc].thread is None, what="the daemon to settle the turn")
+        assert fake.calls() == []
+        parsed = parse(doc.read_text())
+        assert parsed.pending_prompt() == "Read @x\n@../secret.txt"
+        text = doc.read_text().replace("@../secret.txt", "@ok.txt")
+        doc.write_text(text)
+        wait_for(lambda: "plain reply from the mock" in doc.read_text(), what="the reply")
+    assert "**Not sent:**" not in doc.read_text()
+    [call] = fake.calls()
+    assert "fine" in call["stdin"] and "SECRET" not in call["stdin"]
