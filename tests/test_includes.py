@@ -14,6 +14,7 @@ from agentdoc.agents.claude.prompt import WORD_JOINER, neutralise, user_content
 from agentdoc.config import Settings
 from agentdoc.document import parse
 from agentdoc.turn.includes import (
+    MAX_MATCHES,
     IncludeRefused,
     Limits,
     Place,
@@ -114,6 +115,8 @@ def test_files_inside_the_folder_are_sent_under_their_paths(
         ("src/*.rs", "matches no file"),
         ("src/data.bin", "binary"),
         ("src", "is a folder"),
+        ("/etc/*", "outside the folders"),  # refused before the walk
+        ("../*.txt", "outside the folders"),
     ],
 )
 def test_refusals_name_the_path(tree: Path, token: str, says: str) -> None:
@@ -126,8 +129,22 @@ def test_refusals_name_the_path(tree: Path, token: str, says: str) -> None:
 
 def test_a_file_over_the_cap_is_refused_before_it_is_read(tree: Path) -> None:
     (tree / "big.log").write_bytes(b"x" * 10 * 1024 * 1024)
-    with pytest.raises(IncludeRefused, match=r"big\.log is 10 MB, over the 256 KB cap"):
+    with pytest.raises(IncludeRefused, match=r"@big\.log is 10 MB, over the 256 KB cap"):
         resolve("@big.log", place(tree))
+
+
+def test_a_glob_matching_too_many_files_is_refused(tree: Path) -> None:
+    many = tree / "many"
+    many.mkdir()
+    for n in range(MAX_MATCHES + 1):
+        (many / f"{n}.txt").write_text("x")
+    with pytest.raises(IncludeRefused, match=f"matches more than {MAX_MATCHES} files"):
+        resolve("@many/*.txt", place(tree))
+
+
+def test_a_missing_file_says_how_to_send_the_text(tree: Path) -> None:
+    with pytest.raises(IncludeRefused, match="put it in backticks"):
+        resolve("@team", place(tree))
 
 
 def test_the_prompt_cap_counts_every_file(tree: Path) -> None:

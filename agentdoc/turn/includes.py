@@ -18,10 +18,11 @@ where the CLI is driven).
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -124,20 +125,16 @@ def image_targets(prompt: str) -> list[str]:
 def resolve(prompt: str, place: Place, limits: Limits = Limits()) -> Context:
     """The prompt to send with its includes read in and its pictures attached (or a refusal)."""
     code = code_lines(prompt)
+    reader = _Reader(place, limits, limits.prompt_bytes)
     out: list[str] = []
-    files: list[str] = []
-    budget = [limits.prompt_bytes]
     for number, line in enumerate(prompt.split("\n")):
         tokens = None if number in code else include_tokens(line)
         if tokens is None:
             out.append(line)
             continue
-        for token in tokens:
-            for shown, text in _read_token(token, place, limits, budget):
-                files.append(shown)
-                out.append(_block(shown, text))
+        out.extend(_block(shown, text) for token in tokens for shown, text in reader.read(token))
     images = tuple(_image(target, place, limits) for target in image_targets(prompt))
-    return Context("\n".join(out), images, tuple(files))
+    return Context("\n".join(out), images, tuple(reader.files))
 
 
 def _block(shown: str, text: str) -> str:
@@ -147,23 +144,30 @@ def _block(shown: str, text: str) -> str:
     return f"Contents of `{shown}`:\n{fence}\n{body}{fence}"
 
 
-def _read_token(
-    token: str, place: Place, limits: Limits, budget: list[int]
-) -> list[tuple[str, str]]:
-    names = _expand(token, place)
-    found: list[tuple[str, str]] = []
-    for name in names:
-        path = _checked(name, place, token)
-        text = _text(name, path, limits)
-        size = len(text.encode("utf-8"))
-        if size > budget[0]:
-            raise IncludeRefused(
-                f"@{token}: {name} would take the prompt's includes over "
-                f"{_size(limits.prompt_bytes)} (include_prompt_limit); include fewer files"
-            )
-        budget[0] -= size
-        found.append((name, text))
-    return found
+@dataclass
+class _Reader:
+    """Reads the files of one prompt's include tokens, within the per-prompt budget."""
+
+    place: Place
+    limits: Limits
+    left: int  # bytes the prompt may still include
+    files: list[str] = field(default_factory=list)
+
+    def read(self, token: str) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        for name in _expand(token, self.place):
+            label = f"@{token}" if token == name else f"@{token} ({name})"
+            text = _text(label, _checked(name, self.place, label), self.limits)
+            size = len(text.encode("utf-8"))
+            if size > self.left:
+                raise IncludeRefused(
+                    f"{label} would take the prompt's includes over "
+                    f"{_size(self.limits.prompt_bytes)} (include_prompt_limit); include fewer files"
+                )
+            self.left -= size
+            self.files.append(name)
+            found.append((name, text))
+        return found
 
 
 def _expand(token: str, place: Place) -> list[str]:
@@ -171,66 +175,78 @@ def _expand(token: str, place: Place) -> list[str]:
     if not _GLOB.search(token):
         return [token]
     pattern = os.path.expanduser(token)
-    matches = sorted(glob.glob(pattern, root_dir=place.cwd, recursive=True))
-    files = [m for m in matches if not (place.cwd / m).is_dir()]
+    # Walk only where reading is allowed: `@/**/*` must not search the whole disk first.
+    _checked(_static_prefix(pattern) or ".", place, f"@{token}", folder_ok=True)
+    files: list[str] = []
+    for match in glob.iglob(pattern, root_dir=place.cwd, recursive=True):
+        if not (place.cwd / match).is_dir():
+            files.append(match)
+        if len(files) > MAX_MATCHES:
+            raise IncludeRefused(
+                f"@{token} matches more than {MAX_MATCHES} files; narrow the pattern"
+            )
     if not files:
         raise IncludeRefused(f"@{token} matches no file in {place.cwd}")
-    if len(files) > MAX_MATCHES:
-        raise IncludeRefused(
-            f"@{token} matches {len(files)} files (at most {MAX_MATCHES}); narrow the pattern"
-        )
-    return files
+    return sorted(files)
 
 
-def _checked(name: str, place: Place, token: str) -> Path:
+def _static_prefix(pattern: str) -> str:
+    """The folder part of a glob before its first wildcard (``src`` of ``src/**/*.py``)."""
+    parts = Path(pattern).parts
+    fixed = list(itertools.takewhile(lambda part: not _GLOB.search(part), parts[:-1]))
+    return str(Path(*fixed)) if fixed else ""
+
+
+def _checked(name: str, place: Place, label: str, *, folder_ok: bool = False) -> Path:
     """The real file ``name`` leads to, if it is inside the allowed folders."""
-    what = f"@{token}" if token == name else f"@{token} ({name})"
     candidate = place.cwd / Path(name).expanduser()
     try:
         real = candidate.resolve(strict=True)
     except FileNotFoundError:
-        raise IncludeRefused(f"{what}: no such file in {place.cwd}") from None
+        raise IncludeRefused(
+            f"{label}: no such file in {place.cwd} (to send the `@` as text, put it in backticks)"
+        ) from None
     except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long…
-        raise IncludeRefused(f"{what}: cannot be read ({exc})") from None
+        raise IncludeRefused(f"{label}: cannot be read ({exc})") from None
     if not any(real.is_relative_to(root) for root in place.roots):
         raise IncludeRefused(
-            f"{what} is outside the folders a prompt may read ({_roots(place)}); "
+            f"{label} is outside the folders a prompt may read ({_roots(place)}); "
             "add its folder to add_dirs in your agentdoc config to allow it"
         )
-    if real.is_dir():
-        raise IncludeRefused(f"{what} is a folder; name its files, e.g. @{name.rstrip('/')}/*")
+    if real.is_dir() and not folder_ok:
+        raise IncludeRefused(f"{label} is a folder; name its files, e.g. @{name.rstrip('/')}/*")
     return real
 
 
-def _text(name: str, path: Path, limits: Limits) -> str:
-    data = _read(name, path, limits.file_bytes, "include_file_limit")
+def _text(label: str, path: Path, limits: Limits) -> str:
+    data = _read(label, path, limits.file_bytes, "include_file_limit")
     if b"\0" in data[:BINARY_PROBE]:
-        raise IncludeRefused(f"@{name} is a binary file; only text files can be included")
+        raise IncludeRefused(f"{label} is a binary file; only text files can be included")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise IncludeRefused(
-            f"@{name} is not UTF-8 text (a binary file?); only text files can be included"
+            f"{label} is not UTF-8 text (a binary file?); only text files can be included"
         ) from None
 
 
-def _read(name: str, path: Path, cap: int, key: str) -> bytes:
+def _read(label: str, path: Path, cap: int, key: str) -> bytes:
     try:
         size = path.stat().st_size
         if size > cap:
-            raise IncludeRefused(f"{name} is {_size(size)}, over the {_size(cap)} cap ({key})")
+            raise IncludeRefused(f"{label} is {_size(size)}, over the {_size(cap)} cap ({key})")
         return path.read_bytes()
     except OSError as exc:
-        raise IncludeRefused(f"{name} cannot be read: {exc.strerror or exc}") from None
+        raise IncludeRefused(f"{label} cannot be read: {exc.strerror or exc}") from None
 
 
 def _image(target: str, place: Place, limits: Limits) -> ImagePart:
-    path = _checked(target, place, target)
-    data = _read(target, path, limits.image_bytes, "image_limit")
+    label = f"![…]({target})"
+    data = _read(label, _checked(target, place, label), limits.image_bytes, "image_limit")
     kind = image_type(data)
     if kind is None:
         raise IncludeRefused(
-            f"![…]({target}) is not a PNG, JPEG, GIF or WebP picture; only those can be sent"
+            f"{label} is not a PNG, JPEG, GIF or WebP picture; only those can be sent"
         )
     return ImagePart(target, kind, data)
 
