@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.claude.process import AgentRequest, build_argv, stdin_text
+from agentdoc.agents import AgentRequest
+from agentdoc.agents.claude.process import build_argv, stdin_text
 from agentdoc.agents.claude.prompt import WORD_JOINER, neutralise, user_content
 from agentdoc.config import Settings
 from agentdoc.document import parse
