@@ -205,3 +205,22 @@ def test_an_archived_conversation_resumes_and_rebuilds_with_its_history(
     final = document.parse(doc.read_text())
     assert (final.meta.archived, final.turn_count()) == (2, 5)
     assert "Answer 5." in final.turns[-2].content
+
+
+def test_the_context_used_reaches_the_footer_and_the_status_file(
+    tmp_path: Path, work: Path
+) -> None:
+    from agentdoc.turn.status import read_status
+
+    doc = work / "chat.md"
+    ask(doc, "Hello?")
+    settings = Settings(claude=str(require_claude()), flush_interval=0.05, context_hint=0.000001)
+    with FakeMessagesAPI([OK]) as api:
+        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+    assert outcome.state == "done"
+    status = read_status(doc)
+    assert status is not None and status.context_used and status.context_size
+    assert status.context_used < status.context_size
+    footer = doc.read_text().split("Noted.")[1]
+    assert " context (0%): nearly full" in footer  # past the (tiny) threshold: the hint
+    assert "agentdoc archive chat.md" in footer

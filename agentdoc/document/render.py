@@ -234,7 +234,13 @@ def context_gauge(
 
 
 def render_footer(
-    reply: Reply, elapsed: float, thinking_link: str | None, note: str | None = None
+    reply: Reply,
+    elapsed: float,
+    thinking_link: str | None,
+    note: str | None = None,
+    *,
+    document_name: str = "",
+    context_hint: float = 0.8,
 ) -> str:
     bits: list[str] = []
     if reply.model:
@@ -248,6 +254,11 @@ def render_footer(
         if usage.cost_usd:
             bits.append(f"${usage.cost_usd:.3f}")
     bits.append(f"{elapsed:.1f} s")
+    if usage is not None:
+        gauge = context_gauge(
+            usage.context_used, usage.context_size, html.escape(document_name), context_hint
+        )
+        bits.extend([gauge] if gauge else [])
     if thinking_link:
         bits.append(f"[thinking]({thinking_link})")
     if note:
@@ -266,11 +277,21 @@ def render_final(
     note: str | None = None,
     pending: bool = False,
     approvals: Mapping[str, str] | None = None,
+    context_hint: float = 0.8,
 ) -> str:
     chunks = [render_body(reply, final=True, approvals=approvals)]
     problem = render_problem(reply, document_name, pending=pending)
     if problem:
         chunks.append(problem)
     if footer:
-        chunks.append(render_footer(reply, elapsed, thinking_link, note))
+        chunks.append(
+            render_footer(
+                reply,
+                elapsed,
+                thinking_link,
+                note,
+                document_name=document_name,
+                context_hint=context_hint,
+            )
+        )
     return "\n\n".join(c for c in chunks if c)

@@ -365,6 +365,7 @@ class TurnRunner:
             note=plan.note,
             pending=pending,
             approvals=self._approvals.shown,
+            context_hint=self.settings.context_hint,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id
@@ -431,4 +432,6 @@ class TurnRunner:
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
-        self._status.report(turn, state, chars, session_id, detail, tokens)
+        usage = reply.usage if reply is not None else None
+        context = (usage.context_used, usage.context_size) if usage else (None, None)
+        self._status.report(turn, state, chars, session_id, detail, tokens, context)
