@@ -59,7 +59,7 @@ def test_claude_reports_the_last_calls_prompt_and_answer_against_the_window() ->
         event
         for line in lines.splitlines()
         if line.strip() and (parsed := parse_line(line)) is not None
-        for event in translator.feed(parsed)  # type: ignore[arg-type]
+        for event in translator.feed(parsed)
         if isinstance(event, TurnEnd)
     ]
     [end] = ends

@@ -288,3 +288,25 @@ def test_the_daemon_shows_a_refusal_and_sends_the_fixed_prompt(
     assert "**Not sent:**" not in doc.read_text()
     [call] = fake.calls()
     assert "fine" in call["stdin"] and "SECRET" not in call["stdin"]
+
+
+def test_an_agent_that_takes_no_pictures_refuses_before_anything_is_sent(tmp_path: Path) -> None:
+    from agentdoc.errors import PromptRefused
+    from agentdoc.turn.runner import TurnRunner
+
+    (tmp_path / "pic.png").write_bytes(PNG)
+    doc = tmp_path / "chat.md"
+    doc.write_text("---\nagentdoc: {}\n---\n\n## User\n\nWhat is this? ![p](pic.png)\n")
+    seen: list[AgentRequest] = []
+
+    def no_pictures(request: AgentRequest, settings: Settings, environ: object) -> object:
+        seen.append(request)
+        raise PromptRefused("this agent does not accept pictures; remove ![…](pic.png)")
+
+    runner = TurnRunner(doc, Settings(), launcher=no_pictures)  # type: ignore[arg-type]
+    with pytest.raises(PromptRefused):
+        runner.run()
+    assert [len(r.images) for r in seen] == [1]
+    text = doc.read_text()
+    assert "**Not sent:** this agent does not accept pictures" in text
+    assert parse(text).pending_prompt() == "What is this? ![p](pic.png)"

@@ -30,7 +30,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from agentdoc.agents import ImagePart, ImageType
-from agentdoc.errors import AgentdocError
+from agentdoc.errors import PromptRefused
 
 _TOKEN = re.compile(r'@"([^"]+)"|@(\S+)')
 _INCLUDE_LINE = re.compile(r'[ \t]*(?:(?:@"[^"]+"|@\S+)[ \t]*)+')
@@ -48,7 +48,7 @@ _SIGNATURES: tuple[tuple[bytes, int, ImageType], ...] = (
 )
 
 
-class IncludeRefused(AgentdocError):
+class IncludeRefused(PromptRefused):
     """A file or picture the prompt names may not be sent; the prompt stays pending."""
 
 

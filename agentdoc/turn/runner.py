@@ -39,10 +39,9 @@ from agentdoc.document import (
     render_refusal,
     sidecar_link,
 )
-from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
+from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt, PromptRefused
 from agentdoc.turn import detect, history, journal, status
 from agentdoc.turn.approvals import Approvals
-from agentdoc.turn.includes import IncludeRefused
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
@@ -134,7 +133,7 @@ class TurnRunner:
                 model=self.model,
                 environ=self.environ,
             )
-        except IncludeRefused as exc:
+        except PromptRefused as exc:
             self._refuse(doc.turn_count() + 1, exc)
             raise
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
@@ -155,7 +154,7 @@ class TurnRunner:
         finally:
             self._journal.close()
 
-    def _refuse(self, turn: int, exc: IncludeRefused) -> None:
+    def _refuse(self, turn: int, exc: PromptRefused) -> None:
         """Nothing was sent: say why where the reply would be; the prompt stays pending."""
         self._writer.open()
         self._writer.close(render_refusal(str(exc), self.path.name), None, next_prompt=False)
@@ -164,7 +163,11 @@ class TurnRunner:
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
         # Started before the document is touched: a CLI that cannot start (missing, not
         # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
-        proc = self._spawn(plan)
+        try:
+            proc = self._spawn(plan)
+        except PromptRefused as exc:  # e.g. pictures for an agent that takes none
+            self._refuse(plan.turn, exc)
+            raise
         try:
             self._writer.open()
         except BaseException:
