@@ -182,3 +182,18 @@ def test_move_is_pure(tmp_path: Path) -> None:
     assert moved is not None and moved.moved == 3
     assert "Question 3?" not in moved.document
     assert moved.document.endswith("## User\n\n")
+
+
+def test_a_lost_session_is_rebuilt_with_the_archived_history(tmp_path: Path) -> None:
+    from agentdoc.turn.session import Facts, plan_turn
+
+    doc = tmp_path / "long.md"
+    doc.write_text(conversation(4, pending="Next?"))
+    archive(doc, keep=1)
+    parsed = parse(doc.read_text())
+    facts = Facts(session_found=False, archived=history.archived_transcript(doc, parsed))
+    plan = plan_turn(doc, parsed, "Next?", "run", Settings(), facts=facts)
+    assert plan.new_session and plan.turn == 5
+    assert "Question 1?" in plan.request.prompt and "Question 4?" in plan.request.prompt
+    resumed = plan_turn(doc, parsed, "Next?", "run", Settings(), facts=Facts(session_found=True))
+    assert resumed.request.prompt == "Next?"  # the live session already knows it all
