@@ -26,6 +26,7 @@ from agentdoc.agents.base import (
     ToolCall,
     ToolUpdate,
     TurnEnd,
+    TurnMark,
     Usage,
 )
 from agentdoc.agents.claude import (
@@ -53,6 +54,7 @@ from agentdoc.agents.claude import (
     resolve_executable,
     spawn,
 )
+from agentdoc.agents.history import mark_turn, restore_files, unrestorable
 
 __all__ = [
     "AgentProcess",
@@ -85,6 +87,7 @@ __all__ = [
     "ToolPart",
     "ToolUpdate",
     "TurnEnd",
+    "TurnMark",
     "Usage",
     "WarmProcess",
     "WarmTurn",
@@ -93,8 +96,11 @@ __all__ = [
     "check_argv",
     "has_session",
     "last_reply_text",
+    "mark_turn",
     "parse_line",
     "protect_rules",
     "resolve_executable",
+    "restore_files",
     "spawn",
+    "unrestorable",
 ]

@@ -26,6 +26,7 @@ from agentdoc.agents.base.events import (
     TurnEnd,
     Usage,
 )
+from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream
 
 __all__ = [
@@ -51,5 +52,6 @@ __all__ = [
     "ToolCall",
     "ToolUpdate",
     "TurnEnd",
+    "TurnMark",
     "Usage",
 ]

@@ -20,6 +20,14 @@ from agentdoc.agents.claude.process import (
     spawn,
 )
 from agentdoc.agents.claude.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
+from agentdoc.agents.claude.rewind import (
+    SessionTurn,
+    changes_files,
+    files_unrestorable,
+    rewind_files,
+    session_last_turn,
+    session_turn,
+)
 from agentdoc.agents.claude.sessionstore import has_session, last_reply_text
 from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.warm import AgentProcess, WarmProcess, WarmTurn, protect_rules
@@ -33,6 +41,7 @@ __all__ = [
     "PermissionWithdrawn",
     "Reply",
     "ReplyBuilder",
+    "SessionTurn",
     "StreamError",
     "TextPart",
     "ThinkingPart",
@@ -41,11 +50,16 @@ __all__ = [
     "WarmTurn",
     "build_argv",
     "build_env",
+    "changes_files",
     "check_argv",
+    "files_unrestorable",
     "has_session",
     "last_reply_text",
     "parse_line",
     "protect_rules",
     "resolve_executable",
+    "rewind_files",
+    "session_last_turn",
+    "session_turn",
     "spawn",
 ]

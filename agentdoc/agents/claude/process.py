@@ -41,6 +41,9 @@ class AgentRequest:
     resume: str | None = None
     session_id: str | None = None
     fork: bool = False
+    # With `fork`: the fork ends at this point of the resumed session (the agent's own id of a
+    # turn's last message), so it holds only the turns up to there.
+    resume_at: str | None = None
     model: str | None = None
     effort: str | None = None
     append_system: str | None = None
@@ -106,6 +109,8 @@ def build_argv(
         argv.append(f"--resume={request.resume}")
         if request.fork:
             argv.append("--fork-session")
+            if request.resume_at:
+                argv.append(f"--resume-session-at={request.resume_at}")
     if request.session_id:
         argv.append(f"--session-id={request.session_id}")
     if request.model:
@@ -140,6 +145,9 @@ def build_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
     # A CLI started from inside another Claude Code session refuses to nest unless this is gone.
     env.pop("CLAUDECODE", None)
     env.setdefault("CLAUDE_CODE_MAX_RETRIES", str(settings.max_retries))
+    # The CLI backs up the files its tools change only with this set in print mode; `undo`
+    # restores them from those copies (see `rewind`).
+    env.setdefault("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING", "true")
     return env
 
 

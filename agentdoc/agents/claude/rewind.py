@@ -1,0 +1,263 @@
+"""A turn's place in the CLI's session file, what its tools did, and taking their edits back.
+
+Claude Code keeps every message of a session in its session file (see `sessionstore`), each
+record with a ``uuid`` and the ``parentUuid`` of the record before it, so one turn is the chain
+from its prompt record to its last assistant record. Two hidden flags of the CLI (2.1.197 and
+2.1.330 both accept them) build on those ids:
+
+* ``--resume=S --fork-session --resume-session-at=UUID`` continues a copy of session S that ends
+  with the assistant record UUID: a true fork at an earlier turn.
+* ``--resume=S --rewind-files=UUID`` restores the files the CLI's file checkpointing backed up
+  since the prompt record UUID, then exits. Checkpointing covers Write, Edit, MultiEdit and
+  NotebookEdit, and runs in print mode only with ``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING``
+  set (`build_env` sets it); a shell command's changes are not backed up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentdoc.agents.claude.process import build_env, check_argv, resolve_executable
+from agentdoc.agents.claude.sessionstore import is_prompt, locate
+from agentdoc.config import Settings
+from agentdoc.errors import AgentdocError
+
+log = logging.getLogger(__name__)
+
+REWIND_TIMEOUT = 60.0  # seconds; the CLI only copies files back, then exits
+# Tools whose file changes the CLI's checkpointing backs up (and so can restore).
+CHECKPOINTED = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+# Tools that change nothing on disk.
+READ_ONLY = frozenset(
+    {"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "TodoWrite", "TodoRead",
+     "ExitPlanMode", "BashOutput", "ToolSearch"}
+)  # fmt: skip
+# Shell commands that only read, when used without redirection or substitution.
+_READ_COMMANDS = frozenset(
+    {"ls", "cat", "head", "tail", "wc", "grep", "rg", "pwd", "echo", "printf", "true", "stat",
+     "file", "which", "tree", "find", "du", "df", "date", "env", "diff", "sort", "uniq", "cut"}
+)  # fmt: skip
+_READ_GIT = frozenset({"status", "log", "diff", "show", "rev-parse", "ls-files", "blame"})
+_CHAIN = re.compile(r"\|\||&&|[|;\n]")
+_WRITES = re.compile(r">|\$\(|`|<\(|\b-delete\b|\b-exec")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class SessionTurn:
+    """One turn as the session file holds it."""
+
+    prompt: str  # uuid of the prompt's record
+    end: str  # uuid of the turn's last assistant record
+    tools: tuple[ToolUse, ...] = ()
+    tracked: frozenset[str] = frozenset()  # files checkpointing backed up during the turn
+
+
+def parse_records(lines: Iterable[str]) -> list[dict[str, Any]]:
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def _is_reply(record: Mapping[str, Any]) -> bool:
+    message = record.get("message")
+    return (
+        record.get("type") == "assistant"
+        and not record.get("isSidechain")
+        and isinstance(message, dict)
+        and message.get("model") != "<synthetic>"
+    )
+
+
+def _tools(record: Mapping[str, Any]) -> list[ToolUse]:
+    content = record.get("message", {}).get("content")
+    blocks = content if isinstance(content, list) else []
+    return [
+        ToolUse(str(b.get("name", "")), b.get("input") or {})
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
+
+
+def _tracked(records: list[dict[str, Any]], prompt: str) -> frozenset[str]:
+    """The files backed up since ``prompt``: 2.1.197 rewrites a whole snapshot record per change,
+    2.1.330 appends one ``file-history-delta`` record per file."""
+    found: set[str] = set()
+    for record in records:
+        snapshot = record.get("snapshot")
+        kind = record.get("type")
+        if kind == "file-history-delta" and record.get("snapshotMessageId") == prompt:
+            found.add(str(record.get("trackingPath", "")))
+        elif isinstance(snapshot, dict) and snapshot.get("messageId") == prompt:
+            found.update(snapshot.get("trackedFileBackups") or {})
+    return frozenset(found)
+
+
+def turn_from(records: list[dict[str, Any]], end: str) -> SessionTurn | None:
+    """The turn whose last assistant record is ``end``: back along the chain to its prompt."""
+    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+    tools: list[ToolUse] = []
+    current = by_uuid.get(end)
+    if current is None or not _is_reply(current):
+        return None
+    while current is not None:
+        if current.get("type") == "user" and is_prompt(current):
+            tools.reverse()
+            prompt = str(current["uuid"])
+            return SessionTurn(prompt, end, tuple(tools), _tracked(records, prompt))
+        if current.get("type") == "assistant":
+            tools.extend(reversed(_tools(current)))
+        current = by_uuid.get(current.get("parentUuid") or "")
+    return None
+
+
+def last_turn(records: list[dict[str, Any]], prompt_text: str) -> SessionTurn | None:
+    """The session's last turn, if its prompt is ``prompt_text`` (else the file is behind)."""
+    end = next((r for r in reversed(records) if _is_reply(r) and r.get("uuid")), None)
+    found = None if end is None else turn_from(records, str(end["uuid"]))
+    if found is None:
+        return None
+    prompt = next(r for r in records if r.get("uuid") == found.prompt)
+    if _prompt_text(prompt).strip() != prompt_text.strip():
+        log.info("the session's last prompt is not this turn's; no mark recorded")
+        return None
+    return found
+
+
+def _prompt_text(record: Mapping[str, Any]) -> str:
+    content = record.get("message", {}).get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+def _session_records(environ: Mapping[str, str], session: str, cwd: Path) -> list[dict[str, Any]]:
+    found, path = locate(environ, session, cwd)
+    if not found or path is None:
+        return []
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            return parse_records(f)
+    except OSError as exc:
+        log.warning("cannot read the Claude session %s: %s", path, exc)
+        return []
+
+
+def session_last_turn(
+    environ: Mapping[str, str], session: str, cwd: Path, prompt_text: str
+) -> SessionTurn | None:
+    return last_turn(_session_records(environ, session, cwd), prompt_text)
+
+
+def session_turn(
+    environ: Mapping[str, str], session: str, cwd: Path, end: str
+) -> SessionTurn | None:
+    return turn_from(_session_records(environ, session, cwd), end)
+
+
+def reads_only(command: str) -> bool:
+    """Whether a shell command certainly changes nothing (conservative: unsure means no)."""
+    if _WRITES.search(command):
+        return False
+    for part in _CHAIN.split(command):
+        words = part.split()
+        if not words:
+            continue
+        if words[0] == "git":
+            if len(words) < 2 or words[1] not in _READ_GIT:
+                return False
+        elif words[0] not in _READ_COMMANDS:
+            return False
+    return True
+
+
+def _summary(tool: ToolUse) -> str:
+    if tool.name == "Bash":
+        return f"Bash `{str(tool.input.get('command', ''))[:80]}`"
+    return tool.name
+
+
+def _path_key(path: str, cwd: Path) -> set[str]:
+    # Checkpointing names files inside the working folder relative to it, others absolutely.
+    keys = {path}
+    try:
+        keys.add(os.path.relpath(path, cwd))
+        keys.add(os.path.relpath(os.path.realpath(path), os.path.realpath(cwd)))
+    except ValueError:
+        pass
+    return keys
+
+
+def files_unrestorable(turn: SessionTurn, cwd: Path) -> list[str]:
+    """Why the turn's file changes cannot all be restored exactly ([] if they can)."""
+    reasons = []
+    for tool in turn.tools:
+        if tool.name in READ_ONLY:
+            continue
+        if tool.name == "Bash" and reads_only(str(tool.input.get("command", ""))):
+            continue
+        if tool.name in CHECKPOINTED:
+            path = str(tool.input.get("file_path") or tool.input.get("notebook_path") or "")
+            if not path or _path_key(path, cwd) & turn.tracked:
+                continue
+            reasons.append(f"{tool.name} changed {path}, but Claude Code kept no copy of it")
+            continue
+        reasons.append(f"{_summary(tool)} may have changed files that cannot be restored exactly")
+    return reasons
+
+
+def changes_files(turn: SessionTurn) -> bool:
+    """Whether the turn ran a tool that may change files."""
+    return any(t.name not in READ_ONLY for t in turn.tools)
+
+
+def rewind_files(
+    settings: Settings, environ: Mapping[str, str], session: str, prompt: str, cwd: Path
+) -> None:
+    """Restore the files the turn starting at record ``prompt`` changed (AgentdocError if not)."""
+    if not _UUID.fullmatch(session) or not _UUID.fullmatch(prompt):
+        raise AgentdocError("the recorded turn does not name a Claude session message")
+    argv = [resolve_executable(settings.claude), "-p", f"--resume={session}"]
+    argv.append(f"--rewind-files={prompt}")
+    check_argv(argv)
+    env = build_env(environ, settings)
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=REWIND_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise AgentdocError(f"could not run claude to restore the files: {exc}") from exc
+    said = (done.stderr + done.stdout).decode("utf-8", "replace").strip()
+    if done.returncode != 0 or "rewound" not in said.lower():
+        raise AgentdocError(
+            f"claude could not restore the turn's files (exit {done.returncode}): {said[-400:]}"
+        )
+    log.info("restored the files of session %s back to message %s", session, prompt)

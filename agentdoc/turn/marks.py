@@ -1,0 +1,83 @@
+"""Per-turn marks: where each completed turn sits in the agent's own session.
+
+Kept in ``.agentdoc/<name>.turns.json`` beside the other state files, one entry per completed
+exchange of the document (``{"1": {"session": …, "end": …, "start": …}, …}``). A fork at turn N
+continues the session from turn N's mark; `undo` takes turn N's file changes back from it and
+lets the next prompt continue from turn N-1's. A lost or damaged file only costs those: forks
+then get seeded sessions and `undo` refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agentdoc.agents import TurnMark
+from agentdoc.document import atomic_write
+from agentdoc.turn.status import state_file
+
+log = logging.getLogger(__name__)
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    session: str
+    end: str
+    start: str | None = None
+
+
+def marks_path(document: Path) -> Path:
+    return state_file(document, ".turns.json")
+
+
+def parse_marks(text: str) -> dict[int, TurnMark]:
+    """The marks in ``text``; damaged entries (or a damaged file) are left out."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    found: dict[int, TurnMark] = {}
+    for key, value in raw.items() if isinstance(raw, dict) else []:
+        try:
+            entry = _Entry.model_validate(value)
+            found[int(key)] = TurnMark(entry.session, entry.end, entry.start)
+        except (ValidationError, ValueError):
+            continue
+    return found
+
+
+def format_marks(marks: Mapping[int, TurnMark]) -> str:
+    raw = {
+        str(turn): {"session": m.session, "end": m.end, "start": m.start}
+        for turn, m in sorted(marks.items())
+    }
+    return json.dumps(raw, indent=1) + "\n"
+
+
+def read_marks(document: Path) -> dict[int, TurnMark]:
+    try:
+        return parse_marks(marks_path(document).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
+def write_marks(document: Path, marks: Mapping[int, TurnMark]) -> None:
+    path = marks_path(document)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        atomic_write(path, format_marks(marks).encode("utf-8"))
+    except OSError as exc:
+        log.warning("cannot write the turn marks %s: %s", path, exc)
+
+
+def set_mark(document: Path, turn: int, mark: TurnMark | None) -> None:
+    """Record ``mark`` for ``turn`` (None: forget it); later turns are gone with it."""
+    marks = {t: m for t, m in read_marks(document).items() if t < turn}
+    if mark is not None:
+        marks[turn] = mark
+    write_marks(document, marks)
