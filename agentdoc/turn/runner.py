@@ -38,6 +38,7 @@ from agentdoc.document import (
 )
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.turn import detect, history, journal, status
+from agentdoc.turn.aftermath import after_turn
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
@@ -369,9 +370,19 @@ class TurnRunner:
             # error in the status as the turn's failure.
             self._journal.keep = True
             raise
+        state = final_state(reply, cancelled=cancelled)
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
-        state = final_state(reply, cancelled=cancelled)
+            after_turn(
+                self.path,
+                self.settings,
+                self.environ,
+                turn=plan.turn,
+                session=session_id,
+                cwd=plan.request.cwd,
+                prompt=plan.request.prompt,
+                complete=state == "done",
+            )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
