@@ -16,11 +16,14 @@ from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn.forking import fork
+from agentdoc.turn.marks import read_marks
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.undoing import undo
 from tests.conftest import wait_for
-from tests.e2e_support import claude_env, require_claude
+from tests.e2e_support import REPO_ROOT, claude_env, require_claude
+from tests.process_support import run_cli, state_of, watching
+from tests.test_e2e_warm import ask, warm_env
 
 pytestmark = pytest.mark.e2e
 
@@ -91,7 +94,7 @@ def test_a_fork_at_turn_2_of_3_continues_the_agents_own_messages(
         env = claude_env(api, tmp_path / "home")
         three_turns(parent, settings, env)
         parent_bytes = parent.read_bytes()
-        plan = fork(parent, branch, 2)
+        plan = fork(parent, branch, 2, environ=env)
         assert plan.lineage.fork_session and plan.lineage.at
         add_prompt(branch, "Fork question?")
         outcome = run(branch, settings, env)
@@ -251,3 +254,37 @@ def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(
             api.release()
             worker.join(60)
     assert outcomes[0].state == "done"
+
+
+def test_under_the_daemon_undo_waits_for_a_save_and_the_warm_turns_can_branch(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text("---\nagentdoc: {}\n---\n\n## User\n\n")
+    script = [reply("Warm one."), reply("Warm two."), reply("Warm three."), reply("Again.")]
+    with FakeMessagesAPI(script) as api:
+        # The daemon runs this checkout's agentdoc, wherever the test runs from.
+        env = {**warm_env(tmp_path, api), "PYTHONPATH": str(REPO_ROOT)}
+        with watching(folder, env, tmp_path / "watch.log") as daemon:
+            for n, word in enumerate(("one", "two", "three"), 1):
+                ask(doc, f"Question {word}?", f"Warm {word}.")
+                assert set(read_marks(doc)) == set(range(1, n + 1)), [
+                    (p.name, p.read_text()[:300]) for p in (folder / ".agentdoc").iterdir()
+                ]
+            done = run_cli(["undo", str(doc)], env)
+            assert done.returncode == 0, done.stderr
+            wait_for(lambda: "its pending prompt was not sent" in daemon.log(), "the daemon")
+            assert len(api.requests) == 3
+            doc.write_text(doc.read_text().replace("Question three?", "Question three, again?"))
+            wait_for(lambda: "Again." in doc.read_text() and state_of(doc) == "idle", "a reply")
+        requests = api.wait_for_requests(4)
+
+    assert texts(requests[3]) == [
+        ("user", "Question one?"),
+        ("assistant", "Warm one."),
+        ("user", "Question two?"),
+        ("assistant", "Warm two."),
+        ("user", "Question three, again?"),
+    ]

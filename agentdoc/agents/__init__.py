@@ -54,7 +54,7 @@ from agentdoc.agents.claude import (
     resolve_executable,
     spawn,
 )
-from agentdoc.agents.history import mark_turn, restore_files, unrestorable
+from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 
 __all__ = [
     "AgentProcess",
@@ -91,6 +91,7 @@ __all__ = [
     "Usage",
     "WarmProcess",
     "WarmTurn",
+    "branch_point",
     "build_argv",
     "build_env",
     "check_argv",

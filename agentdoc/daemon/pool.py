@@ -103,7 +103,7 @@ class WarmPool:
                 self.started += 1
                 self._procs[document] = process
                 log.debug("started a warm claude (pid %s) for %s", process.pid, document)
-            turn = process.begin(request.prompt, request.turn)
+            turn = process.begin(request.prompt, request.turn, request.message_id)
             self._evict()
         return turn
 

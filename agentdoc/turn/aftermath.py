@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 
 from agentdoc.agents import mark_turn
@@ -25,11 +26,15 @@ def after_turn(
     session: str | None,
     cwd: Path,
     prompt: str,
+    message_id: str | None,
+    since: datetime,
     complete: bool,
 ) -> None:
     """Record where ``turn`` ended in its session (only a complete one), then commit if on."""
     env = os.environ if environ is None else environ
-    mark = mark_turn(env, session, cwd, prompt) if complete and session else None
+    mark = None
+    if complete and session:
+        mark = mark_turn(env, session, cwd, prompt, since=since, message_id=message_id)
     marks.set_mark(path, turn, mark)
     try:
         doc = parse(read_text(path))

@@ -17,11 +17,12 @@ import contextlib
 import logging
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentdoc.agents import TurnMark
+from agentdoc.agents import branch_point
 from agentdoc.document import (
     NEW_FILE_MODE,
     STREAMING_MARK,
@@ -71,12 +72,15 @@ def _relative(target: Path, folder: Path) -> str:
     return Path(os.path.relpath(os.path.realpath(target), os.path.realpath(folder))).as_posix()
 
 
-def _branch_point(doc: Document, turn: int, mark: TurnMark | None) -> tuple[str | None, str | None]:
+Branch = tuple[str, str]  # a session, and the agent's id of where a copy of it ends
+
+
+def _branch_point(doc: Document, turn: int, branch: Branch | None) -> tuple[str | None, str | None]:
     """The session holding turns 1..``turn`` and where in it the fork ends (None: its end)."""
     if turn == doc.turn_count() and doc.meta.session and not doc.meta.resume_at:
         return doc.meta.session, None
-    if mark is not None:
-        return mark.session, mark.end
+    if branch is not None:
+        return branch
     return doc.meta.session, None
 
 
@@ -87,11 +91,11 @@ def plan_fork(
     turn: int,
     *,
     allow_cwd_outside: bool = False,
-    mark: TurnMark | None = None,
+    branch: Branch | None = None,
 ) -> ForkPlan:
     parent_folder, new_folder = path.parent.absolute(), new.parent.absolute()
     last = turn == doc.turn_count() and not doc.meta.resume_at
-    session, at = _branch_point(doc, turn, mark)
+    session, at = _branch_point(doc, turn, branch)
     meta: dict[str, Any] = {"session": None}
     link = None
     same_cwd = True
@@ -180,8 +184,28 @@ def _carry_snapshot(path: Path, new: Path, plan: ForkPlan) -> None:
         history.write_snapshot(new, snapshot)
 
 
+def _marked_branch(
+    path: Path, doc: Document, turn: int, environ: Mapping[str, str] | None
+) -> Branch | None:
+    """Where the agent's session ends turn ``turn``, from the turn's mark (None: unknown)."""
+    mark = marks.read_marks(path).get(turn)
+    if mark is None:
+        return None
+    try:
+        cwd = working_dir(path, doc, allow_outside=True)
+    except AgentdocError:
+        return None
+    end = branch_point(os.environ if environ is None else environ, mark, cwd)
+    return None if end is None else (mark.session, end)
+
+
 def fork(
-    path: Path, new: Path, turn: int | None = None, *, allow_cwd_outside: bool = False
+    path: Path,
+    new: Path,
+    turn: int | None = None,
+    *,
+    allow_cwd_outside: bool = False,
+    environ: Mapping[str, str] | None = None,
 ) -> ForkPlan:
     """Create ``new`` as a fork of ``path`` through exchange ``turn`` (default: the last)."""
     if new.suffix != ".md":
@@ -196,8 +220,8 @@ def fork(
     except (DocumentError, FrontmatterError) as exc:
         raise AgentdocError(f"{path}: {exc}") from exc
     chosen = check_fork(path, text, doc, turn)
-    mark = marks.read_marks(path).get(chosen)
-    plan = plan_fork(path, new, doc, chosen, allow_cwd_outside=allow_cwd_outside, mark=mark)
+    branch = _marked_branch(path, doc, chosen, environ)
+    plan = plan_fork(path, new, doc, chosen, allow_cwd_outside=allow_cwd_outside, branch=branch)
     _create(new, fork_text(doc, plan))
     _carry_snapshot(path, new, plan)
     log.info("forked %s at turn %d into %s", path, plan.turn, new)

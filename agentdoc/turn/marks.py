@@ -1,10 +1,10 @@
 """Per-turn marks: where each completed turn sits in the agent's own session.
 
 Kept in ``.agentdoc/<name>.turns.json`` beside the other state files, one entry per completed
-exchange of the document (``{"1": {"session": …, "end": …, "start": …}, …}``). A fork at turn N
-continues the session from turn N's mark; `undo` takes turn N's file changes back from it and
-lets the next prompt continue from turn N-1's. A lost or damaged file only costs those: forks
-then get seeded sessions and `undo` refuses.
+exchange of the document (``{"1": {"session": …, "start": …}, …}``: the agent's id of the turn's
+prompt). A fork at turn N continues the session up to the end of turn N; `undo` takes turn N's
+file changes back to its start and lets the next prompt continue from the end of turn N-1. A
+lost or damaged file only costs those: forks then get seeded sessions and `undo` refuses.
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ class _Entry(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     session: str
-    end: str
-    start: str | None = None
+    start: str
 
 
 def marks_path(document: Path) -> Path:
@@ -45,17 +44,14 @@ def parse_marks(text: str) -> dict[int, TurnMark]:
     for key, value in raw.items() if isinstance(raw, dict) else []:
         try:
             entry = _Entry.model_validate(value)
-            found[int(key)] = TurnMark(entry.session, entry.end, entry.start)
+            found[int(key)] = TurnMark(entry.session, entry.start)
         except (ValidationError, ValueError):
             continue
     return found
 
 
 def format_marks(marks: Mapping[int, TurnMark]) -> str:
-    raw = {
-        str(turn): {"session": m.session, "end": m.end, "start": m.start}
-        for turn, m in sorted(marks.items())
-    }
+    raw = {str(turn): {"session": m.session, "start": m.start} for turn, m in sorted(marks.items())}
     return json.dumps(raw, indent=1) + "\n"
 
 

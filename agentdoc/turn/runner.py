@@ -381,6 +381,8 @@ class TurnRunner:
                 session=session_id,
                 cwd=plan.request.cwd,
                 prompt=plan.request.prompt,
+                message_id=plan.request.message_id,
+                since=sidecar.started,
                 complete=state == "done",
             )
         detail = reply.error or (

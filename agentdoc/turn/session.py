@@ -208,6 +208,7 @@ def _request(
         model=model or doc.meta.model or settings.model,
         effort=doc.meta.effort or settings.effort,
         append_system=doc.meta.system,
+        message_id=str(uuid.uuid4()),
     )
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentdoc.agents import TurnMark, restore_files, unrestorable
+from agentdoc.agents import TurnMark, branch_point, restore_files, unrestorable
 from agentdoc.config import Settings
 from agentdoc.document import (
     STREAMING_MARK,
@@ -87,11 +87,18 @@ def undone_text(doc: Document) -> str:
     return f"{head}{nl}{nl}{notes}{nl}" if notes else f"{head}{nl}"
 
 
-def forget(doc: Document, turn: int, before: TurnMark | None) -> dict[str, Any]:
-    """The ``agentdoc:`` updates that make the next prompt continue from turn ``turn - 1``."""
+def forget(turn: int, before: tuple[str, str] | None) -> dict[str, Any]:
+    """The ``agentdoc:`` updates that make the next prompt continue from turn ``turn - 1``:
+    from the end of that turn in its session (``before``), else in a new session."""
     if turn > 1 and before is not None:
-        return {"session": before.session, "resume_at": before.end}
+        session, end = before
+        return {"session": session, "resume_at": end}
     return {"session": None, "resume_at": None}
+
+
+def _before(mark: TurnMark | None, cwd: Path, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    end = None if mark is None else branch_point(environ, mark, cwd)
+    return None if mark is None or end is None else (mark.session, end)
 
 
 def _files(
@@ -131,7 +138,8 @@ def undo(path: Path, settings: Settings, environ: Mapping[str, str] | None = Non
     restore = _files(path, doc, mark, cwd, env)
     if restore and mark is not None:
         restore_files(settings, env, mark, cwd)
-    new_text = set_meta(undone_text(doc), forget(doc, turn, known.get(turn - 1)))
+    before = _before(known.get(turn - 1), cwd, env)
+    new_text = set_meta(undone_text(doc), forget(turn, before))
     _replace(path, text, new_text)
     marks.set_mark(path, turn, None)
     _reset_snapshot(path, new_text)

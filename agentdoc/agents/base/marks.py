@@ -7,8 +7,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TurnMark:
-    """The agent's own ids for one turn of ``session`` (opaque to everyone but the agent)."""
+    """The agent's own id of one turn of ``session`` (opaque to everyone but the agent).
+
+    ``start`` names the turn's prompt message: a fork at the turn keeps the session up to the
+    turn's last message after it, an undo takes the turn's file changes back to it.
+    """
 
     session: str
-    end: str  # the turn's last message: a fork or an undo continues the session from here
-    start: str | None = None  # the turn's prompt: file changes are taken back to this point
+    start: str

@@ -25,7 +25,7 @@ from agentdoc.agents.claude.rewind import (
     changes_files,
     files_unrestorable,
     rewind_files,
-    session_last_turn,
+    session_prompt,
     session_turn,
 )
 from agentdoc.agents.claude.sessionstore import has_session, last_reply_text
@@ -59,7 +59,7 @@ __all__ = [
     "protect_rules",
     "resolve_executable",
     "rewind_files",
-    "session_last_turn",
+    "session_prompt",
     "session_turn",
     "spawn",
 ]

@@ -50,6 +50,9 @@ class AgentRequest:
     # Permission deny rules (`Edit(//abs/path)`) for files a tool must never write; built by
     # agentdoc from the document's own path, never taken from document text.
     protect: tuple[str, ...] = ()
+    # The id the prompt's message gets in the session, where the CLI lets us choose it (the warm
+    # process's stream-json input; never in argv), so the turn can be found in it at once.
+    message_id: str | None = None
     # The document's exchange this request creates (never in argv): a warm process is reused
     # only for the turn right after the last one it ran, so it has seen every earlier turn.
     turn: int = 0

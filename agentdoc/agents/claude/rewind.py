@@ -62,7 +62,7 @@ class SessionTurn:
     """One turn as the session file holds it."""
 
     prompt: str  # uuid of the prompt's record
-    end: str  # uuid of the turn's last assistant record
+    end: str  # uuid of the turn's last assistant record: a fork at this turn ends there
     tools: tuple[ToolUse, ...] = ()
     tracked: frozenset[str] = frozenset()  # files checkpointing backed up during the turn
 
@@ -113,35 +113,42 @@ def _tracked(records: list[dict[str, Any]], prompt: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def turn_from(records: list[dict[str, Any]], end: str) -> SessionTurn | None:
-    """The turn whose last assistant record is ``end``: back along the chain to its prompt."""
-    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
-    tools: list[ToolUse] = []
-    current = by_uuid.get(end)
-    if current is None or not _is_reply(current):
+def _prompts(records: list[dict[str, Any]]) -> dict[str, str]:
+    """For each record of the main conversation, the uuid of the prompt whose turn it is in."""
+    owner: dict[str, str] = {}
+    for record in records:
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str) or record.get("isSidechain"):
+            continue
+        if record.get("type") == "user" and is_prompt(record):
+            owner[uuid] = uuid
+        elif (parent := owner.get(record.get("parentUuid") or "")) is not None:
+            owner[uuid] = parent
+    return owner
+
+
+def turn_from(records: list[dict[str, Any]], prompt: str) -> SessionTurn | None:
+    """The turn that starts at the prompt record ``prompt``, up to its last assistant record."""
+    owner = _prompts(records)
+    mine = [r for r in records if owner.get(r.get("uuid") or "") == prompt]
+    replies = [r for r in mine if _is_reply(r)]
+    if not replies:
         return None
-    while current is not None:
-        if current.get("type") == "user" and is_prompt(current):
-            tools.reverse()
-            prompt = str(current["uuid"])
-            return SessionTurn(prompt, end, tuple(tools), _tracked(records, prompt))
-        if current.get("type") == "assistant":
-            tools.extend(reversed(_tools(current)))
-        current = by_uuid.get(current.get("parentUuid") or "")
+    tools = tuple(t for r in replies for t in _tools(r))
+    return SessionTurn(prompt, str(replies[-1]["uuid"]), tools, _tracked(records, prompt))
+
+
+def find_prompt(records: list[dict[str, Any]], prompt_text: str, since: str = "") -> str | None:
+    """The uuid of the session's last prompt record that holds ``prompt_text``, recorded at or
+    after ``since`` (an ISO 8601 UTC time, as the records' own ``timestamp``)."""
+    for record in reversed(records):
+        if record.get("type") != "user" or record.get("isSidechain") or not is_prompt(record):
+            continue
+        if str(record.get("timestamp", "")) < since:
+            return None  # older than the turn: an earlier prompt with the same words
+        if _prompt_text(record).strip() == prompt_text.strip() and record.get("uuid"):
+            return str(record["uuid"])
     return None
-
-
-def last_turn(records: list[dict[str, Any]], prompt_text: str) -> SessionTurn | None:
-    """The session's last turn, if its prompt is ``prompt_text`` (else the file is behind)."""
-    end = next((r for r in reversed(records) if _is_reply(r) and r.get("uuid")), None)
-    found = None if end is None else turn_from(records, str(end["uuid"]))
-    if found is None:
-        return None
-    prompt = next(r for r in records if r.get("uuid") == found.prompt)
-    if _prompt_text(prompt).strip() != prompt_text.strip():
-        log.info("the session's last prompt is not this turn's; no mark recorded")
-        return None
-    return found
 
 
 def _prompt_text(record: Mapping[str, Any]) -> str:
@@ -165,16 +172,17 @@ def _session_records(environ: Mapping[str, str], session: str, cwd: Path) -> lis
         return []
 
 
-def session_last_turn(
-    environ: Mapping[str, str], session: str, cwd: Path, prompt_text: str
-) -> SessionTurn | None:
-    return last_turn(_session_records(environ, session, cwd), prompt_text)
+def session_prompt(
+    environ: Mapping[str, str], session: str, cwd: Path, prompt_text: str, since: str = ""
+) -> str | None:
+    """The record of the prompt sent at ``since`` or later (None: not in the file, yet)."""
+    return find_prompt(_session_records(environ, session, cwd), prompt_text, since)
 
 
 def session_turn(
-    environ: Mapping[str, str], session: str, cwd: Path, end: str
+    environ: Mapping[str, str], session: str, cwd: Path, prompt: str
 ) -> SessionTurn | None:
-    return turn_from(_session_records(environ, session, cwd), end)
+    return turn_from(_session_records(environ, session, cwd), prompt)
 
 
 def reads_only(command: str) -> bool:

@@ -98,8 +98,10 @@ def protect_rules(paths: Iterable[Path]) -> tuple[str, ...]:
     return tuple(rules)
 
 
-def user_message(prompt: str) -> bytes:
-    message = {"type": "user", "message": {"role": "user", "content": prompt}}
+def user_message(prompt: str, message_id: str | None = None) -> bytes:
+    message: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": prompt}}
+    if message_id:
+        message["uuid"] = message_id  # the session records the prompt under this id
     return (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -189,13 +191,13 @@ class WarmProcess:
                 return False
         return True
 
-    def begin(self, prompt: str, turn: int = 0) -> WarmTurn:
+    def begin(self, prompt: str, turn: int = 0, message_id: str | None = None) -> WarmTurn:
         """Send a prompt; the returned turn reads its events. One turn at a time."""
         assert self._turn is None, "a warm process runs one turn at a time"
         self.turns += 1
         self.last_turn = turn
         self._turn = WarmTurn(self, len(self._stderr))
-        if not self.write(user_message(prompt)):
+        if not self.write(user_message(prompt, message_id)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
         return self._turn
 
