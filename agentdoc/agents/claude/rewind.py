@@ -47,7 +47,7 @@ _READ_COMMANDS = frozenset(
 )  # fmt: skip
 _READ_GIT = frozenset({"status", "log", "diff", "show", "rev-parse", "ls-files", "blame"})
 _CHAIN = re.compile(r"\|\||&&|[|;\n]")
-_WRITES = re.compile(r">|\$\(|`|<\(|\b-delete\b|\b-exec")
+_WRITES = re.compile(r">|\$\(|`|<\(|(?:^|\s)-(?:delete|exec|execdir|ok|okdir|fprint|fls)")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
