@@ -61,13 +61,14 @@ def branch_point(
 
 def unrestorable(
     environ: Mapping[str, str], mark: TurnMark, cwd: Path, agent: str = CLAUDE
-) -> tuple[bool, list[str]]:
-    """Whether the marked turn changed files, and why they cannot all be restored exactly."""
+) -> tuple[bool, list[str]] | None:
+    """Whether the marked turn changed files, and why they cannot all be restored exactly;
+    None if the session does not hold the turn (then the mark says nothing)."""
     if agent != CLAUDE:
-        return True, [f"{agent} cannot take back what its tools changed"]
+        return None
     found = session_turn(environ, mark.session, cwd, mark.start)
     if found is None:
-        return True, [f"the turn is no longer in the {agent} session {mark.session}"]
+        return None
     return changes_files(found), files_unrestorable(found, cwd)
 
 

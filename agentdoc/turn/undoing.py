@@ -107,14 +107,15 @@ def _files(
     """Whether the turn's files need restoring; AgentdocError if they cannot be exactly."""
     reply = [t for t in doc.turns if t.role == "assistant" and not is_unanswered(t)][-1]
     turn = doc.turn_count()
-    if mark is None:
+    found = None if mark is None else unrestorable(environ, mark, cwd)
+    if found is None:
         if _TOOL_BLOCK.search(reply.content):
             raise AgentdocError(
                 f"{path}: cannot undo turn {turn}: its tools ran, and agentdoc has no record of "
                 "where the turn sits in the agent's session to restore their changes from"
             )
         return False
-    changed, reasons = unrestorable(environ, mark, cwd)
+    changed, reasons = found
     if reasons:
         raise AgentdocError(
             f"{path}: cannot undo turn {turn} exactly: " + "; ".join(reasons) + ". Nothing was "
