@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 from pathlib import Path
@@ -368,3 +369,19 @@ def test_the_commit_is_skipped_with_a_log_line(
 def test_git_per_turn_is_opt_in(meta: str, config: str, on: bool) -> None:
     doc = document.parse(conversation(meta=meta))
     assert gitcommit.enabled(doc, Settings.model_validate({"git": config})) is on
+
+
+def test_the_turn_just_run_is_read_from_the_end_of_a_long_session_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rewind, "TAIL", 300)  # a few records per read, so it reads back
+    folder = tmp_path / "home" / ".claude" / "projects" / "x"
+    folder.mkdir(parents=True)
+    lines = [json.dumps({**r, "cwd": str(tmp_path)}) for r in RECORDS]
+    filler = rec("assistant", "f", "p3", [{"type": "text", "text": "y" * 200}])
+    (folder / f"{S1}.jsonl").write_text("\n".join(lines + [json.dumps(filler)] * 20) + "\n")
+    env = {"HOME": str(tmp_path / "home")}
+    assert rewind.session_prompt(env, S1, tmp_path, "First?", "2026-01-01T10:01:30.000Z") == "p3"
+    assert rewind.session_prompt(env, S1, tmp_path, "Write it.", "2026-01-01T10:01:30.000Z") is None
+    assert rewind.session_prompt(env, S1, tmp_path, "Write it.") == "p2"
+    assert rewind.session_prompt(env, S2, tmp_path, "First?") is None  # no such session

@@ -13,6 +13,7 @@ from agentdoc.config import Settings
 from agentdoc.document import DocumentError, FrontmatterError, parse, read_text
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import gitcommit, marks
+from agentdoc.turn.session import TurnPlan
 
 log = logging.getLogger(__name__)
 
@@ -21,25 +22,24 @@ def after_turn(
     path: Path,
     settings: Settings,
     environ: Mapping[str, str] | None,
-    *,
-    turn: int,
+    plan: TurnPlan,
     session: str | None,
-    cwd: Path,
-    prompt: str,
-    message_id: str | None,
-    since: datetime,
+    started: datetime,
     complete: bool,
 ) -> None:
-    """Record where ``turn`` ended in its session (only a complete one), then commit if on."""
+    """Record where the turn sits in its session (only a complete one), then commit if on."""
     env = os.environ if environ is None else environ
+    request = plan.request
     mark = None
     if complete and session:
-        mark = mark_turn(env, session, cwd, prompt, since=since, message_id=message_id)
-    marks.set_mark(path, turn, mark)
+        mark = mark_turn(
+            env, session, request.cwd, request.prompt, since=started, message_id=request.message_id
+        )
+    marks.set_mark(path, plan.turn, mark)
     try:
         doc = parse(read_text(path))
     except (AgentdocError, DocumentError, FrontmatterError) as exc:
-        log.warning("%s: no git commit for turn %d: %s", path, turn, exc)
+        log.warning("%s: no git commit for turn %d: %s", path, plan.turn, exc)
         return
     if gitcommit.enabled(doc, settings):
-        gitcommit.commit(path, gitcommit.turn_message(path, turn))
+        gitcommit.commit(path, gitcommit.turn_message(path, plan.turn))

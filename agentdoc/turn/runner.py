@@ -373,17 +373,9 @@ class TurnRunner:
         state = final_state(reply, cancelled=cancelled)
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
+            done = state == "done"
             after_turn(
-                self.path,
-                self.settings,
-                self.environ,
-                turn=plan.turn,
-                session=session_id,
-                cwd=plan.request.cwd,
-                prompt=plan.request.prompt,
-                message_id=plan.request.message_id,
-                since=sidecar.started,
-                complete=state == "done",
+                self.path, self.settings, self.environ, plan, session_id, sidecar.started, done
             )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""

@@ -32,6 +32,7 @@ from agentdoc.errors import AgentdocError
 
 log = logging.getLogger(__name__)
 
+TAIL = 256 * 1024  # bytes of a session file read first when looking for the turn just run
 REWIND_TIMEOUT = 60.0  # seconds; the CLI only copies files back, then exits
 # Tools whose file changes the CLI's checkpointing backs up (and so can restore).
 CHECKPOINTED = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
@@ -172,11 +173,40 @@ def _session_records(environ: Mapping[str, str], session: str, cwd: Path) -> lis
         return []
 
 
+def _tail(path: Path, size: int) -> tuple[list[dict[str, Any]], bool]:
+    """The records in the last ``size`` bytes of ``path``, and whether that is the whole file."""
+    with path.open("rb") as f:
+        start = max(0, f.seek(0, os.SEEK_END) - size)
+        f.seek(start)
+        data = f.read()
+    if start:
+        data = data[data.find(b"\n") + 1 :]  # the first line is cut
+    return parse_records(data.decode("utf-8", "replace").splitlines()), start == 0
+
+
+def _before(records: list[dict[str, Any]], since: str) -> bool:
+    return any(r.get("type") == "user" and str(r.get("timestamp", "~")) < since for r in records)
+
+
 def session_prompt(
     environ: Mapping[str, str], session: str, cwd: Path, prompt_text: str, since: str = ""
 ) -> str | None:
-    """The record of the prompt sent at ``since`` or later (None: not in the file, yet)."""
-    return find_prompt(_session_records(environ, session, cwd), prompt_text, since)
+    """The record of the prompt sent at ``since`` or later (None: not in the file, yet).
+
+    Runs after every turn, so it reads the file from its end, and only as far back as the turn.
+    """
+    found, path = locate(environ, session, cwd)
+    size = TAIL
+    try:
+        while found and path is not None:
+            records, whole = _tail(path, size)
+            hit = find_prompt(records, prompt_text, since)
+            if hit is not None or whole or _before(records, since):
+                return hit
+            size *= 4
+    except OSError as exc:
+        log.warning("cannot read the Claude session %s: %s", path, exc)
+    return None
 
 
 def session_turn(
