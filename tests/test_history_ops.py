@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from agentdoc.agents import TurnMark
+from agentdoc.agents.base import AgentRequest
 from agentdoc.agents.claude import rewind
-from agentdoc.agents.claude.process import AgentRequest, build_argv
+from agentdoc.agents.claude.process import build_argv
 from agentdoc.agents.claude.warm import user_message
 from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import judge
