@@ -84,6 +84,48 @@ def test_a_turn_runs_from_its_prompt_to_its_last_reply_record() -> None:
     assert rewind.turn_from(RECORDS, "p3") is None  # no reply yet
 
 
+def test_a_tool_the_cli_refused_or_a_failed_edit_changed_nothing() -> None:
+    denied = "Claude requested permissions to use Bash, but you haven't granted it yet."
+    records = [
+        rec("user", "p", None, "Go."),
+        rec("assistant", "a", "p", tool_use("Bash", command="make")),
+        rec(
+            "user",
+            "r",
+            "a",
+            [{**RESULT[0], "tool_use_id": "t-Bash", "is_error": True, "content": denied}],
+        ),
+        rec("assistant", "b", "r", tool_use("Edit", file_path="/w/x.txt")),
+        rec(
+            "user",
+            "s",
+            "b",
+            [
+                {
+                    **RESULT[0],
+                    "tool_use_id": "t-Edit",
+                    "is_error": True,
+                    "content": "String to replace not found",
+                }
+            ],
+        ),
+        rec("assistant", "c", "s", tool_use("Bash", command="rm x")),
+        rec(
+            "user",
+            "t",
+            "c",
+            [{**RESULT[0], "tool_use_id": "t-Bash", "is_error": True, "content": "Exit code 1"}],
+        ),
+        rec("assistant", "e", "t", [{"type": "text", "text": "Could not."}]),
+    ]
+    turn = rewind.turn_from(records[:5] + records[-1:], "p")
+    assert turn is not None and rewind.files_unrestorable(turn, Path("/w")) == []
+    assert rewind.changes_files(turn)  # the failed Edit: rewinding it is harmless
+    # A command that failed may still have changed something: not harmless.
+    tools = rewind.turn_from(records, "p")
+    assert tools is not None and rewind.files_unrestorable(tools, Path("/w")) != []
+
+
 def test_2_1_330_names_backed_up_files_in_delta_records() -> None:
     delta = {"type": "file-history-delta", "snapshotMessageId": "p2", "trackingPath": "old.txt"}
     turn = rewind.turn_from([*RECORDS, delta], "p2")

@@ -49,6 +49,8 @@ _READ_COMMANDS = frozenset(
 _READ_GIT = frozenset({"status", "log", "diff", "show", "rev-parse", "ls-files", "blame"})
 _CHAIN = re.compile(r"\|\||&&|[|;\n]")
 _WRITES = re.compile(r">|\$\(|`|<\(|(?:^|\s)-(?:delete|exec|execdir|ok|okdir|fprint|fls)")
+# How the CLI answers a tool it did not let run (no permission in print mode).
+_REFUSED = "requested permissions to"
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -56,6 +58,11 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 class ToolUse:
     name: str
     input: Mapping[str, Any]
+    tool_id: str = ""
+    # Its result was an error: a Write or Edit that failed changed nothing; a permission the
+    # CLI refused (`refused`) means the tool never ran at all.
+    failed: bool = False
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,10 +101,29 @@ def _tools(record: Mapping[str, Any]) -> list[ToolUse]:
     content = record.get("message", {}).get("content")
     blocks = content if isinstance(content, list) else []
     return [
-        ToolUse(str(b.get("name", "")), b.get("input") or {})
+        ToolUse(str(b.get("name", "")), b.get("input") or {}, str(b.get("id", "")))
         for b in blocks
         if isinstance(b, dict) and b.get("type") == "tool_use"
     ]
+
+
+def _results(records: list[dict[str, Any]]) -> dict[str, tuple[bool, bool]]:
+    """Per tool_use id: whether its result was an error, and whether the CLI refused it."""
+    found: dict[str, tuple[bool, bool]] = {}
+    for record in records:
+        content = record.get("message", {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                text = block.get("content")
+                said = text if isinstance(text, str) else json.dumps(text)
+                error = bool(block.get("is_error"))
+                found[str(block.get("tool_use_id"))] = (error, error and _REFUSED in said)
+    return found
+
+
+def _with_result(tool: ToolUse, results: Mapping[str, tuple[bool, bool]]) -> ToolUse:
+    failed, refused = results.get(tool.tool_id, (False, False))
+    return ToolUse(tool.name, tool.input, tool.tool_id, failed, refused)
 
 
 def _tracked(records: list[dict[str, Any]], prompt: str) -> frozenset[str]:
@@ -135,7 +161,8 @@ def turn_from(records: list[dict[str, Any]], prompt: str) -> SessionTurn | None:
     replies = [r for r in mine if _is_reply(r)]
     if not replies:
         return None
-    tools = tuple(t for r in replies for t in _tools(r))
+    results = _results([r for r in mine if r.get("type") == "user"])
+    tools = tuple(_with_result(t, results) for r in replies for t in _tools(r))
     return SessionTurn(prompt, str(replies[-1]["uuid"]), tools, _tracked(records, prompt))
 
 
@@ -252,7 +279,7 @@ def files_unrestorable(turn: SessionTurn, cwd: Path) -> list[str]:
     """Why the turn's file changes cannot all be restored exactly ([] if they can)."""
     reasons = []
     for tool in turn.tools:
-        if tool.name in READ_ONLY:
+        if tool.name in READ_ONLY or tool.refused or (tool.failed and tool.name in CHECKPOINTED):
             continue
         if tool.name == "Bash" and reads_only(str(tool.input.get("command", ""))):
             continue
@@ -268,7 +295,7 @@ def files_unrestorable(turn: SessionTurn, cwd: Path) -> list[str]:
 
 def changes_files(turn: SessionTurn) -> bool:
     """Whether the turn ran a tool that may change files."""
-    return any(t.name not in READ_ONLY for t in turn.tools)
+    return any(t.name not in READ_ONLY and not t.refused for t in turn.tools)
 
 
 def rewind_files(
