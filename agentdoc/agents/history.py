@@ -46,25 +46,23 @@ def mark_turn(
     # A little slack: the CLI stamps the record after we noted the start.
     iso = (since - SLACK).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     start = session_prompt(environ, session, cwd, prompt, iso) or message_id
-    return None if start is None else TurnMark(session, start)
+    return None if start is None else TurnMark(session, start, agent)
 
 
-def branch_point(
-    environ: Mapping[str, str], mark: TurnMark, cwd: Path, agent: str = CLAUDE
-) -> str | None:
+def branch_point(environ: Mapping[str, str], mark: TurnMark, cwd: Path) -> str | None:
     """Where a copy of the session that ends with the marked turn ends (None: cannot tell)."""
-    if agent != CLAUDE:
+    if mark.agent != CLAUDE:
         return None
     found = session_turn(environ, mark.session, cwd, mark.start)
     return None if found is None else found.end
 
 
 def unrestorable(
-    environ: Mapping[str, str], mark: TurnMark, cwd: Path, agent: str = CLAUDE
+    environ: Mapping[str, str], mark: TurnMark, cwd: Path
 ) -> tuple[bool, list[str]] | None:
     """Whether the marked turn changed files, and why they cannot all be restored exactly;
     None if the session does not hold the turn (then the mark says nothing)."""
-    if agent != CLAUDE:
+    if mark.agent != CLAUDE:
         return None
     found = session_turn(environ, mark.session, cwd, mark.start)
     if found is None:
@@ -77,9 +75,8 @@ def restore_files(
     environ: Mapping[str, str],
     mark: TurnMark,
     cwd: Path,
-    agent: str = CLAUDE,
 ) -> None:
     """Put the files the marked turn's tools changed back as they were before it."""
-    if agent != CLAUDE:
-        raise AgentdocError(f"{agent} cannot take back what its tools changed")
+    if mark.agent != CLAUDE:
+        raise AgentdocError(f"{mark.agent} cannot take back what its tools changed")
     rewind_files(settings, environ, mark.session, mark.start, cwd)

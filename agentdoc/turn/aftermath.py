@@ -33,7 +33,13 @@ def after_turn(
     mark = None
     if complete and session:
         mark = mark_turn(
-            env, session, request.cwd, request.prompt, since=started, message_id=request.message_id
+            env,
+            session,
+            request.cwd,
+            request.prompt,
+            since=started,
+            message_id=request.message_id,
+            agent=request.agent,
         )
     marks.set_mark(path, plan.turn, mark)
     try:

@@ -1,10 +1,11 @@
 """Per-turn marks: where each completed turn sits in the agent's own session.
 
 Kept in ``.agentdoc/<name>.turns.json`` beside the other state files, one entry per completed
-exchange of the document (``{"1": {"session": …, "start": …}, …}``: the agent's id of the turn's
-prompt). A fork at turn N continues the session up to the end of turn N; `undo` takes turn N's
-file changes back to its start and lets the next prompt continue from the end of turn N-1. A
-lost or damaged file only costs those: forks then get seeded sessions and `undo` refuses.
+exchange of the document: ``{"1": {"session": …, "start": …, "agent": …}, …}``, ``start`` being
+the agent's id of the turn's prompt. A fork at turn N continues the session up to the end of
+turn N; `undo` takes turn N's file changes back to its start and lets the next prompt continue
+from the end of turn N-1. A lost or damaged file only costs those: forks then get seeded
+sessions and `undo` refuses.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class _Entry(BaseModel):
 
     session: str
     start: str
+    agent: str = "claude"
 
 
 def marks_path(document: Path) -> Path:
@@ -44,14 +46,17 @@ def parse_marks(text: str) -> dict[int, TurnMark]:
     for key, value in raw.items() if isinstance(raw, dict) else []:
         try:
             entry = _Entry.model_validate(value)
-            found[int(key)] = TurnMark(entry.session, entry.start)
+            found[int(key)] = TurnMark(entry.session, entry.start, entry.agent)
         except (ValidationError, ValueError):
             continue
     return found
 
 
 def format_marks(marks: Mapping[int, TurnMark]) -> str:
-    raw = {str(turn): {"session": m.session, "start": m.start} for turn, m in sorted(marks.items())}
+    raw = {
+        str(turn): {"session": m.session, "start": m.start, "agent": m.agent}
+        for turn, m in sorted(marks.items())
+    }
     return json.dumps(raw, indent=1) + "\n"
 
 

@@ -15,3 +15,4 @@ class TurnMark:
 
     session: str
     start: str
+    agent: str = "claude"  # the agent whose session this is
