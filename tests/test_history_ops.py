@@ -428,3 +428,17 @@ def test_the_turn_just_run_is_read_from_the_end_of_a_long_session_file(
     assert rewind.session_prompt(env, S1, tmp_path, "Write it.", "2026-01-01T10:01:30.000Z") is None
     assert rewind.session_prompt(env, S1, tmp_path, "Write it.") == "p2"
     assert rewind.session_prompt(env, S2, tmp_path, "First?") is None  # no such session
+
+
+def test_with_git_per_turn_an_undo_is_committed_too(repo: Path) -> None:
+    path = repo / "chat.md"
+    path.write_text(conversation(("one", "One."), ("two", "Two."), meta="git: commit"))
+    git(repo, "add", "chat.md")
+    git(repo, "commit", "-q", "-m", "two turns")
+    (repo / "other.txt").write_text("staged\n")
+    git(repo, "add", "other.txt")
+    done = undo(path, SETTINGS, {})
+    assert done.committed
+    assert git(repo, "log", "-1", "--format=%s") == "chat.md: undo turn 2 (agentdoc)\n"
+    assert git(repo, "show", "HEAD:chat.md") == path.read_text()
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["other.txt"]
