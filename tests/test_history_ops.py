@@ -442,3 +442,13 @@ def test_with_git_per_turn_an_undo_is_committed_too(repo: Path) -> None:
     assert git(repo, "log", "-1", "--format=%s") == "chat.md: undo turn 2 (agentdoc)\n"
     assert git(repo, "show", "HEAD:chat.md") == path.read_text()
     assert git(repo, "diff", "--cached", "--name-only").split() == ["other.txt"]
+
+
+def test_undo_takes_the_turns_thinking_out_of_the_sidecar(tmp_path: Path) -> None:
+    path = tmp_path / "chat.md"
+    path.write_text(conversation(("one", "One."), ("two", "Two.")))
+    sidecar = tmp_path / "chat.thinking.md"
+    sections = [f'<a id="turn-{n}"></a>\n## Turn {n}\n\nthought {n}\n' for n in (1, 2)]
+    sidecar.write_text("# Thinking: chat.md\n\n" + "\n".join(sections))
+    undo(path, SETTINGS, {})
+    assert sidecar.read_text() == "# Thinking: chat.md\n\n" + sections[0]

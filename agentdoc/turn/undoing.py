@@ -33,6 +33,7 @@ from agentdoc.document import (
     DocumentError,
     FrontmatterError,
     dominant_newline,
+    drop_thinking,
     is_unanswered,
     parse,
     read_text,
@@ -144,6 +145,7 @@ def undo(path: Path, settings: Settings, environ: Mapping[str, str] | None = Non
     _replace(path, text, new_text)
     marks.set_mark(path, turn, None)
     _reset_snapshot(path, new_text)
+    drop_thinking(path, turn)
     committed = gitcommit.enabled(doc, settings) and gitcommit.commit(
         path, gitcommit.undo_message(path, turn)
     )
