@@ -21,6 +21,7 @@ from agentdoc.document import Document, sidecar_path
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT = 60.0  # seconds; a hook or a signing prompt that hangs must not hold the turn
+_POINTERS = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE")
 
 
 def enabled(doc: Document, settings: Settings) -> bool:
@@ -29,7 +30,7 @@ def enabled(doc: Document, settings: Settings) -> bool:
 
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     # Variables a calling git hook may have set would point us at another repository or index.
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_INDEX_FILE")}
+    env = {k: v for k, v in os.environ.items() if k not in _POINTERS}
     return subprocess.run(
         ["git", *args],
         cwd=cwd,
