@@ -13,6 +13,7 @@ import pytest
 from agentdoc.agents import TurnMark
 from agentdoc.agents.base import AgentRequest
 from agentdoc.agents.claude import rewind
+from agentdoc.agents.claude.launch import shape
 from agentdoc.agents.claude.process import build_argv
 from agentdoc.agents.claude.warm import user_message
 from agentdoc.config import Settings
@@ -452,3 +453,8 @@ def test_undo_takes_the_turns_thinking_out_of_the_sidecar(tmp_path: Path) -> Non
     sidecar.write_text("# Thinking: chat.md\n\n" + "\n".join(sections))
     undo(path, SETTINGS, {})
     assert sidecar.read_text() == "# Thinking: chat.md\n\n" + sections[0]
+
+
+def test_a_warm_cli_started_for_a_cut_fork_can_serve_the_turns_after_it() -> None:
+    cut = ["claude", "-p", f"--resume={S1}", "--fork-session", f"--resume-session-at={AT}"]
+    assert shape(cut) == shape(["claude", "-p", f"--resume={S2}"])
