@@ -197,3 +197,20 @@ def test_a_lost_session_is_rebuilt_with_the_archived_history(tmp_path: Path) -> 
     assert "Question 1?" in plan.request.prompt and "Question 4?" in plan.request.prompt
     resumed = plan_turn(doc, parsed, "Next?", "run", Settings(), facts=Facts(session_found=True))
     assert resumed.request.prompt == "Next?"  # the live session already knows it all
+
+
+def test_undo_after_an_archive_keeps_the_history_whole(tmp_path: Path) -> None:
+    from agentdoc.turn import undo
+
+    doc = tmp_path / "long.md"
+    doc.write_text(conversation(4))
+    archive(doc, keep=1)
+    undone = undo(doc, Settings(), environ={})
+    assert undone.turn == 4
+    snapshot = history.read_snapshot(doc)
+    assert snapshot is not None and snapshot.turns == 3
+    assert snapshot.transcript == parse(conversation(3)).transcript()
+    with pytest.raises(AgentdocError, match="turn 3 is in its archive"):
+        text = doc.read_text()
+        doc.write_text(text[: text.rindex("## User")] + "## User\n\n")
+        undo(doc, Settings(), environ={})

@@ -41,6 +41,7 @@ from agentdoc.document import (
 )
 from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt, PromptRefused
 from agentdoc.turn import detect, history, journal, status
+from agentdoc.turn.aftermath import after_turn
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
@@ -385,9 +386,13 @@ class TurnRunner:
             # error in the status as the turn's failure.
             self._journal.keep = True
             raise
+        state = final_state(reply, cancelled=cancelled)
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
-        state = final_state(reply, cancelled=cancelled)
+            done = state == "done"
+            after_turn(
+                self.path, self.settings, self.environ, plan, session_id, sidecar.started, done
+            )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )

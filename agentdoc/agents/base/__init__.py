@@ -28,6 +28,7 @@ from agentdoc.agents.base.events import (
     TurnEnd,
     Usage,
 )
+from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
 from agentdoc.agents.base.prompt import ImagePart, ImageType
 from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
@@ -65,6 +66,7 @@ __all__ = [
     "ToolPart",
     "ToolUpdate",
     "TurnEnd",
+    "TurnMark",
     "Usage",
     "WarmAgent",
     "WarmStart",

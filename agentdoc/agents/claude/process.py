@@ -89,6 +89,8 @@ def build_argv(
         argv.append(f"--resume={request.resume}")
         if request.fork:
             argv.append("--fork-session")
+            if request.resume_at:
+                argv.append(f"--resume-session-at={request.resume_at}")
     if request.session_id:
         argv.append(f"--session-id={request.session_id}")
     if request.model:
@@ -137,6 +139,9 @@ def build_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
     # A CLI started from inside another Claude Code session refuses to nest unless this is gone.
     env.pop("CLAUDECODE", None)
     env.setdefault("CLAUDE_CODE_MAX_RETRIES", str(settings.max_retries))
+    # The CLI backs up the files its tools change only with this set in print mode; `undo`
+    # restores them from those copies (see `rewind`).
+    env.setdefault("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING", "true")
     return env
 
 
@@ -326,7 +331,7 @@ def spawn(
 def stdin_text(request: AgentRequest) -> str:
     """What a one-shot CLI reads: the prompt, or one user message when pictures go with it."""
     if request.images:
-        return user_message(request.prompt, request.images).decode("utf-8")
+        return user_message(request.prompt, request.message_id, request.images).decode("utf-8")
     return neutralise(request.prompt)
 
 

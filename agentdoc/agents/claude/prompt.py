@@ -44,7 +44,12 @@ def user_content(prompt: str, images: tuple[ImagePart, ...] = ()) -> str | list[
     return blocks
 
 
-def user_message(prompt: str, images: tuple[ImagePart, ...] = ()) -> bytes:
+def user_message(
+    prompt: str, message_id: str | None = None, images: tuple[ImagePart, ...] = ()
+) -> bytes:
     """One stream-json input line carrying a user message."""
-    message = {"type": "user", "message": {"role": "user", "content": user_content(prompt, images)}}
+    content = user_content(prompt, images)
+    message: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": content}}
+    if message_id:
+        message["uuid"] = message_id  # the session records the prompt under this id
     return (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
