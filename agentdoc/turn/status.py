@@ -43,6 +43,10 @@ class Status(BaseModel):
     error: str | None = None
     pid: int | None = None  # the agentdoc process working on the document
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
+    # Tokens in the model's context window after the last turn, and the window, when the agent
+    # reports them (kept from turn to turn until a new figure arrives).
+    context_used: int | None = None
+    context_size: int | None = None
 
     def describe(self) -> str:
         """One line for `agentdoc status`."""
@@ -53,6 +57,9 @@ class Status(BaseModel):
             line += (
                 f" (turn {self.turn}, {about}{self.tokens} tokens{cost}, updated {self.updated})"
             )
+        if self.context_used and self.context_size:
+            share = 100 * self.context_used / self.context_size
+            line += f" — context {self.context_used:,}/{self.context_size:,} tokens ({share:.0f}%)"
         if self.waiting_for:
             line += f" — {self.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
         if self.error:
@@ -179,12 +186,15 @@ class StatusReporter:
         session_id: str | None,
         detail: str,
         tokens: int | None = None,
+        context: tuple[int | None, int | None] = (None, None),
         cost_usd: float | None = None,
     ) -> None:
         """Record a turn state (a runner state such as "retrying", shown as a status state).
 
         `tokens` is the CLI's own output count and `cost_usd` the turn's own cost, known when
         the turn ends; until then the count is estimated from the characters streamed so far.
+        `context` (tokens used, the window) replaces the last known figures when the agent
+        reported them.
         """
         previous = self.status
         now = now_iso()
@@ -213,6 +223,8 @@ class StatusReporter:
                 "error": (detail or None) if shown == "error" else None,
                 "pid": os.getpid() if shown in ("streaming", "waiting") else None,
                 "waiting_for": (detail or None) if shown == "waiting" else None,
+                "context_used": context[0] or previous.context_used,
+                "context_size": context[1] or previous.context_size,
             }
         )
         write_status(self.document, self.status)
