@@ -102,14 +102,53 @@ def test_one_turn_per_logical_save_whatever_the_editor(
 
 
 def test_autosave_burst_sends_once(folder: Path, fake_claude: Callable[..., FakeClaude]) -> None:
+    """With `settle_guard` as long as the quiet step (the setting for an editor that autosaves
+    in bursts under `trigger: save`), a burst is one save: its last version is sent."""
     doc = folder / "chat.md"
     doc.write_text(DOC)
     fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    settings = fake.settings(settle_step=0.1, settle_max=1.0, settle_guard=0.1)
+    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
         autosave_burst(doc, [DOC + "h", DOC + "hi", DOC + "hi th", DOC + "hi there\n"], 0.03)
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
     calls = fake.calls()
     assert len(calls) == 1 and calls[0]["stdin"] == "hi there"
+
+
+def test_a_burst_sends_its_first_save_and_loses_none_of_the_rest(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """With the default guard a save the kernel reports complete is sent at once, so an early
+    save of a burst (the first, unless the machine is slow to notice it) is a prompt of its
+    own; the rest edit that prompt while its reply streams, and the editing is kept, not sent
+    as a second prompt."""
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)) as daemon:
+        autosave_burst(doc, [DOC + "h", DOC + "hi", DOC + "hi th", DOC + "hi there\n"], 0.03)
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="status idle")
+        wait_for(lambda: daemon._running() == 0, what="the daemon to see the end")
+    calls = fake.calls()
+    assert len(calls) == 1 and calls[0]["stdin"] in {"h", "hi", "hi th", "hi there"}
+    assert "hi there" in doc.read_text()
+
+
+@pytest.mark.parametrize("strategy", ["in_place", "vim_rename", "jetbrains"])
+def test_a_completed_save_is_sent_without_waiting_for_quiet(
+    folder: Path, fake_claude: Callable[..., FakeClaude], strategy: str
+) -> None:
+    """The quiet step is a minute here: the turn can only start because the save was seen
+    complete (close-write, or a rename into place)."""
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    settings = fake.settings(settle_step=60.0, settle_max=120.0)
+    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+        save(doc, DOC + "hi there\n", strategy)
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply", timeout=20)
+    assert [call["stdin"] for call in fake.calls()] == ["hi there"]
 
 
 def test_prompt_saved_while_streaming_is_queued_then_sent(

@@ -64,6 +64,29 @@ def protected(document: Path) -> list[Path]:
     return [document, sidecar_path(document), document.parent / ".agentdoc"]
 
 
+@dataclass(frozen=True)
+class _Launch:
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+    key: tuple[object, ...]
+
+
+def _launch(
+    document: Path,
+    request: AgentRequest,
+    settings: Settings,
+    environ: Mapping[str, str] | None,
+) -> tuple[AgentRequest, _Launch]:
+    """The request with the document's protection rules, and how its process is started."""
+    request = replace(request, protect=protect_rules(protected(document.absolute())))
+    argv = build_argv(resolve_executable(settings.claude), request, settings, warm=True)
+    check_argv(argv)
+    env = build_env(os.environ if environ is None else environ, settings)
+    key = (shape(argv), str(request.cwd), tuple(sorted(env.items())))
+    return request, _Launch(argv, request.cwd, env, key)
+
+
 @dataclass
 class WarmPool:
     capacity: int = 4
@@ -87,25 +110,51 @@ class WarmPool:
         settings: Settings,
         environ: Mapping[str, str] | None,
     ) -> AgentProcess:
-        request = replace(request, protect=protect_rules(protected(document.absolute())))
-        argv = build_argv(resolve_executable(settings.claude), request, settings, warm=True)
-        check_argv(argv)
-        env = build_env(os.environ if environ is None else environ, settings)
-        key = (shape(argv), str(request.cwd), tuple(sorted(env.items())))
+        request, launch = _launch(document, request, settings, environ)
         with self._lock:
             process = self._procs.get(document)
-            if process is not None and not reusable(process, key, request):
+            if process is not None and not reusable(process, launch.key, request):
                 self._procs.pop(document)
                 self._close_later(process, "its next turn needs another process")
                 process = None
             if process is None:
-                process = WarmProcess(argv, request.cwd, env, key).start()
-                self.started += 1
-                self._procs[document] = process
-                log.debug("started a warm claude (pid %s) for %s", process.pid, document)
+                process = self._start(document, launch)
             turn = process.begin(request.prompt, request.turn)
             self._evict()
         return turn
+
+    def prewarm(
+        self,
+        document: Path,
+        request: AgentRequest,
+        settings: Settings,
+        environ: Mapping[str, str] | None,
+    ) -> bool:
+        """Start the process the document's next turn, `request` (its prompt unknown yet),
+        would start; True if one was started. Only into a free slot, never replacing a process
+        the document has, and only to resume a session: a new session's id is chosen when its
+        prompt is sent, so no process could be started for it ahead of time."""
+        if request.resume is None or request.fork or request.session_id is not None:
+            return False
+        with self._lock:
+            if document in self._procs or len(self._procs) >= self.capacity:
+                return False
+        request, launch = _launch(document, request, settings, environ)
+        with self._lock:
+            if document in self._procs or len(self._procs) >= self.capacity:
+                return False  # a turn (or another hint) got there first
+            process = self._start(document, launch)
+            # What `reusable` compares: the session the CLI resumes, the turn before this one.
+            process.session_id = request.resume
+            process.last_turn = request.turn - 1
+        return True
+
+    def _start(self, document: Path, launch: _Launch) -> WarmProcess:
+        process = WarmProcess(launch.argv, launch.cwd, launch.env, launch.key).start()
+        self.started += 1
+        self._procs[document] = process
+        log.debug("started a warm claude (pid %s) for %s", process.pid, document)
+        return process
 
     def _evict(self) -> None:
         idle = sorted(
