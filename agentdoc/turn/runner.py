@@ -94,6 +94,7 @@ class TurnRunner:
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentProcess | None = None
         self._turn = 0
+        self._shown_text = False  # the reply's first text has been written
 
     # -- document writes -------------------------------------------------------------------
 
@@ -261,16 +262,23 @@ class TurnRunner:
                     return False
             elif self._feed(builder, line):
                 last_line, dirty = now, True
-                self._journal.record(builder.reply.text())
                 if builder.has_result:
                     return False  # the result line ends the turn, whatever still holds stdout
             else:
                 last_line = now
-            if dirty and now - last_flush >= interval:
-                self._journal.sync()
+            if dirty and (now - last_flush >= interval or self._first_text(builder)):
                 self._publish(plan, builder.reply, sidecar)
                 last_flush, dirty = time.monotonic(), False
                 interval = max(self.settings.flush_interval, WRITE_BACKOFF * (last_flush - now))
+
+    def _first_text(self, builder: ReplyBuilder) -> bool:
+        """The reply's first text has arrived and is not in the document yet: it is written at
+        once, so the person sees the reply start; later text is coalesced per flush interval."""
+        if self._shown_text:
+            return False
+        # Only until the first text: the reply is rebuilt for this, which later lines avoid.
+        self._shown_text = bool(builder.reply.text())
+        return self._shown_text
 
     def _feed(self, builder: ReplyBuilder, line: bytes) -> bool:
         try:
@@ -317,6 +325,10 @@ class TurnRunner:
             self._feed(builder, line)
 
     def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
+        # The journal gets the text at each write, not at each delta: it is synced only here,
+        # so what a crash leaves of it is the same, at a fraction of the cost.
+        self._journal.record(reply.text())
+        self._journal.sync()
         if self._thinking_on:
             sidecar.update(reply.thinking, reply.session_id)
         self._writer.flush(self._body(reply))
@@ -367,7 +379,7 @@ class TurnRunner:
             # Still not writable: the region stays open for recovery to close (the daemon does
             # at the document's next change, `run` before its next turn); `run` records the
             # error in the status as the turn's failure.
-            self._journal.keep = True
+            self._keep_journal(reply)
             raise
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
@@ -387,10 +399,16 @@ class TurnRunner:
     def _write_failed(
         self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
     ) -> TurnOutcome:
-        self._journal.keep = True  # the reply text so far, for whoever closes the region later
+        self._keep_journal(builder.reply)
         self._problem = f"the reply could not be written into the document: {exc}"
         builder.finish(exit_code=None, stderr="")
         return self._finish(plan, builder, sidecar, cancelled=False)
+
+    def _keep_journal(self, reply: Reply) -> None:
+        """Leave the journal, with the reply text so far, for whoever closes the region later."""
+        self._journal.keep = True
+        self._journal.record(reply.text())
+        self._journal.sync()
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
