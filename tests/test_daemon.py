@@ -115,26 +115,6 @@ def test_autosave_burst_sends_once(folder: Path, fake_claude: Callable[..., Fake
     assert len(calls) == 1 and calls[0]["stdin"] == "hi there"
 
 
-def test_a_burst_sends_its_first_save_and_loses_none_of_the_rest(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
-) -> None:
-    """With the default guard a save the kernel reports complete is sent at once, so an early
-    save of a burst (the first, unless the machine is slow to notice it) is a prompt of its
-    own; the rest edit that prompt while its reply streams, and the editing is kept, not sent
-    as a second prompt."""
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)) as daemon:
-        autosave_burst(doc, [DOC + "h", DOC + "hi", DOC + "hi th", DOC + "hi there\n"], 0.03)
-        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-        wait_for(lambda: state_of(doc) == "idle", what="status idle")
-        wait_for(lambda: daemon._running() == 0, what="the daemon to see the end")
-    calls = fake.calls()
-    assert len(calls) == 1 and calls[0]["stdin"] in {"h", "hi", "hi th", "hi there"}
-    assert "hi there" in doc.read_text()
-
-
 @pytest.mark.parametrize("strategy", ["in_place", "vim_rename", "jetbrains"])
 def test_a_completed_save_is_sent_without_waiting_for_quiet(
     folder: Path, fake_claude: Callable[..., FakeClaude], strategy: str

@@ -163,13 +163,27 @@ def test_no_process_ahead_of_a_session_chosen_at_send_time(
     assert pool.started == 0
 
 
-def test_a_hint_never_replaces_or_evicts(pool: WarmPool, folder: Path, claude: Path) -> None:
+def test_a_hint_never_replaces_nor_evicts_an_unused_process(
+    pool: WarmPool, folder: Path, claude: Path
+) -> None:
     config = settings(claude)
     assert pool.prewarm(folder / "a.md", resume(folder), config, ENV)
     assert not pool.prewarm(folder / "a.md", resume(folder), config, ENV)  # has one
     assert pool.prewarm(folder / "b.md", resume(folder), config, ENV)
-    assert not pool.prewarm(folder / "c.md", resume(folder), config, ENV)  # no free slot
+    assert not pool.prewarm(folder / "c.md", resume(folder), config, ENV)  # full of unused
     assert pool.started == 2
+
+
+def test_a_hint_takes_the_place_of_the_least_recently_used_process(
+    pool: WarmPool, folder: Path, claude: Path
+) -> None:
+    config = settings(claude)
+    for name in ("a.md", "b.md"):  # two documents that ran a turn, "a" the longer ago
+        turn = pool.begin(folder / name, resume(folder, "hi"), config, ENV)
+        lines_of(turn)
+        turn.wait()
+    assert pool.prewarm(folder / "c.md", resume(folder), config, ENV)
+    assert sorted(pool._procs) == [folder / "b.md", folder / "c.md"]
 
 
 def test_an_unused_prewarmed_process_goes_idle(pool: WarmPool, folder: Path, claude: Path) -> None:

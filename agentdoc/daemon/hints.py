@@ -10,7 +10,7 @@ resume). Nothing is sent: the process waits for the prompt, and goes idle as any
 does if none comes.
 
 Hints are handled on one background thread, so the daemon's loop never waits for a parse or a
-process start; a burst of hints for one document counts once.
+process start; a hint for a document whose last hint is still waiting there adds nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import logging
 import threading
-import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,8 +40,6 @@ from agentdoc.errors import AgentdocError
 from agentdoc.turn import open_regions, prepare_turn
 
 log = logging.getLogger(__name__)
-
-HINT_GAP = 2.0  # seconds: hints for one document closer than this count once
 
 
 def awaits_prompt(doc: Document) -> bool:
@@ -66,14 +63,21 @@ def next_request(
     return dataclasses.replace(plan.request, turn=plan.turn)
 
 
+def _session_text(path: Path) -> str | None:
+    data = read_bytes(path)
+    return decode(path, data) if maybe_session(data) else None
+
+
 class Hints:
+    """Hints handed to one background thread; see the module's docstring."""
+
     def __init__(
         self, pool: WarmPool | None, settings: Settings, environ: Mapping[str, str] | None
     ) -> None:
         self._pool = pool
         self._settings = settings
         self._environ = environ
-        self._last: dict[Path, float] = {}
+        self._waiting: set[Path] = set()
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdoc-hints")
         self.warmed = 0  # processes started on a hint, for tests and benchmarks
@@ -81,32 +85,31 @@ class Hints:
 
     def hint(self, path: Path, why: str, text: str | None = None) -> None:
         """Prepare `path` (whose content is `text`, if known) in the background."""
-        now = time.monotonic()
         with self._lock:
-            if now - self._last.get(path, -HINT_GAP) < HINT_GAP:
+            if path in self._waiting:
                 return
-            self._last[path] = now
+            self._waiting.add(path)
         with contextlib.suppress(RuntimeError):  # shutting down: no more hints
             self._worker.submit(self._prepare, path, why, text)
 
     def _prepare(self, path: Path, why: str, text: str | None) -> None:
+        with self._lock:
+            self._waiting.discard(path)
         try:
-            if text is None:
-                data = read_bytes(path)
-                if not maybe_session(data):
-                    return
-                text = decode(path, data)
-            request = next_request(path, text, self._settings, self._environ)
-            if request is None or self._pool is None:
-                return
-            if self._pool.prewarm(path, request, self._settings, self._environ):
-                self.warmed += 1
-                self.reasons.append(why)
-                log.info("%s: started its claude ahead of the prompt (%s)", path.name, why)
+            self._warm(path, why, text if text is not None else _session_text(path))
         except (AgentdocError, OSError) as exc:
             log.debug("%s: not prepared ahead (%s): %s", path, why, exc)
         except Exception:
             log.exception("%s: preparing ahead of the prompt failed", path)
+
+    def _warm(self, path: Path, why: str, text: str | None) -> None:
+        request = None if text is None else next_request(path, text, self._settings, self._environ)
+        if request is None or self._pool is None:
+            return
+        if self._pool.prewarm(path, request, self._settings, self._environ):
+            self.warmed += 1
+            self.reasons.append(why)
+            log.info("%s: started its claude ahead of the prompt (%s)", path.name, why)
 
     def close(self) -> None:
         """Drop hints not yet handled and wait for the one in hand: after this, none starts

@@ -131,22 +131,36 @@ class WarmPool:
         environ: Mapping[str, str] | None,
     ) -> bool:
         """Start the process the document's next turn, `request` (its prompt unknown yet),
-        would start; True if one was started. Only into a free slot, never replacing a process
-        the document has, and only to resume a session: a new session's id is chosen when its
-        prompt is sent, so no process could be started for it ahead of time."""
+        would start; True if one was started. Never replacing a process the document has, and
+        only to resume a session: a new session's id is chosen when its prompt is sent, so no
+        process could be started for it ahead of time. When the pool is full, the least
+        recently used idle process that has run a turn makes room; one started ahead of its
+        prompt and not used yet is never closed for another (opening many documents in a row
+        would start and close a CLI for each)."""
         if request.resume is None or request.fork or request.session_id is not None:
             return False
         with self._lock:
-            if document in self._procs or len(self._procs) >= self.capacity:
+            if document in self._procs or not self._room_for_hint(close=False):
                 return False
         request, launch = _launch(document, request, settings, environ)
         with self._lock:
-            if document in self._procs or len(self._procs) >= self.capacity:
+            if document in self._procs or not self._room_for_hint(close=True):
                 return False  # a turn (or another hint) got there first
             process = self._start(document, launch)
             # What `reusable` compares: the session the CLI resumes, the turn before this one.
             process.session_id = request.resume
             process.last_turn = request.turn - 1
+        return True
+
+    def _room_for_hint(self, *, close: bool) -> bool:
+        if len(self._procs) < self.capacity:
+            return True
+        used = [(p.last_used, path) for path, p in self._procs.items() if not p.busy and p.turns]
+        if not used:
+            return False
+        if close:
+            _, path = min(used, key=lambda item: item[0])
+            self._close_later(self._procs.pop(path), "a document about to be used needs room")
         return True
 
     def _start(self, document: Path, launch: _Launch) -> WarmProcess:
