@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -78,6 +79,7 @@ class Hints:
         self._settings = settings
         self._environ = environ
         self._waiting: set[Path] = set()
+        self._found: list[tuple[int, Path]] = []  # session documents of the start-up walk
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdoc-hints")
         self.warmed = 0  # processes started on a hint, for tests and benchmarks
@@ -91,6 +93,18 @@ class Hints:
             self._waiting.add(path)
         with contextlib.suppress(RuntimeError):  # shutting down: no more hints
             self._worker.submit(self._prepare, path, why, text)
+
+    def found_at_start(self, path: Path, mtime_ns: int) -> None:
+        self._found.append((mtime_ns, path))
+
+    def start_up_done(self) -> None:
+        """Hint the session documents changed within `warm_idle` before start-up, most recent
+        first, as many as may be warm at once (the walk's parse already indexed them all)."""
+        since = time.time_ns() - int(self._settings.warm_idle * 1e9)
+        recent = sorted((found for found in self._found if found[0] >= since), reverse=True)
+        for _mtime, path in recent[: self._settings.warm_sessions]:
+            self.hint(path, "used shortly before start-up")
+        self._found.clear()
 
     def _prepare(self, path: Path, why: str, text: str | None) -> None:
         with self._lock:

@@ -96,7 +96,6 @@ class Daemon:
     discovered: threading.Event = field(default_factory=threading.Event, init=False)
     pool: WarmPool | None = field(default=None, init=False)
     hints: Hints = field(init=False)
-    _recent: list[tuple[int, Path]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         if self.settings.warm_sessions > 0:
@@ -134,7 +133,7 @@ class Daemon:
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
                     self.discovered.set()
                     log.info("start-up done: %d session documents", len(self._docs))
-                    self._warm_recent()
+                    self.hints.start_up_done()
                 if self.pool is not None:
                     self.pool.close_idle()
             self._shutdown()
@@ -230,7 +229,7 @@ class Daemon:
         known = self._docs.setdefault(path, _Doc())
         known.seen, known.text = (None if fresh else digest(data)), text
         self._follow(path)
-        self._recent.append((mtime, path))
+        self.hints.found_at_start(path, mtime)
         if self.send_pending:
             self._consider(path, text)
         else:
@@ -417,15 +416,6 @@ class Daemon:
             self._consider(path, text, saved=True)
 
     # -- helpers -----------------------------------------------------------------------------
-
-    def _warm_recent(self) -> None:
-        """Prepare the documents used shortly before start-up, most recent first, as many as
-        may be warm at once (the parse of each already indexed its headings)."""
-        since = time.time_ns() - int(self.settings.warm_idle * 1e9)
-        recent = sorted((r for r in self._recent if r[0] >= since), reverse=True)
-        for _mtime, path in recent[: self.settings.warm_sessions]:
-            self.hints.hint(path, "used shortly before start-up")
-        self._recent.clear()
 
     def _follow(self, path: Path) -> None:
         # A session document is rewritten in place by most editors, which its folder's mtime
