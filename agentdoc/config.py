@@ -53,6 +53,8 @@ class Settings(BaseModel):
     approval_timeout: float = Field(
         1800.0, gt=0, le=7 * DAY, description="deny a permission request unanswered this long"
     )
+    # Commit each session document to git after every completed turn ("commit").
+    git: Literal["off", "commit"] = "off"
     # Safety-relevant: only from the user's own config or command line.
     permission_mode: PermissionMode | None = None
     allowed_tools: tuple[str, ...] = ()

@@ -29,7 +29,7 @@ from pathlib import Path
 from live import DOC, TIMEOUT, _Ends, _idle, running
 from measure import CheckFailed, Row, alternate, wait_until
 
-from agentdoc.agents import AgentProcess, AgentRequest
+from agentdoc.agents import END, AgentRequest, AgentTurn
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
@@ -119,10 +119,10 @@ class _Mode:
         self.opened.append(self._turn(doc, "second"))
 
 
-def _drain(turn: AgentProcess) -> None:
-    while turn.next_line(TIMEOUT) not in (b"", None):
+def _drain(turn: AgentTurn) -> None:
+    while turn.next_event(TIMEOUT) not in (END, None):
         pass
-    turn.wait(TIMEOUT)
+    turn.close(TIMEOUT)
 
 
 class _Alone:

@@ -56,6 +56,8 @@ def start_nvim(tmp_path: Path) -> Iterator[Callable[[Path, FakeClaude], Nvim]]:
         env = {
             # The agentdoc under test first on PATH, as `pipx install` would put it.
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            # ...and running this checkout's code, wherever the package is installed from.
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
             "HOME": str(home),
             "XDG_CONFIG_HOME": str(scratch / "config"),
             "XDG_DATA_HOME": str(scratch / "data"),
@@ -122,6 +124,28 @@ def test_cancel_stops_the_reply_and_the_buffer_follows(
         assert "interrupted" in editor.buffer() and "w295 " in editor.buffer()
     finally:
         gate.touch()
+
+
+def test_undo_takes_the_turn_back_and_the_buffer_follows(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+) -> None:
+    fake = fake_claude("plain_text.ndjson")
+    editor = start_nvim(document, fake)
+    editor.command("AgentdocRun")
+    wait_for(lambda: state_of(document) == "idle" and "## Assistant" in editor.buffer(), "a reply")
+    editor.command("AgentdocUndo")
+    wait_for(lambda: editor.notes() != [], what="the undo to be reported")
+    assert editor.notes() == [
+        {"msg": "the last turn was taken back; its prompt is pending again", "level": 2}
+    ]
+    # The body is as it was before the turn; only the session id has gone from the frontmatter.
+    assert document.read_text().split("---\n", 2)[2] == DOC.split("---\n", 2)[2]
+    wait_for(lambda: editor.shows(document), what="Neovim to reload the document")
+    editor.command("AgentdocUndo")
+    wait_for(lambda: len(editor.notes()) == 2, what="the refusal to be shown")
+    assert "nothing to undo" in editor.notes()[1]["msg"]
 
 
 def test_an_error_reaches_vim_notify(

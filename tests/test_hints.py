@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.claude import AgentRequest
+from agentdoc.agents import END, AgentRequest, AgentTurn
 from agentdoc.config import Settings
 from agentdoc.daemon.hints import awaits_prompt, next_request
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import note_own_open, parse
 from tests.conftest import wait_for
-from tests.test_warm import STAND_IN, lines_of
+from tests.test_warm import STAND_IN
 
 SESSION = "0b7f8c52-5d1e-4c3a-9f6e-2a4b8d0c1e37"
 CONVERSATION = f"""---
@@ -128,6 +128,15 @@ def test_next_request_is_none_when_there_is_no_turn_to_prepare(
 # -- the pool ---------------------------------------------------------------------------------
 
 
+def run_turn(turn: AgentTurn) -> list[object]:
+    """The events of one turn, to its end; the process stays up for the next."""
+    events: list[object] = []
+    while (event := turn.next_event(10)) is not END and event is not None:
+        events.append(event)
+    turn.close(5)
+    return events
+
+
 @pytest.fixture
 def pool() -> Iterator[WarmPool]:
     made = WarmPool(capacity=2, idle_timeout=600)
@@ -144,7 +153,7 @@ def test_a_prewarmed_process_runs_the_next_turn(pool: WarmPool, folder: Path, cl
     assert pool.prewarm(doc, resume(folder), settings(claude), ENV)
     warmed = pool.pids()
     turn = pool.begin(doc, resume(folder, "again"), settings(claude), ENV)
-    assert [line["type"] for line in lines_of(turn)] == ["system", "assistant", "result"]
+    assert "echo again" in [getattr(event, "text", None) for event in run_turn(turn)]
     assert turn.pid in warmed and pool.started == 1
 
 
@@ -179,9 +188,7 @@ def test_a_hint_takes_the_place_of_the_least_recently_used_process(
 ) -> None:
     config = settings(claude)
     for name in ("a.md", "b.md"):  # two documents that ran a turn, "a" the longer ago
-        turn = pool.begin(folder / name, resume(folder, "hi"), config, ENV)
-        lines_of(turn)
-        turn.wait()
+        run_turn(pool.begin(folder / name, resume(folder, "hi"), config, ENV))
     assert pool.prewarm(folder / "c.md", resume(folder), config, ENV)
     assert sorted(pool._procs) == [folder / "b.md", folder / "c.md"]
 

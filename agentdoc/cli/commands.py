@@ -191,8 +191,9 @@ def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, qu
 def fork_command(path: Path, new: Path, turn: int | None) -> None:
     """Copy the conversation in PATH into a new document NEW, with its lineage.
 
-    NEW's next prompt continues in a forked Claude session (a fork at an earlier turn starts a
-    new session seeded with NEW's transcript). PATH and its session are left untouched.
+    NEW's next prompt continues in a fork of the agent's session, cut at TURN (an agent that
+    cannot branch there gets a new session seeded with NEW's transcript). PATH and its session
+    are left untouched.
     """
     from agentdoc.config import load_settings
     from agentdoc.turn import fork
@@ -203,6 +204,24 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
         f"created {new} from {path} (exchanges 1-{plan.turn}); write your prompt under the "
         f"last `## User`, then `agentdoc run {new}` (it continues in {how})"
     )
+
+
+@cli.command()
+@_path_arg
+def undo(path: Path) -> None:
+    """Take the last turn of PATH back: its reply, its file changes, the session's memory of it.
+
+    The prompt stays under the last `## User`, pending, for you to edit and send again. Refuses,
+    saying why, when a turn streams or its changes cannot be restored exactly.
+    """
+    from agentdoc.config import load_settings
+    from agentdoc.turn import undo as undo_turn
+
+    require_existing(path)
+    done = undo_turn(path, load_settings())
+    files = "; its file changes were restored" if done.restored else ""
+    git = "; committed" if done.committed else ""
+    click.echo(f"took turn {done.turn} of {path} back{files}{git}; its prompt is pending again")
 
 
 @cli.command()

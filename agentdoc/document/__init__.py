@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.splice import open_reply as open_reply
     from agentdoc.document.splice import typed_below as typed_below
     from agentdoc.document.thinking import ThinkingSidecar as ThinkingSidecar
+    from agentdoc.document.thinking import drop_thinking as drop_thinking
     from agentdoc.document.thinking import sidecar_link as sidecar_link
     from agentdoc.document.thinking import sidecar_path as sidecar_path
 
@@ -118,6 +119,6 @@ __all__, __getattr__ = lazy_exports(
             "open_reply",
             "typed_below",
         ),
-        "thinking": ("ThinkingSidecar", "sidecar_link", "sidecar_path"),
+        "thinking": ("ThinkingSidecar", "drop_thinking", "sidecar_link", "sidecar_path"),
     },
 )

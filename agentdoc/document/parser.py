@@ -64,8 +64,13 @@ class AgentdocMeta(BaseModel):
     thinking: bool | None = None
     # Lineage of a fork: {document, session, turn} of the parent.
     forked_from: dict[str, Any] | None = None
+    # Set by `undo`: the next prompt continues `session` from this point of it (the agent's id
+    # of the end of the turn before the undone one); removed once that turn has a reply.
+    resume_at: str | None = None
+    # Commit the document to git after every completed turn ("commit"), or not ("off").
+    git: Literal["commit", "off"] | None = None
 
-    @field_validator("session")
+    @field_validator("session", "resume_at")
     @classmethod
     def _session_is_uuid(cls, value: str | None) -> str | None:
         if value is not None and not _UUID.fullmatch(value):

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import read_status as read_status
     from agentdoc.turn.status import request_cancel as request_cancel
     from agentdoc.turn.status import write_status as write_status
+    from agentdoc.turn.undoing import undo as undo
 
 __all__, __getattr__ = lazy_exports(
     __name__,
@@ -50,5 +51,6 @@ __all__, __getattr__ = lazy_exports(
             "request_cancel",
             "write_status",
         ),
+        "undoing": ("undo",),
     },
 )

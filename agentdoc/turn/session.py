@@ -9,8 +9,13 @@ the document plus a few facts about the world (`Facts`, gathered by `prepare_tur
 * A resumed session gets the new prompt, plus what it cannot know: a diff of edits to earlier
   turns, and the partial text of a previous reply that was interrupted, unless the session
   kept it (see `history`).
-* The first prompt of a fork taken at its parent's last turn continues the parent's session as a
-  fork (``--resume=PARENT --fork-session --session-id=NEW``); the parent session is unchanged.
+* The first prompt of a fork continues the parent's session as a fork (``--resume=PARENT
+  --fork-session --session-id=NEW``), cut at the forked turn when that is not the session's last
+  (``--resume-session-at``, from the turn's mark); the parent session is unchanged. Only a fork
+  whose turn has no mark (an agent that cannot branch there) gets a seeded session.
+* After `undo`, ``agentdoc.resume_at`` names the point of the session to continue from (the end
+  of the turn before the undone one): the next prompt forks the session there, so the model
+  forgets the undone turn.
 
 A resume plan carries a `fallback`: the rebuild to run at once if the CLI answers "No
 conversation found" after all.
@@ -50,9 +55,10 @@ class Lineage(BaseModel):
     document: str  # the parent document, relative to this document's folder
     session: str | None = None  # the parent's Claude session when the fork was made
     turn: int  # the fork holds the parent's exchanges 1..turn
-    # True: the first prompt continues `session` with --fork-session (the fork was taken at the
-    # parent's last exchange, so that session holds exactly this history).
+    # True: the first prompt continues `session` with --fork-session (taken at the parent's last
+    # exchange, that session holds exactly this history; at an earlier one, `at` cuts it there).
     fork_session: bool = False
+    at: str | None = None  # the agent's mark of the end of `turn` in `session`
 
 
 @dataclass(frozen=True)
@@ -93,14 +99,26 @@ def first_turn_of_fork(doc: Document) -> Lineage | None:
     return found
 
 
-def resume_target(doc: Document, session: str | None) -> tuple[str | None, bool]:
-    """The session a resume would continue, and whether it must be forked first."""
-    if session or doc.meta.session:
-        return session or doc.meta.session, False
+@dataclass(frozen=True)
+class Target:
+    """The session a resume continues; `fork`: as a copy, ending at `at` when that is set."""
+
+    session: str | None
+    fork: bool = False
+    at: str | None = None
+
+
+def resume_target(doc: Document, session: str | None) -> Target:
+    """The session a resume would continue, and whether (and where) it must be forked first."""
+    if session:
+        return Target(session)
+    if doc.meta.session:
+        at = doc.meta.resume_at
+        return Target(doc.meta.session, at is not None, at)
     fork = first_turn_of_fork(doc)
     if fork is not None and fork.fork_session and fork.session:
-        return fork.session, True
-    return None, False
+        return Target(fork.session, True, fork.at)
+    return Target(None)
 
 
 def _fence(text: str) -> str:
@@ -177,6 +195,7 @@ def _request(
     *,
     resume: str | None = None,
     fork: bool = False,
+    resume_at: str | None = None,
     session_id: str | None = None,
 ) -> AgentRequest:
     return AgentRequest(
@@ -185,15 +204,20 @@ def _request(
         resume=resume,
         session_id=session_id,
         fork=fork,
+        resume_at=resume_at if fork else None,
         model=model or doc.meta.model or settings.model,
         effort=doc.meta.effort or settings.effort,
         append_system=doc.meta.system,
+        message_id=str(uuid.uuid4()),
     )
 
 
-def _fork_note(doc: Document) -> str | None:
+def _fork_note(doc: Document, *, seeded: bool = False) -> str | None:
     fork = first_turn_of_fork(doc)
-    return None if fork is None else f"forked from {fork.document}, turn {fork.turn}"
+    if fork is None:
+        return None
+    note = f"forked from {fork.document}, turn {fork.turn}"
+    return f"{note}; a new session seeded with the transcript" if seeded else note
 
 
 def _new_session(
@@ -223,13 +247,14 @@ def plan_turn(
     facts: Facts = Facts(),
 ) -> TurnPlan:
     """Decide start/resume/fork/rebuild for the pending ``prompt`` (pure, given ``facts``)."""
-    target, fork = resume_target(doc, session)
+    found = resume_target(doc, session)
+    target, fork = found.session, found.fork
     if mode == "resume" and not target:
         raise AgentdocError(
             f"{path} has no session to resume yet; use `agentdoc start` or `agentdoc run`"
         )
     if mode == "start" or target is None:
-        return _new_session(path, doc, prompt, settings, model, _fork_note(doc))
+        return _new_session(path, doc, prompt, settings, model, _fork_note(doc, seeded=True))
     if facts.session_found is False:
         if session:
             folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
@@ -251,6 +276,7 @@ def plan_turn(
         text,
         resume=target,
         fork=fork,
+        resume_at=found.at,
         session_id=str(uuid.uuid4()) if fork else None,
     )
     # An explicitly named session is never silently replaced by a new one.
@@ -275,7 +301,7 @@ def prepare_turn(
     environ: Mapping[str, str] | None = None,
 ) -> TurnPlan:
     """Gather the facts (session store, history snapshot), then `plan_turn`."""
-    target, _fork = resume_target(doc, session)
+    target = resume_target(doc, session).session
     found = reply = None
     if target is not None and mode != "start":
         env = os.environ if environ is None else environ

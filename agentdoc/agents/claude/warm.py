@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -84,22 +84,10 @@ def line_kind(line: bytes) -> tuple[str, dict[str, Any] | None]:
     return kind, None if kind == "result" else parsed
 
 
-def protect_rules(paths: Iterable[Path]) -> tuple[str, ...]:
-    """CLI deny rules that keep every file-editing tool off `paths` (folders: their contents).
-
-    ``Edit(...)`` rules cover Write, Edit, MultiEdit and NotebookEdit; ``//`` marks an absolute
-    path in the CLI's permission rule syntax.
-    """
-    rules: list[str] = []
-    for path in paths:
-        rules.append(f"Edit(/{path})")
-        if path.is_dir() or not path.suffix:
-            rules.append(f"Edit(/{path}/**)")
-    return tuple(rules)
-
-
-def user_message(prompt: str) -> bytes:
-    message = {"type": "user", "message": {"role": "user", "content": prompt}}
+def user_message(prompt: str, message_id: str | None = None) -> bytes:
+    message: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": prompt}}
+    if message_id:
+        message["uuid"] = message_id  # the session records the prompt under this id
     return (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
 
 
@@ -189,13 +177,13 @@ class WarmProcess:
                 return False
         return True
 
-    def begin(self, prompt: str, turn: int = 0) -> WarmTurn:
+    def begin(self, prompt: str, turn: int = 0, message_id: str | None = None) -> WarmTurn:
         """Send a prompt; the returned turn reads its events. One turn at a time."""
         assert self._turn is None, "a warm process runs one turn at a time"
         self.turns += 1
         self.last_turn = turn
         self._turn = WarmTurn(self, len(self._stderr))
-        if not self.write(user_message(prompt)):
+        if not self.write(user_message(prompt, message_id)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
         return self._turn
 
