@@ -66,6 +66,8 @@ def start_nvim(tmp_path: Path) -> Iterator[Callable[[Path, FakeClaude], Nvim]]:
             "AGENTDOC_CLAUDE": str(fake.executable),
             **{k: v for k, v in fake.env.items() if k != "PATH"},
         }
+        if "PYTHONPATH" in os.environ:  # a checkout under test, ahead of an installed copy
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         editor = Nvim(nvim, path, scratch, env)
         started.append(editor)
         return editor
@@ -190,3 +192,25 @@ def test_checkhealth_runs_doctor(
     assert "claude CLI" in report and "authentication" in report
     # The fake `claude` prints no version: doctor's failure and its fix reach the report.
     assert "ERROR" in report and "claude runs" in report
+
+
+def test_archive_moves_older_exchanges_and_reloads_the_buffer(
+    tmp_path: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "long.md"
+    exchanges = "".join(
+        f"## User\n\nQuestion {n}?\n\n## Assistant\n\nAnswer {n}.\n\n" for n in range(1, 5)
+    )
+    path.write_text(f"---\nagentdoc: {{}}\n---\n\n# Long\n\n{exchanges}## User\n\n")
+    editor = start_nvim(path, fake_claude(None))
+    editor.command("AgentdocArchive 1")
+    wait_for(lambda: (folder / "long.archive.md").exists(), what="the archive file")
+    wait_for(lambda: editor.notes() != [], what="the archive to be reported")
+    assert editor.notes() == [{"msg": "older exchanges moved to long.archive.md", "level": 2}]
+    wait_for(lambda: editor.shows(path), what="Neovim to reload the document")
+    assert "Question 1?" not in editor.buffer() and "Question 4?" in editor.buffer()
+    assert "Question 3?" in (folder / "long.archive.md").read_text()

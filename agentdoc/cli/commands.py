@@ -206,6 +206,25 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
     )
 
 
+@cli.command("archive")
+@_path_arg
+@click.option(
+    "--keep", type=click.IntRange(min=0), default=3, show_default=True, help="Exchanges to keep."
+)
+def archive_command(path: Path, keep: int) -> None:
+    """Move all but the last KEEP exchanges of PATH into PATH's archive file, byte for byte.
+
+    The archive (NAME.archive.md beside PATH, linked from it) is not a session document. The
+    session goes on; a rebuilt session still gets the archived exchanges as history.
+    """
+    from agentdoc.document import archive_path
+    from agentdoc.turn import archive_document
+
+    require_existing(path)
+    moved = archive_document(path, keep)
+    click.echo(f"moved {moved.moved} exchange(s) of {path} into {archive_path(path)}")
+
+
 @cli.command()
 @_path_arg
 def undo(path: Path) -> None:

@@ -11,6 +11,7 @@ from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.turn.approvals import request_answer as request_answer
+    from agentdoc.turn.archive import archive_document as archive_document
     from agentdoc.turn.detect import submission as submission
     from agentdoc.turn.detect import wants_marker as wants_marker
     from agentdoc.turn.forking import fork as fork
@@ -35,6 +36,7 @@ __all__, __getattr__ = lazy_exports(
     __name__,
     {
         "approvals": ("request_answer",),
+        "archive": ("archive_document",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
         "recovery": ("open_regions", "recover"),

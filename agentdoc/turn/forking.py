@@ -30,6 +30,8 @@ from agentdoc.document import (
     Document,
     DocumentError,
     FrontmatterError,
+    archive_path,
+    atomic_write,
     dominant_newline,
     parse,
     read_text,
@@ -63,8 +65,12 @@ def check_fork(path: Path, text: str, doc: Document, turn: int | None) -> int:
     if count == 0:
         raise AgentdocError(f"{path} has no completed exchange to fork yet")
     chosen = count if turn is None else turn
-    if not 1 <= chosen <= count:
-        raise AgentdocError(f"--turn must be between 1 and {count} (the exchanges in {path})")
+    archived = doc.meta.archived or 0
+    if not 1 + archived <= chosen <= count:
+        raise AgentdocError(
+            f"--turn must be between {1 + archived} and {count} (the exchanges in {path}"
+            + (f"; 1-{archived} are in its archive)" if archived else ")")
+        )
     return chosen
 
 
@@ -124,7 +130,7 @@ def plan_fork(
 
 def _exchange_end(doc: Document, turn: int) -> int:
     replies = [t for t in doc.turns if t.role == "assistant"]
-    return replies[turn - 1].end
+    return replies[turn - 1 - (doc.meta.archived or 0)].end
 
 
 def _relink(text: str, link: tuple[str, str] | None) -> str:
@@ -184,6 +190,25 @@ def _carry_snapshot(path: Path, new: Path, plan: ForkPlan) -> None:
         history.write_snapshot(new, snapshot)
 
 
+def _archive_copy(path: Path, new: Path, doc: Document) -> bytes | None:
+    """The parent's archive for the fork, which carries the parent's archived count."""
+    if not doc.meta.archived:
+        return None
+    if os.path.lexists(archive_path(new)):
+        raise AgentdocError(f"{archive_path(new)} already exists; agentdoc will not overwrite it")
+    try:
+        return archive_path(path).read_bytes()
+    except OSError as exc:
+        raise AgentdocError(f"{path}: its archive cannot be read: {exc}") from exc
+
+
+def _relink_archive(text: str, path: Path, new: Path) -> str:
+    old, fresh = archive_path(path).name, archive_path(new).name
+    return text.replace(f"[{old}]({old})", f"[{fresh}]({fresh})").replace(
+        f"[{old}](<{old}>)", f"[{fresh}](<{fresh}>)"
+    )
+
+
 def _marked_branch(
     path: Path, doc: Document, turn: int, environ: Mapping[str, str] | None
 ) -> Branch | None:
@@ -222,7 +247,10 @@ def fork(
     chosen = check_fork(path, text, doc, turn)
     branch = _marked_branch(path, doc, chosen, environ)
     plan = plan_fork(path, new, doc, chosen, allow_cwd_outside=allow_cwd_outside, branch=branch)
-    _create(new, fork_text(doc, plan))
+    archive = _archive_copy(path, new, doc)
+    _create(new, _relink_archive(fork_text(doc, plan), path, new))
+    if archive is not None:
+        atomic_write(archive_path(new), archive)
     _carry_snapshot(path, new, plan)
     log.info("forked %s at turn %d into %s", path, plan.turn, new)
     return plan

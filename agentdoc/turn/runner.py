@@ -36,9 +36,10 @@ from agentdoc.document import (
     WriteLedger,
     render_body,
     render_final,
+    render_refusal,
     sidecar_link,
 )
-from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
+from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt, PromptRefused
 from agentdoc.turn import detect, history, journal, status
 from agentdoc.turn.aftermath import after_turn
 from agentdoc.turn.approvals import Approvals
@@ -123,16 +124,20 @@ class TurnRunner:
                 known,
             )
         prompt = self._writer.prompt = sub.prompt
-        plan = prepare_turn(
-            self.path,
-            doc,
-            prompt,
-            self.mode,
-            self.settings,
-            session=self.session,
-            model=self.model,
-            environ=self.environ,
-        )
+        try:
+            plan = prepare_turn(
+                self.path,
+                doc,
+                prompt,
+                self.mode,
+                self.settings,
+                session=self.session,
+                model=self.model,
+                environ=self.environ,
+            )
+        except PromptRefused as exc:
+            self._refuse(doc.turn_count() + 1, exc)
+            raise
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
@@ -151,10 +156,20 @@ class TurnRunner:
         finally:
             self._journal.close()
 
+    def _refuse(self, turn: int, exc: PromptRefused) -> None:
+        """Nothing was sent: say why where the reply would be; the prompt stays pending."""
+        self._writer.open()
+        self._writer.close(render_refusal(str(exc), self.path.name), None, next_prompt=False)
+        self._status.report(turn, "failed", 0, None, str(exc))
+
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
         # Started before the document is touched: a CLI that cannot start (missing, not
         # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
-        proc = self._spawn(plan)
+        try:
+            proc = self._spawn(plan)
+        except PromptRefused as exc:  # e.g. pictures for an agent that takes none
+            self._refuse(plan.turn, exc)
+            raise
         try:
             self._writer.open()
         except BaseException:
@@ -366,6 +381,7 @@ class TurnRunner:
             note=plan.note,
             pending=pending,
             approvals=self._approvals.shown,
+            context_hint=self.settings.context_hint,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id
@@ -442,4 +458,6 @@ class TurnRunner:
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
-        self._status.report(turn, state, chars, session_id, detail, tokens)
+        usage = reply.usage if reply is not None else None
+        context = (usage.context_used, usage.context_size) if usage else (None, None)
+        self._status.report(turn, state, chars, session_id, detail, tokens, context)

@@ -23,6 +23,7 @@ conversation found" after all.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -34,11 +35,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.agents import AgentRequest, has_session, last_reply_text
+from agentdoc.agents import AgentRequest, ImagePart, has_session, last_reply_text
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history
+from agentdoc.turn import history, includes
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ class Facts:
     # The text the target session holds of its last reply (None: unknown or not looked up).
     session_reply: str | None = None
     snapshot: history.Snapshot | None = None
+    images: tuple[ImagePart, ...] = ()  # the pictures the prompt names, read and checked
+    archived: str = ""  # the transcript of the exchanges moved to the document's archive
 
 
 @dataclass(frozen=True)
@@ -227,9 +230,11 @@ def _new_session(
     settings: Settings,
     model: str | None,
     note: str | None,
+    archived: str = "",
     known: str | None = None,
 ) -> TurnPlan:
-    known = doc.transcript() if known is None else known
+    """`known`: the transcript, if the caller made it already (a long one costs milliseconds)."""
+    known = history.joined(archived, doc.transcript()) if known is None else known
     seeded = compose_prompt(prompt, transcript=known)
     request = _request(path, doc, settings, model, seeded, session_id=str(uuid.uuid4()))
     return TurnPlan(request, doc.turn_count() + 1, True, known, note)
@@ -247,6 +252,30 @@ def plan_turn(
     facts: Facts = Facts(),
 ) -> TurnPlan:
     """Decide start/resume/fork/rebuild for the pending ``prompt`` (pure, given ``facts``)."""
+    plan = _plan(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)
+    return _attach(plan, facts.images)
+
+
+def _attach(plan: TurnPlan, images: tuple[ImagePart, ...]) -> TurnPlan:
+    """The plan (and its fallback) with the prompt's pictures on the request."""
+    if not images:
+        return plan
+    fallback = None if plan.fallback is None else _attach(plan.fallback, images)
+    request = dataclasses.replace(plan.request, images=images)
+    return dataclasses.replace(plan, request=request, fallback=fallback)
+
+
+def _plan(
+    path: Path,
+    doc: Document,
+    prompt: str,
+    mode: Mode,
+    settings: Settings,
+    *,
+    session: str | None,
+    model: str | None,
+    facts: Facts,
+) -> TurnPlan:
     found = resume_target(doc, session)
     target, fork = found.session, found.fork
     if mode == "resume" and not target:
@@ -254,7 +283,9 @@ def plan_turn(
             f"{path} has no session to resume yet; use `agentdoc start` or `agentdoc run`"
         )
     if mode == "start" or target is None:
-        return _new_session(path, doc, prompt, settings, model, _fork_note(doc, seeded=True))
+        return _new_session(
+            path, doc, prompt, settings, model, _fork_note(doc, seeded=True), facts.archived
+        )
     if facts.session_found is False:
         if session:
             folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
@@ -262,10 +293,11 @@ def plan_turn(
                 f"session {session} was not found for the folder {folder}; "
                 "Claude keeps sessions per folder (and per $HOME / $CLAUDE_CONFIG_DIR)"
             )
-        return _new_session(path, doc, prompt, settings, model, LOST_NOTE)
+        return _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived)
+    known = history.joined(facts.archived, doc.transcript())
     text = compose_prompt(
         prompt,
-        edits=history.history_edits(facts.snapshot, doc, target),
+        edits=history.history_edits(facts.snapshot, known, target),
         unfinished=history.unfinished_to_send(history.unfinished_reply(doc), facts.session_reply),
     )
     request = _request(
@@ -280,10 +312,10 @@ def plan_turn(
         session_id=str(uuid.uuid4()) if fork else None,
     )
     # An explicitly named session is never silently replaced by a new one.
-    # The transcript of a long conversation costs tens of milliseconds: made once for both plans.
-    known = doc.transcript()
     fallback = (
-        None if session else _new_session(path, doc, prompt, settings, model, LOST_NOTE, known)
+        None
+        if session
+        else _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived, known)
     )
     note = _fork_note(doc) if fork else None
     return TurnPlan(request, doc.turn_count() + 1, fork, known, note, fallback)
@@ -300,15 +332,34 @@ def prepare_turn(
     model: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> TurnPlan:
-    """Gather the facts (session store, history snapshot), then `plan_turn`."""
+    """Gather the facts (includes, session store, history snapshot), then `plan_turn`.
+
+    Raises `IncludeRefused` before anything is sent when the prompt names a file or picture
+    it may not send.
+    """
+    cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
+    context = includes.resolve(prompt, includes.place_for(cwd, settings.add_dirs), limits(settings))
     target = resume_target(doc, session).session
     found = reply = None
     if target is not None and mode != "start":
         env = os.environ if environ is None else environ
-        cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
         found = has_session(env, target, cwd)
         # Only an interrupted reply needs the session's own copy of it.
         if found and history.unfinished_reply(doc) is not None:
             reply = last_reply_text(env, target, cwd)
-    facts = Facts(session_found=found, session_reply=reply, snapshot=history.read_snapshot(path))
-    return plan_turn(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)
+    facts = Facts(
+        session_found=found,
+        session_reply=reply,
+        snapshot=history.read_snapshot(path),
+        images=context.images,
+        archived=history.archived_transcript(path, doc),
+    )
+    return plan_turn(
+        path, doc, context.text, mode, settings, session=session, model=model, facts=facts
+    )
+
+
+def limits(settings: Settings) -> includes.Limits:
+    return includes.Limits(
+        settings.include_file_limit, settings.include_prompt_limit, settings.image_limit
+    )

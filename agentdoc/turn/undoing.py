@@ -32,6 +32,7 @@ from agentdoc.document import (
     Document,
     DocumentError,
     FrontmatterError,
+    archive_path,
     dominant_newline,
     drop_thinking,
     is_unanswered,
@@ -68,6 +69,11 @@ def check_undo(path: Path, text: str, doc: Document) -> int:
     count = doc.turn_count()
     if count == 0:
         raise AgentdocError(f"{path}: nothing to undo; it has no completed exchange")
+    if count == (doc.meta.archived or 0):
+        raise AgentdocError(
+            f"{path}: nothing to undo in the document; turn {count} is in its archive "
+            f"({archive_path(path).name})"
+        )
     if doc.pending_prompt() is not None:
         raise AgentdocError(
             f"{path}: a prompt waits below the last reply; send it or remove it before undoing "
@@ -167,5 +173,6 @@ def _replace(path: Path, old: str, new: str) -> None:
 def _reset_snapshot(path: Path, text: str) -> None:
     """The session knows the conversation up to the turn before, as the document now reads."""
     doc = parse(text)
-    snapshot = history.Snapshot(doc.meta.session, doc.turn_count(), doc.transcript())
+    known = history.joined(history.archived_transcript(path, doc), doc.transcript())
+    snapshot = history.Snapshot(doc.meta.session, doc.turn_count(), known)
     history.write_snapshot(path, snapshot)

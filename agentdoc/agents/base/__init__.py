@@ -30,6 +30,7 @@ from agentdoc.agents.base.events import (
 )
 from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
+from agentdoc.agents.base.prompt import ImagePart, ImageType
 from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.agents.base.request import AgentRequest
 
@@ -44,6 +45,8 @@ __all__ = [
     "BlockStart",
     "EndOfStream",
     "Event",
+    "ImagePart",
+    "ImageType",
     "MessageStart",
     "MessageStop",
     "Notice",

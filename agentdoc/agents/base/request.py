@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.agents.base.prompt import ImagePart
+
 
 @dataclass(frozen=True)
 class AgentRequest:
@@ -32,3 +34,6 @@ class AgentRequest:
     turn: int = 0
     # Which agent answers (a name the launcher knows, never a command).
     agent: str = "claude"
+    # Pictures the prompt names, checked and read by agentdoc; each protocol sends them after
+    # the text as image content (an agent that cannot take pictures must refuse the turn).
+    images: tuple[ImagePart, ...] = ()

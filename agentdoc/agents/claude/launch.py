@@ -78,7 +78,9 @@ class WarmClaude:
         )
 
     def begin(self, request: AgentRequest) -> ClaudeTurn:
-        return ClaudeTurn(self.process.begin(request.prompt, request.turn, request.message_id))
+        return ClaudeTurn(
+            self.process.begin(request.prompt, request.turn, request.message_id, request.images)
+        )
 
     def close(self, grace: float = 5.0) -> None:
         self.process.close(grace)

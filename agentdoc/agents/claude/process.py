@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agentdoc.agents.base import AgentRequest
 from agentdoc.agents.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
+from agentdoc.agents.claude.prompt import neutralise, user_message
 from agentdoc.agents.claude.stream import iter_lines
 from agentdoc.config import Settings
 from agentdoc.errors import ClaudeNotFound
@@ -81,7 +82,8 @@ def build_argv(
         "--verbose",
         "--include-partial-messages",
     ]
-    if warm:
+    if warm or request.images:
+        # Pictures travel only as content blocks of a stream-json user message.
         argv.append("--input-format=stream-json")
     if request.resume:
         argv.append(f"--resume={request.resume}")
@@ -323,7 +325,14 @@ def spawn(
     check_argv(argv)
     env = build_env(os.environ if environ is None else environ, settings)
     log.debug("running %s in %s", argv, request.cwd)
-    return ClaudeProcess(argv, request.cwd, env, request.prompt).start()
+    return ClaudeProcess(argv, request.cwd, env, stdin_text(request)).start()
+
+
+def stdin_text(request: AgentRequest) -> str:
+    """What a one-shot CLI reads: the prompt, or one user message when pictures go with it."""
+    if request.images:
+        return user_message(request.prompt, request.message_id, request.images).decode("utf-8")
+    return neutralise(request.prompt)
 
 
 def popen_claude(

@@ -297,6 +297,27 @@ function M.fork(turn)
   end)
 end
 
+function M.archive(keep)
+  local buf, path = current_document()
+  if not buf then
+    return
+  end
+  vim.cmd("silent update")
+  local args = { "archive", path }
+  if keep then
+    vim.list_extend(args, { "--keep", tostring(keep) })
+  end
+  job(args, function(code, stderr)
+    if code ~= 0 then
+      notify(stderr ~= "" and stderr or "agentdoc archive failed")
+      return
+    end
+    vim.cmd("silent! checktime " .. buf)
+    local archive = vim.fn.fnamemodify(path, ":t:r") .. ".archive.md"
+    notify("older exchanges moved to " .. archive, vim.log.levels.INFO)
+  end)
+end
+
 function M.new(path)
   local full = vim.fn.fnamemodify(path, ":p")
   job({ "new", full }, function(code, stderr)
