@@ -236,8 +236,8 @@ def test_an_editor_opening_a_document_warms_its_cli(folder: Path, claude: Path) 
 
 def test_our_own_reads_warm_nothing(folder: Path, claude: Path) -> None:
     quiet = document(folder, "quiet.md")  # read by the daemon at start-up, by nobody else
+    other = document(folder, "other.md")
     with Running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
-        other = document(folder, "other.md")
         other.read_text()
         # Events arrive in order: once the later open is handled, the earlier reads were.
         wait_for(lambda: warm_docs(daemon) == 1, what="the CLI of the opened document")
@@ -256,6 +256,25 @@ def test_a_save_leaving_an_empty_user_heading_warms_the_cli(folder: Path, claude
             handle.write("## User\n\n")
         wait_for(lambda: warm_docs(daemon) == 1, what="the CLI started on the save")
         assert daemon.hints.reasons == ["a `## User` heading waits for its prompt"]
+
+
+def test_opening_a_plain_note_reads_nothing(folder: Path, claude: Path) -> None:
+    note = document(folder, "note.md", "# Just notes\n")
+    doc = document(folder, "chat.md")
+    daemon = Daemon([folder], settings(claude), environ=ENV)
+    hinted: list[Path] = []
+    real_hint = daemon.hints.hint
+
+    def hint(path: Path, why: str, text: str | None = None) -> None:
+        hinted.append(path)
+        real_hint(path, why, text)
+
+    daemon.hints.hint = hint  # type: ignore[method-assign]
+    with Running(daemon):
+        note.read_text()  # a search through the tree, say
+        doc.read_text()
+        wait_for(lambda: warm_docs(daemon) == 1, what="the conversation's CLI")
+    assert note.resolve() not in hinted and doc.resolve() in hinted
 
 
 def test_documents_used_just_before_start_up_are_warmed(folder: Path, claude: Path) -> None:

@@ -163,7 +163,9 @@ class Daemon:
                 self._on_done(path, outcome)
             elif kind == "recheck" and self._docs.get(path, _Doc()).thread is None:
                 self._recheck(path)
-            elif kind == "opened" and self._docs.get(path, _Doc()).thread is None:
+            elif kind == "opened" and (doc := self._docs.get(path)) and doc.thread is None:
+                # Only conversations the daemon knows: a search through a tree of notes opens
+                # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
         except Exception as exc:  # one document's fault must not stop the daemon
             log.exception("%s: unexpected error", path)
