@@ -35,6 +35,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         }
     },
     "session/prompt": {"result": {"stopReason": "end_turn"}},
+    "session/resume": {"result": {}},
+    "session/load": {"result": {}},
 }
 
 
@@ -58,7 +60,7 @@ class Agent:
         line = sys.stdin.readline()
         if not line:
             return None
-        message = json.loads(line)
+        message: dict[str, Any] = json.loads(line)
         if self.log is not None:
             with self.log.open("a") as f:
                 f.write(json.dumps(message) + "\n")
@@ -84,8 +86,8 @@ class Agent:
         self.calls[method] = count + 1
         spec = self.script.get(method)
         if isinstance(spec, list):
-            return spec[min(count, len(spec) - 1)] if spec else {}
-        if spec is not None:
+            spec = spec[min(count, len(spec) - 1)] if spec else {}
+        if isinstance(spec, dict):
             return spec
         if method == "session/new":
             self.sessions += 1
@@ -109,7 +111,8 @@ class Agent:
             sys.stdout.flush()
         elif not spec.get("silent"):
             key = "error" if "error" in spec else "result"
-            self.send({"id": message["id"], key: spec.get(key, {})})
+            plain = DEFAULTS.get(method, {}).get(key, {})
+            self.send({"id": message["id"], key: spec.get(key, plain)})
 
     def step(self, step: dict[str, Any], session: str) -> None:
         if "update" in step:

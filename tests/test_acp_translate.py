@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents import (
+from agentdoc.agents.acp import UpdateTranslator
+from agentdoc.agents.acp.quirks import quirks_for
+from agentdoc.agents.acp.schema import PermissionRequest, PromptResult
+from agentdoc.agents.base import (
     BlockDelta,
     BlockEnd,
     BlockStart,
@@ -19,9 +22,6 @@ from agentdoc.agents import (
     TurnEnd,
     Usage,
 )
-from agentdoc.agents.acp import UpdateTranslator
-from agentdoc.agents.acp.quirks import quirks_for
-from agentdoc.agents.acp.schema import PermissionRequest, PromptResult
 
 
 def msg(text: str, message_id: str | None = None) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)
 
-HANDSHAKE_TIMEOUT = 30.0  # node-based agents take a few seconds to start on a slow machine
+HANDSHAKE_TIMEOUT = 45.0  # node-based agents took 11 s to start on a busy two-core machine
 SESSION_TIMEOUT = 60.0  # a session/load replays the whole history first
 
 # How the turn's session came about: "continued" (this process ran the previous turn), the
@@ -102,7 +102,10 @@ class AcpProcess:
 
     def _handshake(self) -> InitializeResult:
         params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client_capabilities()}
-        raw = self._call("initialize", params, self.handshake_timeout)
+        try:
+            raw = self._call("initialize", params, self.handshake_timeout)
+        except _Refused as exc:
+            raise self._cannot(f"refused the handshake: {exc.reason}") from exc
         try:
             info = InitializeResult.model_validate(raw)
         except ValidationError as exc:
@@ -128,7 +131,7 @@ class AcpProcess:
         if pending.error is not None:
             if pending.error.code == AUTH_REQUIRED:
                 raise self._cannot(self._login_hint(pending.error.describe()))
-            raise _Refused(pending.error.code, f"{self.name}: {method}: {pending.error.describe()}")
+            raise _Refused(method, pending.error.describe())
         return pending.result
 
     def _cannot(self, what: str) -> AgentCannotStart:
@@ -183,43 +186,40 @@ class AcpProcess:
         """Put the process in the session a turn asks for (see the module's docstring)."""
         if session_id is not None and session_id == self.session_id and not fork:
             return SessionOpened(session_id, "continued")
+        note = None
         if session_id is not None:
             opened = self._reopen(session_id, fork=fork)
-            if opened is not None:
+            if isinstance(opened, SessionOpened):
                 return opened
-        return self._new("seeded" if seeded else "new")
+            note = opened
+        return self._new("seeded" if seeded else "new", note)
 
-    def _reopen(self, session_id: str, *, fork: bool) -> SessionOpened | None:
-        if fork:
-            method, how = ("session/fork", "forked") if self.can_fork else (None, None)
-        elif self.can_resume:
-            method, how = "session/resume", "resumed"
-        elif self.can_load:
-            method, how = "session/load", "loaded"
-        else:
-            method, how = None, None
-        if method is None or how is None:
-            return None
+    def _reopen(self, session_id: str, *, fork: bool) -> SessionOpened | str:
+        """The session continued (or forked) by the agent, or why it could not be."""
+        way = reopen_way(self.can_resume, self.can_load, self.can_fork, fork=fork)
+        if isinstance(way, str):
+            return f"{self.name} {way}"
+        method, how = way
         params = {"sessionId": session_id, "cwd": str(self.cwd), "mcpServers": []}
         try:
             result = self._session_result(method, params)
         except _Refused as exc:
-            log.info("%s; starting a seeded session instead", exc)
-            return None
+            log.info("%s; starting a new session instead", exc)
+            return f"{self.name} could not continue its session ({exc.reason})"
         new_id = result.session_id if how == "forked" else session_id
         if not new_id:
             raise self._cannot(f"answered {method} without a session id")
-        return SessionOpened(new_id, how, result.model())  # type: ignore[arg-type]
+        return SessionOpened(new_id, how, result.model())
 
-    def _new(self, how: SessionHow) -> SessionOpened:
+    def _new(self, how: SessionHow, note: str | None = None) -> SessionOpened:
         params = {"cwd": str(self.cwd), "mcpServers": []}
         try:
             result = self._session_result("session/new", params)
         except _Refused as exc:
-            raise self._cannot(f"refused to start a session: {exc}") from exc
+            raise self._cannot(f"refused to start a session: {exc.reason}") from exc
         if not result.session_id:
             raise self._cannot("answered session/new without a session id")
-        return SessionOpened(result.session_id, how, result.model())
+        return SessionOpened(result.session_id, how, result.model(), note)
 
     def _session_result(self, method: str, params: Mapping[str, Any]) -> SessionResult:
         raw = self._call(method, params, self.session_timeout)
@@ -255,7 +255,7 @@ class AcpProcess:
         if opened.how == "seeded" and transcript:
             blocks.insert(0, text_block(transcript))
         translator = UpdateTranslator(quirks_for(self.agent_name), opened.session_id)
-        current = AcpTurn(self, opened.session_id, translator)
+        current = AcpTurn(self, opened.session_id, translator, opened.model)
         with self._lock:
             self._turn = current
         self.turns += 1
@@ -313,9 +313,22 @@ def _why(exc: ValidationError) -> str:
     return f"{where}: {first['msg']}"
 
 
-class _Refused(Exception):
+class _Refused(AgentCannotStart):
     """The agent answered a request with a JSON-RPC error (not an auth one)."""
 
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    def __init__(self, method: str, reason: str) -> None:
+        super().__init__(f"{method}: {reason}")
+        self.reason = reason
+
+
+def reopen_way(
+    resume: bool, load: bool, fork_offered: bool, *, fork: bool
+) -> tuple[str, SessionHow] | str:
+    """How to continue (or fork) a stored session with what the agent offers, or why not."""
+    if fork:
+        return ("session/fork", "forked") if fork_offered else "cannot fork a session"
+    if resume:
+        return "session/resume", "resumed"
+    if load:
+        return "session/load", "loaded"
+    return "cannot resume or load a session"

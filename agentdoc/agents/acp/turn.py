@@ -25,7 +25,14 @@ from agentdoc.agents.acp.schema import (
     PromptResult,
 )
 from agentdoc.agents.acp.translate import UpdateTranslator
-from agentdoc.agents.base import END, EndOfStream, Event, PermissionWithdrawn, TurnEnd
+from agentdoc.agents.base import (
+    END,
+    EndOfStream,
+    Event,
+    PermissionWithdrawn,
+    SessionStarted,
+    TurnEnd,
+)
 
 if TYPE_CHECKING:
     from agentdoc.agents.acp.process import AcpProcess
@@ -36,7 +43,13 @@ CANCEL_GRACE = 5.0  # seconds a cancelled turn has to answer its prompt before w
 
 
 class AcpTurn:
-    def __init__(self, process: AcpProcess, session_id: str, translator: UpdateTranslator) -> None:
+    def __init__(
+        self,
+        process: AcpProcess,
+        session_id: str,
+        translator: UpdateTranslator,
+        model: str | None = None,
+    ) -> None:
         self.process = process
         self.session_id = session_id
         self.translator = translator
@@ -49,6 +62,7 @@ class AcpTurn:
         self._cancel_deadline: float | None = None
         self._stopping = False
         self._answered = threading.Event()
+        self._events.put(SessionStarted(session_id, model))
 
     @property
     def pid(self) -> int | None:
@@ -132,7 +146,7 @@ class AcpTurn:
         except queue.Empty:
             if deadline is not None and time.monotonic() >= deadline and self._end is None:
                 log.info("%s did not end a cancelled turn; stopping it", self.process.name)
-                self.stop()
+                self.stop(grace=1.0)
             return None
         if isinstance(event, TurnEnd):
             self._end_read = True
