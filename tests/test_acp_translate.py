@@ -351,3 +351,17 @@ def test_permission_request_carries_the_options_and_the_paths() -> None:
         PermissionOption("always", "Always", "allow_always"),
         PermissionOption("no", "Reject", "reject_once"),
     )
+
+
+def test_a_permission_names_the_tool_its_call_announced() -> None:
+    translator = UpdateTranslator()
+    translator.update({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "write"})
+    request = PermissionRequest.model_validate(
+        {
+            "sessionId": "s1",
+            "toolCall": {"toolCallId": "t1", "title": "/w/out.txt", "kind": "edit"},
+            "options": [{"optionId": "once", "name": "Allow", "kind": "allow_once"}],
+        }
+    )
+    asked = translator.permission("acp-1", request)
+    assert (asked.tool_name, asked.description) == ("write", "/w/out.txt")

@@ -185,7 +185,9 @@ class AcpProcess:
     ) -> SessionOpened:
         """Put the process in the session a turn asks for (see the module's docstring)."""
         if session_id is not None and session_id == self.session_id and not fork:
-            return SessionOpened(session_id, "continued")
+            return SessionOpened(
+                session_id, "continued", self.opened.model if self.opened else None
+            )
         note = None
         if session_id is not None:
             opened = self._reopen(session_id, fork=fork)

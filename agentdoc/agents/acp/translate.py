@@ -59,7 +59,7 @@ class UpdateTranslator:
         self._message_id: str | None = None
         self._block: tuple[int, BlockKind] | None = None
         self._next_index = 0
-        self._tools: set[str] = set()
+        self._tools: dict[str, str] = {}  # the tool calls seen, with their names
 
     def update(self, update: dict[str, Any]) -> list[Event]:
         """The events of one ``session/update``'s ``update``; [] for kinds a turn ignores."""
@@ -134,11 +134,11 @@ class UpdateTranslator:
         fields = ToolCallFields.model_validate(update)
         if fields.tool_call_id in self._tools:
             return self._tool_update(update)  # some agents repeat tool_call to update it
-        self._tools.add(fields.tool_call_id)
+        name = self._tools[fields.tool_call_id] = tool_name(fields)
         events = self._enter_message(self._message_id) + self._leave_block()
         call = ToolCall(
             tool_id=fields.tool_call_id,
-            name=tool_name(fields),
+            name=name,
             input=tool_input(fields),
             title=fields.title,
         )
@@ -171,9 +171,11 @@ class UpdateTranslator:
     def permission(self, request_id: str, request: PermissionRequest) -> PermissionAsked:
         fields = request.tool_call
         options = tuple(PermissionOption(o.option_id, o.name, o.kind) for o in request.options)
+        # The tool's own name when its call was announced; its title says what it will do.
+        name = self._tools.get(fields.tool_call_id) or tool_name(fields)
         return PermissionAsked(
             request_id=request_id,
-            tool_name=tool_name(fields),
+            tool_name=name,
             input=tool_input(fields),
             description=fields.title,
             tool_id=fields.tool_call_id,
