@@ -505,7 +505,8 @@ def test_the_session_is_resumed_loaded_forked_or_seeded(
     session: str,
 ) -> None:
     fake = agent({"initialize": caps(**capabilities), **extra})
-    turn = fake.process.begin("next", session_id="old", fork=fork, transcript="User: earlier\n")
+    seeded = "User: earlier\n\nnext"
+    turn = fake.process.begin("next", session_id="old", fork=fork, seeded_prompt=seeded)
     events = events_of(turn)
     assert fake.process.opened is not None and fake.process.opened.how == how
     assert end_of(events).session_id == session
@@ -513,7 +514,7 @@ def test_the_session_is_resumed_loaded_forked_or_seeded(
     assert fake.received(method)
     (prompt,) = fake.received("session/prompt")
     texts = [block["text"] for block in prompt["params"]["prompt"]]
-    assert texts == (["User: earlier\n", "next"] if how == "seeded" else ["next"])
+    assert texts == ([seeded] if how == "seeded" else ["next"])
 
 
 def test_a_new_document_gets_a_plain_new_session(agent: Callable[..., Agent]) -> None:
@@ -524,7 +525,7 @@ def test_a_new_document_gets_a_plain_new_session(agent: Callable[..., Agent]) ->
 
 def test_switching_to_this_agent_seeds_a_new_session(agent: Callable[..., Agent]) -> None:
     fake = agent({"initialize": caps(loadSession=True, sessionCapabilities={"resume": {}})})
-    events_of(fake.process.begin("next", transcript="the other agent's conversation"))
+    events_of(fake.process.begin("next", seeded_prompt="the other agent's conversation\n\nnext"))
     assert fake.process.opened is not None and fake.process.opened.how == "seeded"
     assert not fake.received("session/resume") and not fake.received("session/load")
 

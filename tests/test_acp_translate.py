@@ -208,7 +208,11 @@ TOOLS = [
                 content=[{"type": "diff", "path": "f", "newText": "n"}],
             )
         ],
-        [MessageStart(), ToolCall("t1", "Edit", {}, "Edit"), ToolUpdate("t1", result="f\nn")],
+        [
+            MessageStart(),
+            ToolCall("t1", "Edit", {"locations": ["f"]}, "Edit"),
+            ToolUpdate("t1", result="f\nn"),
+        ],
         id="diff-result",
     ),
 ]

@@ -3,7 +3,7 @@
 :meth:`AcpProcess.start` runs ``initialize`` (protocol version 1 only) and remembers what the
 agent offers. :meth:`AcpProcess.begin` puts the turn in a session — the one the process is
 already in, else the stored one continued by ``session/resume``, else by ``session/load``, else a
-new session seeded with the caller's transcript; a fork by ``session/fork`` or seeded — and sends
+new session seeded with the conversation so far; a fork by ``session/fork`` or seeded — and sends
 the prompt. :attr:`AcpProcess.opened` says which it was, for the footer.
 
 ``session/load`` replays the whole history as updates before it answers. Updates reach a turn
@@ -48,7 +48,7 @@ HANDSHAKE_TIMEOUT = 45.0  # node-based agents took 11 s to start on a busy two-c
 SESSION_TIMEOUT = 60.0  # a session/load replays the whole history first
 
 # How the turn's session came about: "continued" (this process ran the previous turn), the
-# agent's own resume / load / fork, or a new session ("seeded" when it was given the transcript).
+# agent's own resume / load / fork, or a new session ("seeded": sent the conversation so far).
 SessionHow = Literal["continued", "resumed", "loaded", "forked", "seeded", "new"]
 
 
@@ -240,22 +240,22 @@ class AcpProcess:
         *,
         session_id: str | None = None,
         fork: bool = False,
-        transcript: str | None = None,
+        seeded_prompt: str | None = None,
         turn: int = 0,
         extra: tuple[dict[str, Any], ...] = (),
     ) -> AcpTurn:
         """Send a prompt in the session asked for; the returned turn reads its events.
 
-        `transcript`: the conversation so far, sent before the prompt when the session is new
-        (a session the agent could not resume, a fork it cannot do, another agent's document).
+        `seeded_prompt`: what to send instead of `prompt` when the session turns out new (a
+        session the agent cannot continue, a fork it cannot do): the prompt with the
+        conversation so far.
         `extra`: more content blocks (images) after the prompt's text.
         """
         assert self._turn is None, "an agent process runs one turn at a time"
-        opened = self.open_session(session_id, fork=fork, seeded=bool(transcript))
+        opened = self.open_session(session_id, fork=fork, seeded=seeded_prompt is not None)
         self.opened, self.session_id = opened, opened.session_id
-        blocks = [text_block(prompt), *extra]
-        if opened.how == "seeded" and transcript:
-            blocks.insert(0, text_block(transcript))
+        text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
+        blocks = [text_block(text), *extra]
         translator = UpdateTranslator(quirks_for(self.agent_name), opened.session_id)
         current = AcpTurn(self, opened.session_id, translator, opened.model)
         with self._lock:

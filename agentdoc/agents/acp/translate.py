@@ -231,14 +231,20 @@ def tool_name(fields: ToolCallFields) -> str:
 
 
 def tool_input(fields: ToolCallFields) -> dict[str, Any]:
-    """The tool's raw input, with the files it names (``locations``) where a guard can see
-    them even when the raw input does not list them."""
+    """The tool's raw input, with the files it acts on (``locations``, the paths of its diffs)
+    where a guard can see them even when the raw input does not name them."""
     raw = fields.raw_input
     data: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
     if raw is not None and not isinstance(raw, dict):
         data["input"] = raw
-    if fields.locations and "locations" not in data:
-        data["locations"] = [loc.path for loc in fields.locations]
+    paths = [loc.path for loc in fields.locations or ()]
+    paths += [
+        str(item["path"])
+        for item in fields.content or ()
+        if item.get("type") == "diff" and item.get("path")
+    ]
+    if paths and "locations" not in data:
+        data["locations"] = list(dict.fromkeys(paths))
     return data
 
 
