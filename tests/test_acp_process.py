@@ -556,3 +556,63 @@ def test_the_way_to_continue_a_session(
     resume: bool, load: bool, fork_offered: bool, fork: bool, way: object
 ) -> None:
     assert reopen_way(resume, load, fork_offered, fork=fork) == way
+
+
+# -- starting in the background (the daemon's pool must never wait for an agent) ------------
+
+
+def test_a_background_turn_returns_at_once_and_streams_after_the_handshake(
+    agent: Callable[..., Agent],
+) -> None:
+    fake = agent(
+        {
+            "initialize": {**caps(), "steps": [{"delay": 0.5}]},
+            "session/prompt": {"steps": [chunk("late")]},
+        },
+        start=False,
+    )
+    fake.process.spawn()
+    began = time.monotonic()
+    turn = fake.process.begin("hi", background=True)
+    assert time.monotonic() - began < 0.4
+    assert fake.process.busy
+    events = events_of(turn)
+    assert isinstance(events[0], SessionStarted)
+    assert text_of(events) == "late"
+
+
+@pytest.mark.parametrize(
+    ("script", "error_has"),
+    [
+        pytest.param(
+            {"initialize": {"result": {"protocolVersion": 7}}}, "speaks ACP version 7", id="version"
+        ),
+        pytest.param(
+            {"session/new": {"error": {"code": -32000, "message": "Authentication required"}}},
+            "log in",
+            id="auth",
+        ),
+        pytest.param({"initialize": {"steps": [{"crash": 4}]}}, "exited with code 4", id="crash"),
+    ],
+)
+def test_a_background_turn_that_cannot_begin_ends_with_the_reason(
+    agent: Callable[..., Agent], script: dict[str, Any], error_has: str
+) -> None:
+    fake = agent(script, start=False)
+    fake.process.spawn()
+    turn = fake.process.begin("hi", background=True)
+    events = events_of(turn)
+    end = end_of(events)
+    assert end.stop_reason == "error" and error_has in (end.error or "")
+    assert turn.close(1.0) is None
+    assert not fake.process.busy
+    assert not fake.received("session/prompt")
+
+
+def test_a_cancel_while_the_session_opens_sends_no_prompt(agent: Callable[..., Agent]) -> None:
+    fake = agent({"session/new": {"steps": [{"delay": 0.5}], "result": {"sessionId": "s"}}})
+    turn = fake.process.begin("hi", background=True)
+    turn.cancel()
+    end = end_of(events_of(turn))
+    assert (end.stop_reason, end.interrupted) == ("cancelled", True)
+    assert not fake.received("session/prompt")

@@ -17,10 +17,11 @@ turn with ``TurnEnd(stop_reason="error")``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -88,16 +89,29 @@ class AcpProcess:
         self.last_used = time.monotonic()
         self._turn: AcpTurn | None = None
         self._lock = threading.Lock()
+        self._ready_lock = threading.Lock()
 
     # -- start ------------------------------------------------------------------------------
 
     def start(self) -> AcpProcess:
+        """Start the agent and shake hands with it."""
+        return self.spawn().ready()
+
+    def spawn(self) -> AcpProcess:
+        """Start the agent's program (AgentCannotStart if there is none); no handshake yet."""
         self.connection.start()
-        try:
-            self.info = self._handshake()
-        except BaseException:
-            self.kill(grace=0.5)
-            raise
+        return self
+
+    def ready(self) -> AcpProcess:
+        """Shake hands, once; a failed handshake stops the agent."""
+        with self._ready_lock:
+            if self.info is not None:
+                return self
+            try:
+                self.info = self._handshake()
+            except BaseException:
+                self.kill(grace=0.5)
+                raise
         return self
 
     def _handshake(self) -> InitializeResult:
@@ -243,28 +257,66 @@ class AcpProcess:
         seeded_prompt: str | None = None,
         turn: int = 0,
         extra: tuple[dict[str, Any], ...] = (),
+        background: bool = False,
     ) -> AcpTurn:
         """Send a prompt in the session asked for; the returned turn reads its events.
 
         `seeded_prompt`: what to send instead of `prompt` when the session turns out new (a
         session the agent cannot continue, a fork it cannot do): the prompt with the
-        conversation so far.
-        `extra`: more content blocks (images) after the prompt's text.
+        conversation so far. `extra`: more content blocks (images) after the prompt's text.
+
+        The handshake (if it is still due) and opening the session can take seconds. Without
+        `background` they happen here and a failure raises AgentCannotStart; with it the turn
+        is returned at once, they happen on a thread, and a failure ends the turn with an
+        error — so a caller holding a lock (the daemon's pool) never waits for the agent.
         """
         assert self._turn is None, "an agent process runs one turn at a time"
-        opened = self.open_session(session_id, fork=fork, seeded=seeded_prompt is not None)
-        self.opened, self.session_id = opened, opened.session_id
-        text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
-        blocks = [text_block(text), *extra]
-        translator = UpdateTranslator(quirks_for(self.agent_name), opened.session_id)
-        current = AcpTurn(self, opened.session_id, translator, opened.model)
+        current = AcpTurn(self)
         with self._lock:
             self._turn = current
         self.turns += 1
         self.last_turn = turn
-        params = {"sessionId": opened.session_id, "prompt": blocks}
-        self.connection.request("session/prompt", params).then(current.prompt_answered)
+        send = functools.partial(
+            self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra
+        )
+        if background:
+            threading.Thread(target=self._send_later, args=(current, send), daemon=True).start()
+            return current
+        try:
+            send()
+        except BaseException:
+            self.end_turn(current)
+            raise
         return current
+
+    def _send_later(self, current: AcpTurn, send: Callable[[], None]) -> None:
+        try:
+            send()
+        except AgentCannotStart as exc:
+            current.end_early(str(exc))
+        except Exception as exc:  # a thread's error must end the turn, not vanish
+            log.exception("%s: cannot start the turn", self.name)
+            current.end_early(f"{self.name}: {exc}")
+
+    def _open_and_send(
+        self,
+        current: AcpTurn,
+        prompt: str,
+        session_id: str | None,
+        fork: bool,
+        seeded_prompt: str | None,
+        extra: tuple[dict[str, Any], ...],
+    ) -> None:
+        self.ready()
+        opened = self.open_session(session_id, fork=fork, seeded=seeded_prompt is not None)
+        self.opened, self.session_id = opened, opened.session_id
+        # Updates reach the turn from here on: a load's replay came before its answer.
+        translator = UpdateTranslator(quirks_for(self.agent_name), opened.session_id)
+        if not current.session_ready(opened.session_id, translator, opened.model):
+            return  # cancelled or stopped while the session was opening
+        text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
+        params = {"sessionId": opened.session_id, "prompt": [text_block(text), *extra]}
+        self.connection.request("session/prompt", params).then(current.prompt_answered)
 
     @property
     def agent_name(self) -> str | None:

@@ -43,16 +43,10 @@ CANCEL_GRACE = 5.0  # seconds a cancelled turn has to answer its prompt before w
 
 
 class AcpTurn:
-    def __init__(
-        self,
-        process: AcpProcess,
-        session_id: str,
-        translator: UpdateTranslator,
-        model: str | None = None,
-    ) -> None:
+    def __init__(self, process: AcpProcess) -> None:
         self.process = process
-        self.session_id = session_id
-        self.translator = translator
+        self.session_id: str | None = None  # known once the session is open
+        self.translator = UpdateTranslator()
         self.cancel_grace = CANCEL_GRACE
         self._events: queue.Queue[Event] = queue.Queue()
         self._lock = threading.Lock()
@@ -61,8 +55,33 @@ class AcpTurn:
         self._end_read = False
         self._cancel_deadline: float | None = None
         self._stopping = False
-        self._answered = threading.Event()
-        self._events.put(SessionStarted(session_id, model))
+        self._answered = threading.Event()  # the turn has its end (or will never get one)
+
+    def session_ready(
+        self, session_id: str, translator: UpdateTranslator, model: str | None
+    ) -> bool:
+        """The session is open: updates for it are the turn's now. False if the turn was
+        cancelled meanwhile (it ends here, no prompt is sent)."""
+        with self._lock:
+            self.session_id, self.translator = session_id, translator
+            if self._cancel_deadline is not None or self._stopping:
+                self._finish(self.translator.cancelled())
+                return False
+            self._put([SessionStarted(session_id, model)])
+            return True
+
+    def end_early(self, error: str) -> None:
+        """The turn could not begin (no handshake, no session): it ends with ``error``."""
+        with self._lock:
+            if self._end is None:
+                stopped = self._stopping or self._cancel_deadline is not None
+                self._finish(
+                    self.translator.cancelled() if stopped else self.translator.fail(error)
+                )
+
+    def _finish(self, events: list[Event]) -> None:
+        self._put(events)
+        self._answered.set()
 
     @property
     def pid(self) -> int | None:
@@ -99,7 +118,7 @@ class AcpTurn:
             if self._end is None:
                 self._withdraw_open()
                 self._put(self._ending(pending))
-        self._answered.set()
+            self._answered.set()
 
     def _ending(self, pending: Pending) -> list[Event]:
         name = self.process.name
@@ -166,7 +185,8 @@ class AcpTurn:
             if self._end is not None or self._cancel_deadline is not None:
                 return
             self._cancel_deadline = time.monotonic() + self.cancel_grace
-            self.process.connection.notify("session/cancel", {"sessionId": self.session_id})
+            if self.session_id is not None:  # else no prompt went out: it never will
+                self.process.connection.notify("session/cancel", {"sessionId": self.session_id})
             self._withdraw_open()
 
     def stop(self, grace: float = 2.0) -> None:
@@ -174,7 +194,7 @@ class AcpTurn:
         self._stopping = True
         self.process.kill(grace)
         if not self._answered.wait(grace + 1.0):
-            self.prompt_answered(_gone(self.process.name))
+            self.end_early(f"{self.process.name} was stopped")
 
     def close(self, grace: float) -> TurnEnd | None:
         if not self._answered.wait(grace):
@@ -184,9 +204,3 @@ class AcpTurn:
 
 
 _CANCELLED = {"outcome": {"outcome": "cancelled"}}
-
-
-def _gone(name: str) -> Pending:
-    pending = Pending("session/prompt")
-    pending.settle(closed=f"{name} was stopped")
-    return pending
