@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentdoc.agents.acp import AcpProcess, AcpTurn
-from agentdoc.agents.acp.process import reopen_way
+from agentdoc.agents.acp.sessions import reopen_way
 from agentdoc.agents.base import (
     END,
     BlockDelta,

@@ -6,8 +6,9 @@ One client for the protocol (``rpc`` the JSON-RPC connection, ``schema`` the mes
 ``quirks``. Other packages import the names in ``__all__`` from here.
 """
 
-from agentdoc.agents.acp.process import AcpProcess, SessionHow, SessionOpened
+from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import QUIRKS, Quirks
+from agentdoc.agents.acp.sessions import SessionHow, SessionOpened
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
 

@@ -22,9 +22,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -39,6 +38,7 @@ from agentdoc.agents.acp.schema import (
     client_capabilities,
     text_block,
 )
+from agentdoc.agents.acp.sessions import Refused, SessionHow, SessionOpened, reopen_way, why
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.errors import AgentCannotStart
@@ -47,18 +47,6 @@ log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT = 45.0  # node-based agents took 11 s to start on a busy two-core machine
 SESSION_TIMEOUT = 60.0  # a session/load replays the whole history first
-
-# How the turn's session came about: "continued" (this process ran the previous turn), the
-# agent's own resume / load / fork, or a new session ("seeded": sent the conversation so far).
-SessionHow = Literal["continued", "resumed", "loaded", "forked", "seeded", "new"]
-
-
-@dataclass(frozen=True, slots=True)
-class SessionOpened:
-    session_id: str
-    how: SessionHow
-    model: str | None = None
-    note: str | None = None  # why a resume or load was not used, when it failed
 
 
 class AcpProcess:
@@ -118,13 +106,13 @@ class AcpProcess:
         params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client_capabilities()}
         try:
             raw = self._call("initialize", params, self.handshake_timeout)
-        except _Refused as exc:
+        except Refused as exc:
             raise self._cannot(f"refused the handshake: {exc.reason}") from exc
         try:
             info = InitializeResult.model_validate(raw)
         except ValidationError as exc:
             raise self._cannot(
-                f"answered initialize with something that is not ACP: {_why(exc)}"
+                f"answered initialize with something that is not ACP: {why(exc)}"
             ) from exc
         if info.protocol_version != PROTOCOL_VERSION:
             raise self._cannot(
@@ -145,7 +133,7 @@ class AcpProcess:
         if pending.error is not None:
             if pending.error.code == AUTH_REQUIRED:
                 raise self._cannot(self._login_hint(pending.error.describe()))
-            raise _Refused(method, pending.error.describe())
+            raise Refused(method, pending.error.describe())
         return pending.result
 
     def _cannot(self, what: str) -> AgentCannotStart:
@@ -219,7 +207,7 @@ class AcpProcess:
         params = {"sessionId": session_id, "cwd": str(self.cwd), "mcpServers": []}
         try:
             result = self._session_result(method, params)
-        except _Refused as exc:
+        except Refused as exc:
             log.info("%s; starting a new session instead", exc)
             return f"{self.name} could not continue its session ({exc.reason})"
         new_id = result.session_id if how == "forked" else session_id
@@ -231,7 +219,7 @@ class AcpProcess:
         params = {"cwd": str(self.cwd), "mcpServers": []}
         try:
             result = self._session_result("session/new", params)
-        except _Refused as exc:
+        except Refused as exc:
             raise self._cannot(f"refused to start a session: {exc.reason}") from exc
         if not result.session_id:
             raise self._cannot("answered session/new without a session id")
@@ -243,7 +231,7 @@ class AcpProcess:
             return SessionResult.model_validate(raw if raw is not None else {})
         except ValidationError as exc:
             raise self._cannot(
-                f"answered {method} with something that is not ACP: {_why(exc)}"
+                f"answered {method} with something that is not ACP: {why(exc)}"
             ) from exc
 
     # -- turns ------------------------------------------------------------------------------
@@ -359,30 +347,3 @@ class AcpProcess:
     def close(self, grace: float = 5.0) -> None:
         """End of input lets the agent save its session and exit; stop it if it does not."""
         self.connection.stop(grace)
-
-
-def _why(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "the result"
-    return f"{where}: {first['msg']}"
-
-
-class _Refused(AgentCannotStart):
-    """The agent answered a request with a JSON-RPC error (not an auth one)."""
-
-    def __init__(self, method: str, reason: str) -> None:
-        super().__init__(f"{method}: {reason}")
-        self.reason = reason
-
-
-def reopen_way(
-    resume: bool, load: bool, fork_offered: bool, *, fork: bool
-) -> tuple[str, SessionHow] | str:
-    """How to continue (or fork) a stored session with what the agent offers, or why not."""
-    if fork:
-        return ("session/fork", "forked") if fork_offered else "cannot fork a session"
-    if resume:
-        return "session/resume", "resumed"
-    if load:
-        return "session/load", "loaded"
-    return "cannot resume or load a session"
