@@ -189,6 +189,18 @@ TOOLS = [
     ),
     pytest.param(
         [
+            tool(
+                "tool_call",
+                title="ls",
+                status="completed",
+                rawOutput={"command": ["ls"], "exit_code": 0, "formatted_output": "a.txt\n"},
+            )
+        ],
+        [MessageStart(), ToolCall("t1", "ls", {}, "ls"), ToolUpdate("t1", result="a.txt\n")],
+        id="codex-command-output",
+    ),
+    pytest.param(
+        [
             tool("tool_call", title="Write", locations=[{"path": "/w/b.txt"}]),
             tool("tool_call", status="completed", rawInput={"content": "x"}),
         ],

@@ -45,14 +45,20 @@ log = logging.getLogger(__name__)
 
 STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
 FINAL_STATUSES = ("completed", "failed")
+# Where a command's output is in a raw output object (codex-acp: `formatted_output`, with the
+# command, timings and ids beside it), best first.
+OUTPUT_KEYS = ("formatted_output", "aggregated_output", "output", "stdout")
 
 
 class UpdateTranslator:
     """The events of one turn, fed one ``session/update`` (or the prompt's answer) at a time."""
 
-    def __init__(self, quirks: Quirks = NONE, session_id: str | None = None) -> None:
+    def __init__(
+        self, quirks: Quirks = NONE, session_id: str | None = None, model: str | None = None
+    ) -> None:
         self.quirks = quirks
         self.session_id = session_id
+        self.model = model  # the session's model, unless the prompt's answer names another
         self.gauge: UsageUpdate | None = None
         self.shown_text = False  # reply text reached the turn (a failure keeps it, not the prompt)
         self._in_message = False
@@ -191,7 +197,7 @@ class UpdateTranslator:
         end = TurnEnd(
             stop_reason=stop,  # type: ignore[arg-type]  # checked against StopReason above
             session_id=self.session_id,
-            model=meta_model(result.meta),
+            model=meta_model(result.meta) or self.model,
             usage=turn_usage(result, self.gauge),
             interrupted=stop == "cancelled",
         )
@@ -254,6 +260,10 @@ def tool_result(fields: ToolCallFields) -> str:
     if text or fields.raw_output is None:
         return text
     output = fields.raw_output
+    if isinstance(output, dict):
+        found = [output[k] for k in OUTPUT_KEYS if isinstance(output.get(k), str)]
+        if found:
+            return str(found[0])
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
 
 
