@@ -62,8 +62,10 @@ class AcpProcess:
         key: object = None,
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         session_timeout: float = SESSION_TIMEOUT,
+        turn_type: type[AcpTurn] = AcpTurn,
     ) -> None:
         self.name = name
+        self.turn_type = turn_type  # what `begin` returns (a one-shot's turn also ends it)
         self.key = key  # what a turn must share with this process to reuse it
         self.cwd = cwd
         self.handshake_timeout = handshake_timeout
@@ -259,7 +261,7 @@ class AcpProcess:
         error — so a caller holding a lock (the daemon's pool) never waits for the agent.
         """
         assert self._turn is None, "an agent process runs one turn at a time"
-        current = AcpTurn(self)
+        current = self.turn_type(self)
         with self._lock:
             self._turn = current
         self.turns += 1
