@@ -172,7 +172,8 @@ class UpdateTranslator:
 
     def _notice(self, update: dict[str, Any]) -> list[Event]:
         notice = NoticeUpdate.model_validate(update)
-        return [Notice(notice.title)] if notice.severity in ("warning", "error") else []
+        # A notice ends up as the reply's error: only an error is one.
+        return [Notice(notice.title)] if notice.severity == "error" else []
 
     def permission(self, request_id: str, request: PermissionRequest) -> PermissionAsked:
         fields = request.tool_call
