@@ -616,3 +616,44 @@ def test_a_cancel_while_the_session_opens_sends_no_prompt(agent: Callable[..., A
     end = end_of(events_of(turn))
     assert (end.stop_reason, end.interrupted) == ("cancelled", True)
     assert not fake.received("session/prompt")
+
+
+def test_stop_asks_the_agent_to_cancel_first_and_keeps_a_willing_one(
+    agent: Callable[..., Agent],
+) -> None:
+    script = {
+        "session/prompt": {
+            "steps": [chunk("working"), {"until_cancel": True}],
+            "result": {"stopReason": "cancelled"},
+        }
+    }
+    fake = agent(script)
+    turn = fake.process.begin("go")
+    next_of(turn, BlockDelta)
+    turn.stop(grace=5.0)
+    end = end_of(events_of(turn))
+    assert (end.stop_reason, end.interrupted) == ("cancelled", True)
+    assert fake.received("session/cancel")
+    assert fake.process.alive()  # a warm agent stays for the next turn
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "extra", "note"),
+    [
+        ({"sessionCapabilities": {"resume": {}}}, {}, "session resumed"),
+        ({"loadSession": True}, {}, "session loaded"),
+        (
+            {"loadSession": True},
+            {"session/load": {"error": {"code": -32603, "message": "gone"}}},
+            "new session, sent the conversation so far "
+            "(fake could not continue its session (gone))",
+        ),
+    ],
+)
+def test_the_turn_says_how_its_session_came_about(
+    agent: Callable[..., Agent], capabilities: dict[str, Any], extra: dict[str, Any], note: str
+) -> None:
+    fake = agent({"initialize": caps(**capabilities), **extra})
+    events = events_of(fake.process.begin("x", session_id="old", seeded_prompt="seeded x"))
+    started = events[0]
+    assert isinstance(started, SessionStarted) and started.note == note

@@ -10,6 +10,7 @@ from agentdoc.agents.acp import UpdateTranslator
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.schema import PermissionRequest, PromptResult
 from agentdoc.agents.base import (
+    Activity,
     BlockDelta,
     BlockEnd,
     BlockStart,
@@ -41,7 +42,7 @@ def feed(updates: list[dict[str, Any]], agent: str | None = None) -> list[object
     events: list[object] = []
     for update in updates:
         events += translator.update(update)
-    return events
+    return [e for e in events if not isinstance(e, Activity)]
 
 
 STREAMING = [
@@ -381,3 +382,13 @@ def test_a_permission_names_the_tool_its_call_announced() -> None:
     )
     asked = translator.permission("acp-1", request)
     assert (asked.tool_name, asked.description) == ("write", "/w/out.txt")
+
+
+def test_what_shows_nothing_still_counts_as_activity() -> None:
+    translator = UpdateTranslator()
+    for update in (
+        {"sessionUpdate": "plan", "entries": []},
+        GAUGE,
+        {"sessionUpdate": "agent_message_chunk"},
+    ):
+        assert translator.update(update) == [Activity()]

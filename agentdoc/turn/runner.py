@@ -131,6 +131,7 @@ class TurnRunner:
             model=self.model,
             environ=self.environ,
         )
+        self._approvals.agent = plan.request.agent
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
@@ -258,7 +259,8 @@ class TurnRunner:
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
                     self._problem = (
-                        f"no output from Claude for {self.settings.stall_timeout:.0f} s; "
+                        f"no output from {_label(plan.request.agent)} for "
+                        f"{self.settings.stall_timeout:.0f} s; "
                         "the turn was stopped (stall timeout)"
                     )
                     proc.stop()
@@ -350,7 +352,7 @@ class TurnRunner:
             document_name=self.path.name,
             thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
             footer=self.settings.footer,
-            note=plan.note,
+            note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
             pending=pending,
             approvals=self._approvals.shown,
         )
@@ -360,7 +362,7 @@ class TurnRunner:
             # A retry of a prompt that got no reply must not resume a session holding it.
             session_id = None
         try:
-            self._writer.close(body, session_id, next_prompt=not pending)
+            self._writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
         except RegionGone:
             return self._cancelled(plan, reply)
         except AgentdocError:
@@ -420,3 +422,7 @@ class TurnRunner:
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
         self._status.report(turn, state, chars, session_id, detail, tokens)
+
+
+def _label(agent: str) -> str:
+    return "Claude" if agent == "claude" else agent

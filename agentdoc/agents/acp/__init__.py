@@ -6,6 +6,9 @@ One client for the protocol (``rpc`` the JSON-RPC connection, ``schema`` the mes
 ``quirks``. Other packages import the names in ``__all__`` from here.
 """
 
+from agentdoc.agents.acp.launch import WarmAcp, WarmAcpStart
+from agentdoc.agents.acp.launch import start as start_acp
+from agentdoc.agents.acp.launch import warm as warm_acp
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import QUIRKS, Quirks
 from agentdoc.agents.acp.sessions import SessionHow, SessionOpened
@@ -20,4 +23,8 @@ __all__ = [
     "SessionHow",
     "SessionOpened",
     "UpdateTranslator",
+    "WarmAcp",
+    "WarmAcpStart",
+    "start_acp",
+    "warm_acp",
 ]

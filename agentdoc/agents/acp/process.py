@@ -302,7 +302,7 @@ class AcpProcess:
         self.opened, self.session_id = opened, opened.session_id
         # Updates reach the turn from here on: a load's replay came before its answer.
         translator = UpdateTranslator(quirks_for(self.agent_name), opened.session_id, opened.model)
-        if not current.session_ready(opened.session_id, translator, opened.model):
+        if not current.session_ready(opened.session_id, translator, opened.model, opened.footer()):
             return  # cancelled or stopped while the session was opening
         text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
         params = {"sessionId": opened.session_id, "prompt": [text_block(text), *extra]}

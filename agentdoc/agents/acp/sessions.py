@@ -27,6 +27,21 @@ class SessionOpened:
     model: str | None = None
     note: str | None = None  # why a resume or load was not used, when it failed
 
+    def footer(self) -> str | None:
+        """What the reply's footer says of the session: which way it was continued."""
+        said = _SAID.get(self.how)
+        if said is None:
+            return None
+        return f"{said} ({self.note})" if self.note else said
+
+
+_SAID: dict[SessionHow, str] = {
+    "resumed": "session resumed",
+    "loaded": "session loaded",
+    "forked": "session forked",
+    "seeded": "new session, sent the conversation so far",
+}
+
 
 def why(exc: ValidationError) -> str:
     first = exc.errors()[0]

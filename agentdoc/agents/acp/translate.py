@@ -24,6 +24,7 @@ from agentdoc.agents.acp.schema import (
     UsageUpdate,
 )
 from agentdoc.agents.base import (
+    Activity,
     BlockDelta,
     BlockEnd,
     BlockKind,
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 
 STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
 FINAL_STATUSES = ("completed", "failed")
+ACTIVITY = Activity()  # the agent is working, though nothing shows
 # Where a command's output is in a raw output object (codex-acp: `formatted_output`, with the
 # command, timings and ids beside it), best first.
 OUTPUT_KEYS = ("formatted_output", "aggregated_output", "output", "stdout")
@@ -72,12 +74,12 @@ class UpdateTranslator:
         kind = update.get("sessionUpdate")
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
         if handler is None:
-            return []  # plans, modes, commands, replayed user chunks…: not part of the reply
+            return [ACTIVITY]  # plans, modes, commands…: not part of the reply, but not a stall
         try:
-            return handler(self, update)
+            return handler(self, update) or [ACTIVITY]
         except ValidationError as exc:
             log.info("ignoring a malformed %s update: %s", kind, exc.errors()[:1])
-            return []
+            return [ACTIVITY]
 
     # -- chunks -----------------------------------------------------------------------------
 

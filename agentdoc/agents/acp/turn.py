@@ -58,7 +58,11 @@ class AcpTurn:
         self._answered = threading.Event()  # the turn has its end (or will never get one)
 
     def session_ready(
-        self, session_id: str, translator: UpdateTranslator, model: str | None
+        self,
+        session_id: str,
+        translator: UpdateTranslator,
+        model: str | None,
+        note: str | None = None,
     ) -> bool:
         """The session is open: updates for it are the turn's now. False if the turn was
         cancelled meanwhile (it ends here, no prompt is sent)."""
@@ -67,7 +71,7 @@ class AcpTurn:
             if self._cancel_deadline is not None or self._stopping:
                 self._finish(self.translator.cancelled())
                 return False
-            self._put([SessionStarted(session_id, model)])
+            self._put([SessionStarted(session_id, model, note)])
             return True
 
     def end_early(self, error: str) -> None:
@@ -164,8 +168,7 @@ class AcpTurn:
             event = self._events.get(timeout=max(wait, 0.0))
         except queue.Empty:
             if deadline is not None and time.monotonic() >= deadline and self._end is None:
-                log.info("%s did not end a cancelled turn; stopping it", self.process.name)
-                self.stop(grace=1.0)
+                self.stop(grace=0.0)
             return None
         if isinstance(event, TurnEnd):
             self._end_read = True
@@ -190,7 +193,14 @@ class AcpTurn:
             self._withdraw_open()
 
     def stop(self, grace: float = 2.0) -> None:
-        """Stop the agent's process (the turn cannot end otherwise): it ends ``cancelled``."""
+        """End the turn now: ``session/cancel`` first, so a warm agent stays for the next turn;
+        its process is stopped if it does not end the turn within `grace` seconds."""
+        if self._end is not None:
+            return
+        self.cancel()
+        if self._answered.wait(grace):
+            return
+        log.info("%s did not end a stopped turn; stopping it", self.process.name)
         self._stopping = True
         self.process.kill(grace)
         if not self._answered.wait(grace + 1.0):

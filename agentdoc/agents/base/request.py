@@ -26,3 +26,6 @@ class AgentRequest:
     turn: int = 0
     # Which agent answers (a name the launcher knows, never a command).
     agent: str = "claude"
+    # What to send instead of `prompt` if the agent finds it cannot continue `resume` (the
+    # prompt with the conversation so far); agents that check the session first ignore it.
+    seeded_prompt: str | None = None
