@@ -306,6 +306,9 @@ class AcpDriver:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, 9)
             self.process.wait()
+        self._reader.join(timeout=5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         self._stderr.close()
 
 
