@@ -3,6 +3,7 @@
 This face is the only one ``daemon``, ``turn`` and ``document`` see; nothing above it names a
 protocol. Below it, ``base`` holds the agent-neutral events every protocol produces, and each
 protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json.
+``registry`` says which agents a document may name and how each is started.
 ``fakeapi`` holds the offline vendor APIs that the demo and the end-to-end tests point the real
 agents at.
 """
@@ -53,10 +54,12 @@ from agentdoc.agents.claude import (
     resolve_executable,
     spawn,
 )
+from agentdoc.agents.registry import AgentSpec, builtin_agents, known_agents, resolve_agent
 
 __all__ = [
     "AgentProcess",
     "AgentRequest",
+    "AgentSpec",
     "ApiRetry",
     "BlockDelta",
     "BlockEnd",
@@ -90,11 +93,14 @@ __all__ = [
     "WarmTurn",
     "build_argv",
     "build_env",
+    "builtin_agents",
     "check_argv",
     "has_session",
+    "known_agents",
     "last_reply_text",
     "parse_line",
     "protect_rules",
+    "resolve_agent",
     "resolve_executable",
     "spawn",
 ]
