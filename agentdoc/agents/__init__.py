@@ -3,7 +3,8 @@
 This face is the only one ``daemon``, ``turn`` and ``document`` see; nothing above it names a
 protocol. Below it, ``base`` holds the agent-neutral events every protocol produces, and each
 protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json.
-``registry`` says which agents a document may name and how each is started.
+``registry`` says which agents a document may name and how each is started; ``probe``
+checks that an ACP agent answers ``initialize`` (for ``doctor``).
 ``fakeapi`` holds the offline vendor APIs that the demo and the end-to-end tests point the real
 agents at.
 """
@@ -54,9 +55,17 @@ from agentdoc.agents.claude import (
     resolve_executable,
     spawn,
 )
-from agentdoc.agents.registry import AgentSpec, builtin_agents, known_agents, resolve_agent
+from agentdoc.agents.probe import AgentInfo, find_program, handshake
+from agentdoc.agents.registry import (
+    AgentSpec,
+    builtin_agents,
+    known_agents,
+    package_of,
+    resolve_agent,
+)
 
 __all__ = [
+    "AgentInfo",
     "AgentProcess",
     "AgentRequest",
     "AgentSpec",
@@ -95,9 +104,12 @@ __all__ = [
     "build_env",
     "builtin_agents",
     "check_argv",
+    "find_program",
+    "handshake",
     "has_session",
     "known_agents",
     "last_reply_text",
+    "package_of",
     "parse_line",
     "protect_rules",
     "resolve_agent",

@@ -52,6 +52,11 @@ _BUILTIN_ACP: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )
 
 
+def package_of(agent: AgentSpec) -> str | None:
+    """The npm package a built-in agent ships in (None for the user's own agents)."""
+    return PACKAGES.get(agent.name) if agent.builtin else None
+
+
 def builtin_agents(settings: Settings) -> dict[str, AgentSpec]:
     """The built-ins before the config's overrides: Claude natively (the `claude` setting names
     its program), the others over ACP."""
