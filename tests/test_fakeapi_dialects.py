@@ -222,7 +222,7 @@ def test_gemini_server_http_error_and_mid_stream_error(gemini: FakeGeminiAPI) ->
     gemini.add({"status": 400, "message": "bad thing"})
     gemini.add({"content": [TEXT], "fail": {"mode": "sse_error", "after_deltas": 1,
                                             "message": "went wrong"}})  # fmt: skip
-    body = {"contents": []}
+    body: dict[str, Any] = {"contents": []}
     status, raw = _exchange(gemini, "POST", STREAM_PATH, body)
     assert status == 400 and json.loads(raw)["error"]["status"] == "INVALID_ARGUMENT"
     status, raw = _exchange(gemini, "POST", STREAM_PATH, body)

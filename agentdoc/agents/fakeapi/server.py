@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from agentdoc.agents.fakeapi.dialect import ANTHROPIC, Dialect, Route
 from agentdoc.agents.fakeapi.gemini import GEMINI
@@ -85,7 +85,7 @@ class FakeMessagesAPI:
         self._server: LoopbackServer | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self) -> FakeMessagesAPI:
+    def start(self) -> Self:
         if self._server is not None:
             raise RuntimeError("FakeMessagesAPI is already running")
         self._stopping.clear()
@@ -112,7 +112,7 @@ class FakeMessagesAPI:
         thread.join()
         self._server = self._thread = None
 
-    def __enter__(self) -> FakeMessagesAPI:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
