@@ -84,15 +84,20 @@ def require_agent(name: str) -> Path:
     pytest.skip(message)
 
 
+def launch_args(name: str) -> list[str]:
+    """The arguments after the program that start the agent's ACP server."""
+    return list(_ARGS[name])
+
+
 def agent_command(name: str) -> list[str]:
-    return [str(require_agent(name)), *_ARGS[name]]
+    return [str(require_agent(name)), *launch_args(name)]
 
 
-def fake_api_for(name: str) -> FakeMessagesAPI:
+def fake_api_for(name: str, **options: Any) -> FakeMessagesAPI:
     """A (not yet started) fake of the vendor API the agent calls."""
     if name == "opencode":
-        return FakeMessagesAPI(side_calls=is_title_request)
-    return _FAKES[name]()
+        return FakeMessagesAPI(side_calls=is_title_request, **options)
+    return _FAKES[name](**options)
 
 
 def is_title_request(request: RecordedRequest) -> bool:
