@@ -205,3 +205,30 @@ def test_new_refuses_an_unknown_agent_and_creates_nothing(tmp_path: Path, agent:
     assert result.exit_code == 1
     assert f"known agents: {BUILTIN_NAMES}" in result.output
     assert not path.exists()
+
+
+def test_the_daemon_refuses_the_document_and_keeps_serving_the_others(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    from agentdoc.daemon.service import Daemon
+    from agentdoc.turn import status
+    from tests.conftest import wait_for
+    from tests.test_daemon import DOC, Running, roles
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    bad, good = folder / "bad.md", folder / "good.md"
+    bad.write_text(DOC.replace("agentdoc: {}", "agentdoc: {agent: gemini --yolo}"))
+    good.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    daemon = Daemon([folder], fake.settings(settle_step=0.1, settle_max=1.0), environ=fake.env)
+    with Running(daemon):
+        before = bad.read_text() + "hello\n"
+        bad.write_text(before)
+        wait_for(lambda: getattr(status.read_status(bad), "state", None) == "error", "an error")
+        found = status.read_status(bad)
+        assert found is not None and f"known agents: {BUILTIN_NAMES}" in (found.error or "")
+        good.write_text(DOC + "still served?\n")
+        wait_for(lambda: roles(good) == ["user", "assistant", "user"], what="the other document")
+    assert bad.read_text() == before
+    assert len(fake.calls()) == 1
