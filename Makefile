@@ -1,7 +1,8 @@
 # Two entry points for a fresh machine (see README): `make demo` and `make test`.
 # Everything is installed project-locally: Python packages in .venv, the agent CLIs (Claude Code,
 # Gemini CLI, codex-acp, OpenCode) in node_modules (pinned in package-lock.json). Each ships its
-# program in the registry package; none downloads anything at install or first run.
+# program in the registry package; nothing is downloaded at install. (OpenCode tries to npm-install
+# a plugin package whenever it starts; the tests point that at a dead loopback registry.)
 
 PYTHON ?= python3
 VENV := .venv

@@ -169,6 +169,11 @@ def opencode_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
         "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        # OpenCode installs `@opencode-ai/plugin` into its config folder in the background at
+        # every start, whatever its config says; offline and on a dead loopback registry that
+        # fails quietly (a warning in its log) instead of reaching the npm registry.
+        "npm_config_offline": "true",
+        "npm_config_registry": "http://127.0.0.1:9/",
     }
 
 
