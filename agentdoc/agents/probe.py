@@ -100,7 +100,7 @@ def _exchange(process: subprocess.Popen[bytes], timeout: float) -> dict[str, Any
     except OSError:
         return None  # it exited before reading: the exit code and stderr say why
     deadline = time.monotonic() + timeout
-    with contextlib.suppress(queue.Empty, ValueError):  # ValueError: the deadline passed
+    with contextlib.suppress(queue.Empty):  # the deadline passed
         while (message := lines.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
             if message.get("id") == 1:
                 return message
