@@ -4,16 +4,20 @@ This face is the only one ``daemon``, ``turn`` and ``document`` see; nothing abo
 protocol. Below it, ``base`` holds the agent-neutral events every protocol produces, and each
 protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json.
 ``registry`` says which agents a document may name and how each is started; ``probe``
-checks that an ACP agent answers ``initialize`` (for ``doctor``).
-``fakeapi`` holds the offline vendor APIs that the demo and the end-to-end tests point the real
-agents at.
+checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds the offline
+vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
 from agentdoc.agents.base import (
+    END,
+    Activity,
+    AgentRequest,
+    AgentTurn,
     BlockDelta,
     BlockEnd,
     BlockKind,
     BlockStart,
+    EndOfStream,
     Event,
     MessageStart,
     MessageStop,
@@ -21,40 +25,25 @@ from agentdoc.agents.base import (
     OptionKind,
     PermissionAsked,
     PermissionOption,
+    PermissionWithdrawn,
+    Reply,
+    ReplyBuilder,
     Retract,
     Retrying,
     SessionStarted,
     StopReason,
+    TextPart,
+    ThinkingPart,
     ToolCall,
+    ToolPart,
     ToolUpdate,
     TurnEnd,
     Usage,
+    WarmAgent,
+    WarmStart,
 )
-from agentdoc.agents.claude import (
-    AgentProcess,
-    AgentRequest,
-    ApiRetry,
-    ClaudeProcess,
-    PermissionRequest,
-    PermissionWithdrawn,
-    Reply,
-    ReplyBuilder,
-    StreamError,
-    TextPart,
-    ThinkingPart,
-    ToolPart,
-    WarmProcess,
-    WarmTurn,
-    build_argv,
-    build_env,
-    check_argv,
-    has_session,
-    last_reply_text,
-    parse_line,
-    protect_rules,
-    resolve_executable,
-    spawn,
-)
+from agentdoc.agents.claude import has_session, last_reply_text, resolve_executable
+from agentdoc.agents.launch import UnknownAgent, prepare_warm, start_turn
 from agentdoc.agents.probe import AgentInfo, find_program, handshake
 from agentdoc.agents.registry import (
     AgentSpec,
@@ -65,16 +54,17 @@ from agentdoc.agents.registry import (
 )
 
 __all__ = [
+    "END",
+    "Activity",
     "AgentInfo",
-    "AgentProcess",
     "AgentRequest",
     "AgentSpec",
-    "ApiRetry",
+    "AgentTurn",
     "BlockDelta",
     "BlockEnd",
     "BlockKind",
     "BlockStart",
-    "ClaudeProcess",
+    "EndOfStream",
     "Event",
     "MessageStart",
     "MessageStop",
@@ -82,7 +72,6 @@ __all__ = [
     "OptionKind",
     "PermissionAsked",
     "PermissionOption",
-    "PermissionRequest",
     "PermissionWithdrawn",
     "Reply",
     "ReplyBuilder",
@@ -90,29 +79,25 @@ __all__ = [
     "Retrying",
     "SessionStarted",
     "StopReason",
-    "StreamError",
     "TextPart",
     "ThinkingPart",
     "ToolCall",
     "ToolPart",
     "ToolUpdate",
     "TurnEnd",
+    "UnknownAgent",
     "Usage",
-    "WarmProcess",
-    "WarmTurn",
-    "build_argv",
-    "build_env",
+    "WarmAgent",
+    "WarmStart",
     "builtin_agents",
-    "check_argv",
     "find_program",
     "handshake",
     "has_session",
     "known_agents",
     "last_reply_text",
     "package_of",
-    "parse_line",
-    "protect_rules",
+    "prepare_warm",
     "resolve_agent",
     "resolve_executable",
-    "spawn",
+    "start_turn",
 ]
