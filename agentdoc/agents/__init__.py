@@ -3,8 +3,9 @@
 This face is the only one ``daemon``, ``turn`` and ``document`` see; nothing above it names a
 protocol. Below it, ``base`` holds the agent-neutral events every protocol produces, and each
 protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json.
-``fakeapi`` holds the offline vendor APIs that the demo and the end-to-end tests point the real
-agents at.
+``registry`` says which agents a document may name and how each is started; ``probe``
+checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds the offline
+vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
 from agentdoc.agents.base import (
@@ -43,11 +44,21 @@ from agentdoc.agents.base import (
 )
 from agentdoc.agents.claude import has_session, last_reply_text, resolve_executable
 from agentdoc.agents.launch import UnknownAgent, prepare_warm, start_turn
+from agentdoc.agents.probe import AgentInfo, find_program, handshake
+from agentdoc.agents.registry import (
+    AgentSpec,
+    builtin_agents,
+    known_agents,
+    package_of,
+    resolve_agent,
+)
 
 __all__ = [
     "END",
     "Activity",
+    "AgentInfo",
     "AgentRequest",
+    "AgentSpec",
     "AgentTurn",
     "BlockDelta",
     "BlockEnd",
@@ -78,9 +89,15 @@ __all__ = [
     "Usage",
     "WarmAgent",
     "WarmStart",
+    "builtin_agents",
+    "find_program",
+    "handshake",
     "has_session",
+    "known_agents",
     "last_reply_text",
+    "package_of",
     "prepare_warm",
+    "resolve_agent",
     "resolve_executable",
     "start_turn",
 ]

@@ -66,6 +66,8 @@ class AgentdocMeta(BaseModel):
     thinking: bool | None = None
     # Lineage of a fork: {document, session, turn} of the parent.
     forked_from: dict[str, Any] | None = None
+    # The agent that answers: a name from the user's config (default: the config's `agent`).
+    agent: str | None = None
     # The agent whose session `session` is (written with it; absent: Claude's).
     session_agent: str | None = None
 
@@ -78,6 +80,14 @@ class AgentdocMeta(BaseModel):
                 "and -, not starting with -)"
             )
         return value
+
+    @field_validator("agent", mode="before")
+    @classmethod
+    def _agent_as_written(cls, value: object) -> object:
+        # Whether this names a known agent depends on the user's config, so the check (and its
+        # message listing the known names) happens when the turn resolves it; a list or a
+        # number is kept as written so that check refuses it too.
+        return value if value is None or isinstance(value, str) else repr(value)
 
     @field_validator("model")
     @classmethod

@@ -42,7 +42,7 @@ from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
 from agentdoc.turn import detect, history, journal, status
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
-from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
+from agentdoc.turn.session import Mode, TurnPlan, check_agent, prepare_turn
 from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 
@@ -120,6 +120,7 @@ class TurnRunner:
                 ", ".join(unknown),
                 known,
             )
+        check_agent(self.path, doc, self.settings)
         prompt = self._writer.prompt = sub.prompt
         plan = prepare_turn(
             self.path,

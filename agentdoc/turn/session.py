@@ -29,7 +29,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.agents import AgentRequest, has_session, last_reply_text
+from agentdoc.agents import (
+    AgentRequest,
+    AgentSpec,
+    has_session,
+    last_reply_text,
+    resolve_agent,
+)
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
@@ -166,6 +172,18 @@ def working_dir(path: Path, doc: Document, *, allow_outside: bool = False) -> Pa
     if not is_dir:
         raise AgentdocError(f"{path}: agentdoc.cwd {doc.meta.cwd!r} is not a folder")
     return cwd
+
+
+def check_agent(path: Path, doc: Document, settings: Settings) -> AgentSpec:
+    """The document's agent; refused, before anything runs or the document changes, if it is
+    not a configured agent's name (a document names an agent, never a command)."""
+    agent = resolve_agent(doc.meta.agent, settings, where=str(path))
+    if agent.protocol != "claude":
+        raise AgentdocError(
+            f"{path}: agent {agent.name!r} speaks the Agent Client Protocol, which this version "
+            "of agentdoc cannot run yet; use agent: claude"
+        )
+    return agent
 
 
 def _request(
