@@ -657,3 +657,11 @@ def test_the_turn_says_how_its_session_came_about(
     events = events_of(fake.process.begin("x", session_id="old", seeded_prompt="seeded x"))
     started = events[0]
     assert isinstance(started, SessionStarted) and started.note == note
+
+
+def test_a_cancelled_stop_we_did_not_ask_for_ends_the_turn(agent: Callable[..., Agent]) -> None:
+    fake = agent(
+        {"session/prompt": {"steps": [chunk("ok")], "result": {"stopReason": "cancelled"}}}
+    )
+    end = end_of(events_of(fake.process.begin("go")))
+    assert (end.stop_reason, end.interrupted) == ("end_turn", False)

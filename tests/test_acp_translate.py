@@ -8,7 +8,7 @@ import pytest
 
 from agentdoc.agents.acp import UpdateTranslator
 from agentdoc.agents.acp.quirks import quirks_for
-from agentdoc.agents.acp.schema import PermissionRequest, PromptResult
+from agentdoc.agents.acp.schema import PermissionRequest, PromptResult, RpcError
 from agentdoc.agents.base import (
     Activity,
     BlockDelta,
@@ -392,3 +392,28 @@ def test_what_shows_nothing_still_counts_as_activity() -> None:
         {"sessionUpdate": "agent_message_chunk"},
     ):
         assert translator.update(update) == [Activity()]
+
+
+@pytest.mark.parametrize(
+    ("error", "described"),
+    [
+        ({"code": -32603, "message": "Internal error"}, "Internal error"),
+        (
+            {"code": -32603, "message": "Internal error", "data": {"details": "No sessions"}},
+            "Internal error: No sessions",
+        ),
+        (
+            {
+                "code": -32603,
+                "message": "Internal error",
+                "data": {"message": '{"error": {"message": "quota exceeded", "type": "x"}}'},
+            },
+            "Internal error: quota exceeded",
+        ),
+        ({"code": -32603, "message": "Internal error", "data": "boom"}, "Internal error: boom"),
+        ({"code": 7, "message": ""}, "error 7"),
+    ],
+    ids=["plain", "gemini-details", "codex-api-body", "string-data", "empty"],
+)
+def test_an_error_answer_says_what_the_agent_said(error: dict[str, Any], described: str) -> None:
+    assert RpcError.model_validate(error).describe() == described

@@ -40,7 +40,11 @@ DOC = "---\nagentdoc:\n  agent: {name}\n---\n\n## User\n\n"
 APPROVAL = "<!-- agentdoc:approval "
 # The option names each agent offers for a permission request (one box each in the document).
 ALLOW = {"gemini": "Allow", "codex": "Yes, proceed", "opencode": "Allow once"}
-REJECT = {"gemini": "Reject", "codex": "No, and tell Codex", "opencode": "Reject"}
+REJECT = {
+    "gemini": "Reject",
+    "codex": "No, and tell Codex what to do differently",
+    "opencode": "Reject",
+}
 TIMEOUT = 60.0
 
 
@@ -115,7 +119,8 @@ def test_a_reply_streams_into_the_document_and_thinking_into_the_sidecar(served:
                 {"type": "thinking", "thinking": thought},
                 {"type": "text", "text": "The sky is blue because of Rayleigh scattering."},
             ],
-            "pause_after_deltas": 4,
+            # The thought's four words are deltas too: hold the stream three words into the text.
+            "pause_after_deltas": 7,
         }
     )
     served.ask("Why is the sky blue?")
@@ -147,7 +152,8 @@ def test_the_second_turn_keeps_the_context_in_the_same_process(served: Served) -
 
 def _tick(served: Served, label: str, below: str = "") -> None:
     text = served.doc.read_text()
-    box = re.search(rf"^> - \[ \] {re.escape(label)}.*\n", text, re.MULTILINE)
+    # The whole label: Gemini's "Allow for this session" must not pass for its "Allow".
+    box = re.search(rf"^> - \[ \] {re.escape(label)}\n", text, re.MULTILINE)
     assert box is not None, text[-1500:]
     line = box[0].replace("[ ]", "[x]", 1)
     served.doc.write_text(text[: box.start()] + line + below + text[box.end() :])
@@ -180,6 +186,7 @@ def test_a_write_rejected_with_a_reason_does_not_run(served: Served) -> None:
     wait_for(lambda: state_of(served.doc) == "idle", "the turn's end", timeout=TIMEOUT)
     assert not out.exists()
     assert APPROVAL not in served.doc.read_text()
+    served.api.clear()  # OpenCode ends the turn at a rejection, without the follow-up request
 
 
 def test_cancel_stops_a_reply_mid_way(served: Served) -> None:

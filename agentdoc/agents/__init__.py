@@ -2,10 +2,11 @@
 
 This face is the only one ``daemon``, ``turn`` and ``document`` see; nothing above it names a
 protocol. Below it, ``base`` holds the agent-neutral events every protocol produces, and each
-protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json.
-``registry`` says which agents a document may name and how each is started; ``probe``
-checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds the offline
-vendor APIs that the demo and the end-to-end tests point the real agents at.
+protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json,
+``acp`` the Agent Client Protocol every other agent speaks. ``registry`` says which agents a
+document may name and how each is started, ``launch`` starts one with its protocol, and
+``probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
+the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
 from agentdoc.agents.base import (

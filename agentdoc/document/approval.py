@@ -113,13 +113,22 @@ def _boxes(tool: str, options: Sequence[str] | None) -> list[str]:
             f"> - [ ] allow {_name(tool)} for the rest of this session",
             "> - [ ] deny",
         ]
-    return [f"> - [ ] {_name(name) if name.strip() else 'option'}" for name in options]
+    return [f"> - [ ] {_plain(name) or 'option'}" for name in options]
 
 
 def _name(tool: str) -> str:
     """A tool name safe to put in bold: no markdown or HTML of its own (ACP agents name their
-    tools with titles: spaces and paths stay)."""
-    return " ".join(re.sub(r"[^A-Za-z0-9_.:/ -]", "", tool).split()) or "a tool"
+    tools with titles: words, paths and punctuation stay)."""
+    return _plain(tool) or "a tool"
+
+
+def _plain(text: str) -> str:
+    """One line of plain words: no character that makes markdown, HTML or a box of its own."""
+    kept = "".join(c for c in text if c.isprintable() and c not in _MARKUP)
+    return " ".join(kept.split())[:200]
+
+
+_MARKUP = set("*`[]<>\\|~&")
 
 
 def render_decision(tool: str, tool_input: Mapping[str, Any], answer: Answer) -> str:

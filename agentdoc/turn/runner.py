@@ -120,7 +120,7 @@ class TurnRunner:
                 ", ".join(unknown),
                 known,
             )
-        check_agent(self.path, doc, self.settings)
+        agent = check_agent(self.path, doc, self.settings)
         prompt = self._writer.prompt = sub.prompt
         plan = prepare_turn(
             self.path,
@@ -131,6 +131,7 @@ class TurnRunner:
             session=self.session,
             model=self.model,
             environ=self.environ,
+            agent=agent,
         )
         self._approvals.agent = plan.request.agent
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False

@@ -18,6 +18,7 @@ conversation found" after all.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -177,13 +178,12 @@ def working_dir(path: Path, doc: Document, *, allow_outside: bool = False) -> Pa
 def check_agent(path: Path, doc: Document, settings: Settings) -> AgentSpec:
     """The document's agent; refused, before anything runs or the document changes, if it is
     not a configured agent's name (a document names an agent, never a command)."""
-    agent = resolve_agent(doc.meta.agent, settings, where=str(path))
-    if agent.protocol != "claude":
-        raise AgentdocError(
-            f"{path}: agent {agent.name!r} speaks the Agent Client Protocol, which this version "
-            "of agentdoc cannot run yet; use agent: claude"
-        )
-    return agent
+    return resolve_agent(doc.meta.agent, settings, where=str(path))
+
+
+def session_owner(doc: Document) -> str:
+    """The agent whose session ``agentdoc.session`` is (Claude's when not said)."""
+    return doc.meta.session_agent or "claude"
 
 
 def _request(
@@ -196,8 +196,10 @@ def _request(
     resume: str | None = None,
     fork: bool = False,
     session_id: str | None = None,
+    agent: str = "claude",
 ) -> AgentRequest:
     return AgentRequest(
+        agent=agent,
         prompt=prompt,
         cwd=working_dir(path, doc, allow_outside=settings.allow_cwd_outside),
         resume=resume,
@@ -221,11 +223,24 @@ def _new_session(
     settings: Settings,
     model: str | None,
     note: str | None,
+    agent: AgentSpec | None = None,
 ) -> TurnPlan:
     known = doc.transcript()
     seeded = compose_prompt(prompt, transcript=known)
-    request = _request(path, doc, settings, model, seeded, session_id=str(uuid.uuid4()))
+    # Claude takes the new session's id from us; an ACP agent chooses its own.
+    chosen = str(uuid.uuid4()) if agent is None or agent.protocol == "claude" else None
+    name = agent.name if agent else "claude"
+    request = _request(path, doc, settings, model, seeded, session_id=chosen, agent=name)
     return TurnPlan(request, doc.turn_count() + 1, True, known, note)
+
+
+def _switch_note(doc: Document, agent: AgentSpec | None) -> str | None:
+    """Set when the document's session is another agent's: the new agent starts afresh."""
+    name = agent.name if agent else "claude"
+    owner = session_owner(doc)
+    if not doc.meta.session or owner == name:
+        return None
+    return f"new {name} session, sent the conversation so far (it was with {owner})"
 
 
 def plan_turn(
@@ -238,15 +253,22 @@ def plan_turn(
     session: str | None = None,
     model: str | None = None,
     facts: Facts = Facts(),
+    agent: AgentSpec | None = None,
 ) -> TurnPlan:
     """Decide start/resume/fork/rebuild for the pending ``prompt`` (pure, given ``facts``)."""
     target, fork = resume_target(doc, session)
+    switched = None if session else _switch_note(doc, agent)
     if mode == "resume" and not target:
         raise AgentdocError(
             f"{path} has no session to resume yet; use `agentdoc start` or `agentdoc run`"
         )
+    if switched is not None:
+        return _new_session(path, doc, prompt, settings, model, switched, agent)
     if mode == "start" or target is None:
-        return _new_session(path, doc, prompt, settings, model, _fork_note(doc))
+        return _new_session(path, doc, prompt, settings, model, _fork_note(doc), agent)
+    if agent is not None and agent.protocol != "claude":
+        edits = history.history_edits(facts.snapshot, doc, target)
+        return _continue_elsewhere(path, doc, prompt, settings, model, agent, (target, fork), edits)
     if facts.session_found is False:
         if session:
             folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
@@ -276,6 +298,28 @@ def plan_turn(
     return TurnPlan(request, doc.turn_count() + 1, fork, doc.transcript(), note, fallback)
 
 
+def _continue_elsewhere(
+    path: Path,
+    doc: Document,
+    prompt: str,
+    settings: Settings,
+    model: str | None,
+    agent: AgentSpec,
+    continued: tuple[str, bool],
+    edits: str | None,
+) -> TurnPlan:
+    """Continue an agent's own session; it finds out itself whether it can (resume, load,
+    fork), and sends the conversation so far in a new session when it cannot."""
+    target, fork = continued
+    unfinished = history.unfinished_to_send(history.unfinished_reply(doc), None)
+    text = compose_prompt(prompt, edits=edits, unfinished=unfinished)
+    request = _request(path, doc, settings, model, text, resume=target, fork=fork, agent=agent.name)
+    seeded = compose_prompt(prompt, transcript=doc.transcript())
+    request = dataclasses.replace(request, seeded_prompt=seeded)
+    note = _fork_note(doc) if fork else None
+    return TurnPlan(request, doc.turn_count() + 1, fork, doc.transcript(), note)
+
+
 def prepare_turn(
     path: Path,
     doc: Document,
@@ -286,11 +330,13 @@ def prepare_turn(
     session: str | None = None,
     model: str | None = None,
     environ: Mapping[str, str] | None = None,
+    agent: AgentSpec | None = None,
 ) -> TurnPlan:
     """Gather the facts (session store, history snapshot), then `plan_turn`."""
     target, _fork = resume_target(doc, session)
     found = reply = None
-    if target is not None and mode != "start":
+    claude = agent is None or agent.protocol == "claude"
+    if target is not None and mode != "start" and claude and session_owner(doc) == "claude":
         env = os.environ if environ is None else environ
         cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
         found = has_session(env, target, cwd)
@@ -298,4 +344,6 @@ def prepare_turn(
         if found and history.unfinished_reply(doc) is not None:
             reply = last_reply_text(env, target, cwd)
     facts = Facts(session_found=found, session_reply=reply, snapshot=history.read_snapshot(path))
-    return plan_turn(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)
+    return plan_turn(
+        path, doc, prompt, mode, settings, session=session, model=model, facts=facts, agent=agent
+    )

@@ -8,6 +8,7 @@ Facts from the protocol's published schema (``schema/v1/schema.json``) and the r
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -166,11 +167,29 @@ class RpcError(Wire):
     data: Any = None
 
     def describe(self) -> str:
-        """The message, plus the details some agents put in ``data`` (Gemini: ``details``)."""
-        detail = self.data.get("details") if isinstance(self.data, dict) else None
-        if isinstance(detail, str) and detail and detail not in self.message:
+        """The message, plus the details agents put in ``data`` (Gemini: ``details``; codex-acp:
+        ``message``, the vendor API's own error body as JSON)."""
+        detail = _detail(self.data)
+        if detail and detail not in self.message:
             return f"{self.message}: {detail}"
         return self.message or f"error {self.code}"
+
+
+def _detail(data: Any) -> str | None:
+    found = data
+    if isinstance(data, dict):
+        found = next(
+            (data[k] for k in ("details", "message") if isinstance(data.get(k), str)), None
+        )
+    if not isinstance(found, str) or not found.strip():
+        return None
+    try:
+        body = json.loads(found)
+    except ValueError:
+        return found.strip()
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else found.strip()
 
 
 def text_block(text: str) -> dict[str, Any]:

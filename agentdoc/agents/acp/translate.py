@@ -208,9 +208,13 @@ class UpdateTranslator:
 
     def fail(self, error: str, *, interrupted: bool = False) -> list[Event]:
         """The turn cannot complete (an error answer, the process gone)."""
-        usage = turn_usage(None, self.gauge)
         end = TurnEnd(
-            "error", session_id=self.session_id, usage=usage, error=error, interrupted=interrupted
+            "error",
+            session_id=self.session_id,
+            model=self.model,
+            usage=turn_usage(None, self.gauge),
+            error=error,
+            interrupted=interrupted,
         )
         return [*self._leave_message(), end]
 

@@ -142,6 +142,11 @@ class AcpTurn:
                 f"{name} answered the prompt with something that is not ACP: "
                 f"{str(pending.result)[:200]}"
             )
+        if result.stop_reason == "cancelled" and self._cancel_deadline is None:
+            # Not our cancel: the agent stopped by itself, as codex-acp does when the person
+            # picks "No, and tell Codex what to do differently". The turn is over, not cut off.
+            log.info("%s ended the turn as cancelled by itself", name)
+            result = result.model_copy(update={"stop_reason": "end_turn"})
         return self.translator.finish(result)
 
     def _put(self, events: list[Event]) -> None:
