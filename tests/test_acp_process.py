@@ -665,3 +665,21 @@ def test_a_cancelled_stop_we_did_not_ask_for_ends_the_turn(agent: Callable[..., 
     )
     end = end_of(events_of(fake.process.begin("go")))
     assert (end.stop_reason, end.interrupted) == ("end_turn", False)
+
+
+def test_pictures_go_after_the_text_to_an_agent_that_takes_them(
+    agent: Callable[..., Agent],
+) -> None:
+    fake = agent({"initialize": caps(promptCapabilities={"image": True})})
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}
+    events_of(fake.process.begin("look", extra=(image,)))
+    (prompt,) = fake.received("session/prompt")
+    assert prompt["params"]["prompt"] == [{"type": "text", "text": "look"}, image]
+
+
+def test_an_agent_that_takes_no_pictures_is_not_sent_any(agent: Callable[..., Agent]) -> None:
+    fake = agent({})
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}
+    with pytest.raises(AgentCannotStart, match="does not take pictures"):
+        fake.process.begin("look", extra=(image,))
+    assert not fake.received("session/prompt")

@@ -20,6 +20,8 @@ from agentdoc.agents.base import (
     BlockStart,
     EndOfStream,
     Event,
+    ImagePart,
+    ImageType,
     MessageStart,
     MessageStop,
     Notice,
@@ -39,11 +41,13 @@ from agentdoc.agents.base import (
     ToolPart,
     ToolUpdate,
     TurnEnd,
+    TurnMark,
     Usage,
     WarmAgent,
     WarmStart,
 )
 from agentdoc.agents.claude import has_session, last_reply_text, resolve_executable
+from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import UnknownAgent, prepare_warm, start_turn
 from agentdoc.agents.probe import AgentInfo, find_program, handshake
 from agentdoc.agents.registry import (
@@ -67,6 +71,8 @@ __all__ = [
     "BlockStart",
     "EndOfStream",
     "Event",
+    "ImagePart",
+    "ImageType",
     "MessageStart",
     "MessageStop",
     "Notice",
@@ -86,19 +92,24 @@ __all__ = [
     "ToolPart",
     "ToolUpdate",
     "TurnEnd",
+    "TurnMark",
     "UnknownAgent",
     "Usage",
     "WarmAgent",
     "WarmStart",
+    "branch_point",
     "builtin_agents",
     "find_program",
     "handshake",
     "has_session",
     "known_agents",
     "last_reply_text",
+    "mark_turn",
     "package_of",
     "prepare_warm",
     "resolve_agent",
     "resolve_executable",
+    "restore_files",
     "start_turn",
+    "unrestorable",
 ]

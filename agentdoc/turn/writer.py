@@ -159,6 +159,8 @@ class ReplyWriter:
                 return closed
             # Whose session it is, unless Claude's: documents of Claude alone stay as they were.
             owner = None if agent == "claude" else agent
-            return document.set_meta(closed, {"session": session_id, "session_agent": owner})
+            # A point to resume from (`undo`) served its purpose once the session moved on.
+            updates = {"session": session_id, "session_agent": owner, "resume_at": None}
+            return document.set_meta(closed, updates)
 
         self.update(transform)

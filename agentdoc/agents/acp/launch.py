@@ -16,7 +16,7 @@ from typing import Any
 
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import AgentRequest, TurnEnd
+from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd
 
 
 def agent_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
@@ -35,7 +35,13 @@ def turn_args(request: AgentRequest) -> dict[str, Any]:
         "fork": request.fork,
         "seeded_prompt": request.seeded_prompt,
         "turn": request.turn,
+        "extra": tuple(image_block(image) for image in request.images),
     }
+
+
+def image_block(image: ImagePart) -> dict[str, Any]:
+    """A picture the prompt names, as ACP image content after the prompt's text."""
+    return {"type": "image", "mimeType": image.media_type, "data": image.base64()}
 
 
 class OneShotTurn(AcpTurn):

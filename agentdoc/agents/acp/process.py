@@ -298,6 +298,11 @@ class AcpProcess:
         extra: tuple[dict[str, Any], ...],
     ) -> None:
         self.ready()
+        if any(block.get("type") == "image" for block in extra) and not self.accepts_images:
+            raise self._cannot(
+                "does not take pictures (its handshake says so): remove the ![…](…) lines "
+                "from the prompt, or ask another agent"
+            )
         opened = self.open_session(session_id, fork=fork, seeded=seeded_prompt is not None)
         self.opened, self.session_id = opened, opened.session_id
         # Updates reach the turn from here on: a load's replay came before its answer.
