@@ -275,9 +275,14 @@ class Connection:
         proc = self._proc
         if proc is None:
             return
-        if proc.stdin is not None:
-            with self._lock, contextlib.suppress(OSError):
-                proc.stdin.close()
+        # A write blocked on an agent that stopped reading holds the lock: then skip the polite
+        # end of input and go straight to the signals.
+        if proc.stdin is not None and self._lock.acquire(timeout=0.5):
+            try:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+            finally:
+                self._lock.release()
         for sig in (None, signal.SIGTERM, signal.SIGKILL):
             if sig is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
