@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from tests.e2e_support import REPO_ROOT
 from tests.process_support import (
     WatchProcess,
     base_env,
+    kill_all,
     processes_with_env,
     run_cli,
     state_of,
@@ -109,6 +111,11 @@ def served(
             env["PYTHONPATH"] = str(REPO_ROOT)
         with watching(folder, env, root / "watch.log") as daemon:
             yield Served(name, api, env, agent_home, folder, doc, daemon)
+            daemon.send(signal.SIGTERM)  # a daemon that stops closes its warm agents
+            daemon.wait(30)
+        leftovers = processes_with_env("HOME", str(agent_home))
+        kill_all(leftovers)
+        assert not leftovers, f"{name} outlived the daemon that started it: {leftovers}"
 
 
 def test_a_reply_streams_into_the_document_and_thinking_into_the_sidecar(served: Served) -> None:

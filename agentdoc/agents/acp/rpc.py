@@ -30,6 +30,7 @@ RequestId = int | str
 OnRequest = Callable[[RequestId, str, dict[str, Any]], None]
 OnNotification = Callable[[str, dict[str, Any]], None]
 TAIL = 8  # lines of stderr and of non-protocol output kept for messages
+EOF_GRACE = 1.0  # seconds an agent gets to exit at end of input before it is signalled
 
 
 class Pending:
@@ -288,7 +289,8 @@ class Connection:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, sig)
             try:
-                proc.wait(grace)
+                # Gemini CLI and OpenCode exit at end of input at once; codex-acp never does.
+                proc.wait(min(grace, EOF_GRACE) if sig is None else grace)
                 break
             except subprocess.TimeoutExpired:
                 log.info("agent (pid %s) still running after %s", proc.pid, sig or "end of input")
