@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from tests.e2e_support import REPO_ROOT
 from tests.process_support import (
     WatchProcess,
     base_env,
+    kill_all,
     processes_with_env,
     run_cli,
     state_of,
@@ -116,6 +118,11 @@ def served(
             env["PYTHONPATH"] = str(REPO_ROOT)
         with watching(folder, env, root / "watch.log") as daemon:
             yield Served(name, api, env, agent_home, folder, doc, daemon)
+            daemon.send(signal.SIGTERM)  # a daemon that stops closes its warm agents
+            daemon.wait(30)
+        leftovers = processes_with_env("HOME", str(agent_home))
+        kill_all(leftovers)
+        assert not leftovers, f"{name} outlived the daemon that started it: {leftovers}"
 
 
 def test_a_reply_streams_into_the_document_and_thinking_into_the_sidecar(served: Served) -> None:
@@ -192,7 +199,8 @@ def test_a_write_rejected_with_a_reason_does_not_run(served: Served) -> None:
     served.ask("Please write rejected.txt.")
     wait_for(lambda: _waiting(served), "the approval block", timeout=TIMEOUT)
     _tick(served, REJECT[served.name], below="> Not that file, please.\n")
-    # Codex's "no" ends the whole turn (as cancelled); the others go on to answer.
+    # Codex's "no" ends the whole turn (it says cancelled; agentdoc takes that as the turn's end
+    # since it sent no cancel); the others go on to answer.
     wait_for(lambda: state_of(served.doc) in ENDED, "the turn's end", timeout=TIMEOUT)
     assert not out.exists()
     text = served.doc.read_text()

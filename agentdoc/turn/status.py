@@ -42,6 +42,10 @@ class Status(BaseModel):
     error: str | None = None
     pid: int | None = None  # the agentdoc process working on the document
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
+    # Tokens in the model's context window after the last turn, and the window, when the agent
+    # reports them (kept from turn to turn until a new figure arrives).
+    context_used: int | None = None
+    context_size: int | None = None
 
     def describe(self) -> str:
         """One line for `agentdoc status`."""
@@ -49,6 +53,9 @@ class Status(BaseModel):
         if self.turn:
             about = "~" if self.tokens_estimated else ""
             line += f" (turn {self.turn}, {about}{self.tokens} tokens, updated {self.updated})"
+        if self.context_used and self.context_size:
+            share = 100 * self.context_used / self.context_size
+            line += f" — context {self.context_used:,}/{self.context_size:,} tokens ({share:.0f}%)"
         if self.waiting_for:
             line += f" — {self.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
         if self.error:
@@ -175,11 +182,13 @@ class StatusReporter:
         session_id: str | None,
         detail: str,
         tokens: int | None = None,
+        context: tuple[int | None, int | None] = (None, None),
     ) -> None:
         """Record a turn state (a runner state such as "retrying", shown as a status state).
 
         `tokens` is the CLI's own output count, known when the turn ends; until then the
-        count is estimated from the characters streamed so far.
+        count is estimated from the characters streamed so far. `context` (tokens used, the
+        window) replaces the last known figures when the agent reported them.
         """
         previous = self.status
         now = now_iso()
@@ -207,6 +216,8 @@ class StatusReporter:
                 "error": (detail or None) if shown == "error" else None,
                 "pid": os.getpid() if shown in ("streaming", "waiting") else None,
                 "waiting_for": (detail or None) if shown == "waiting" else None,
+                "context_used": context[0] or previous.context_used,
+                "context_size": context[1] or previous.context_size,
             }
         )
         write_status(self.document, self.status)
