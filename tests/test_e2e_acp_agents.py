@@ -35,7 +35,6 @@ from tests.process_support import (
     watching,
 )
 
-pytest.importorskip("agentdoc.agents.acp", reason="the ACP client is not in this tree yet")
 pytestmark = pytest.mark.e2e
 
 DOC = "---\nagentdoc:\n  agent: {name}\n---\n\n## User\n\n"
