@@ -1,6 +1,8 @@
 # Two entry points for a fresh machine (see README): `make demo` and `make test`.
-# Everything is installed project-locally: Python packages in .venv, the Claude Code CLI in
-# node_modules (pinned in package-lock.json).
+# Everything is installed project-locally: Python packages in .venv, the agent CLIs (Claude Code,
+# Gemini CLI, codex-acp, OpenCode) in node_modules (pinned in package-lock.json). Each ships its
+# program in the registry package; nothing is downloaded at install. (OpenCode tries to npm-install
+# a plugin package whenever it starts; the tests point that at a dead loopback registry.)
 
 PYTHON ?= python3
 VENV := .venv
@@ -32,6 +34,9 @@ $(VENV)/.installed: pyproject.toml
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	$(CLAUDE) --version
+	node_modules/.bin/gemini --version
+	node_modules/.bin/opencode --version
+	test -x node_modules/.bin/codex-acp
 	touch $@
 
 .claude-versions/%/.installed:
@@ -63,9 +68,10 @@ test: lint editors $(CLAUDE_DEP)
 	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra
 	$(MAKE) e2e-oldest
 
-# The tests that drive the real CLI, again against the oldest supported release.
+# The tests that drive the real Claude CLI, again against the oldest supported release (the
+# other agents' end-to-end tests do not run Claude, so they are not repeated).
 e2e-oldest: install .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
-	AGENTDOC_CLAUDE=$(OLDEST_CLAUDE) $(BIN)/pytest -q -ra -m e2e
+	AGENTDOC_CLAUDE=$(OLDEST_CLAUDE) $(BIN)/pytest -q -ra -m e2e --ignore-glob='tests/test_e2e_acp_*'
 
 # Only the tests that drive the real CLI: the quick check of a new Claude Code release.
 e2e: install $(CLAUDE_DEP)

@@ -240,7 +240,8 @@ def test_a_reply_the_daemon_wrote_is_told_done(
     base = {"version": 1, "document": "chat.md", "turn": 1, "tokens": 3}
     status.write_text(json.dumps({**base, "state": "streaming", "updated": "T1"}))
     wait_for(lambda: "streaming" in editor.expr("v:lua.require'agentdoc'.statusline()"))
-    status.write_text(json.dumps({**base, "state": "idle", "updated": "T2"}))
+    # Within the same second as the last streaming update (`updated` has whole seconds).
+    status.write_text(json.dumps({**base, "state": "idle", "updated": "T1"}))
     wait_for(lambda: editor.notes() != [], what="the done notice")
     assert editor.notes() == [DONE]
     status.write_text(json.dumps({**base, "state": "idle", "updated": "T3"}))  # no new turn

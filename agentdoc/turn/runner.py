@@ -46,6 +46,7 @@ from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
+from agentdoc.turn.whose import check_agent
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class TurnRunner:
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentTurn | None = None
         self._turn = 0
+        self._shown_text = False  # the reply's first text has been written
 
     # -- document writes -------------------------------------------------------------------
 
@@ -122,6 +124,7 @@ class TurnRunner:
                 ", ".join(unknown),
                 known,
             )
+        agent = check_agent(self.path, doc, self.settings)
         prompt = self._writer.prompt = sub.prompt
         try:
             plan = prepare_turn(
@@ -133,10 +136,12 @@ class TurnRunner:
                 session=self.session,
                 model=self.model,
                 environ=self.environ,
+                agent=agent,
             )
         except PromptRefused as exc:
             self._refuse(doc.turn_count() + 1, exc)
             raise
+        self._approvals.agent = plan.request.agent
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
@@ -274,7 +279,8 @@ class TurnRunner:
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
                     self._problem = (
-                        f"no output from Claude for {self.settings.stall_timeout:.0f} s; "
+                        f"no output from {_label(plan.request.agent)} for "
+                        f"{self.settings.stall_timeout:.0f} s; "
                         "the turn was stopped (stall timeout)"
                     )
                     proc.stop()
@@ -282,16 +288,23 @@ class TurnRunner:
                     return False
             elif self._feed(builder, event):
                 last_line, dirty = now, True
-                self._journal.record(builder.reply.text())
                 if builder.ended:
                     return False  # the agent's end of the turn, whatever still holds its output
             else:
                 last_line = now
-            if dirty and now - last_flush >= interval:
-                self._journal.sync()
+            if dirty and (now - last_flush >= interval or self._first_text(builder)):
                 self._publish(plan, builder.reply, sidecar)
                 last_flush, dirty = time.monotonic(), False
                 interval = max(self.settings.flush_interval, WRITE_BACKOFF * (last_flush - now))
+
+    def _first_text(self, builder: ReplyBuilder) -> bool:
+        """The reply's first text has arrived and is not in the document yet: it is written at
+        once, so the person sees the reply start; later text is coalesced per flush interval."""
+        if self._shown_text:
+            return False
+        # Only until the first text: the reply is rebuilt for this, which later events avoid.
+        self._shown_text = bool(builder.reply.text())
+        return self._shown_text
 
     def _feed(self, builder: ReplyBuilder, event: Event | EndOfStream) -> bool:
         """Take one event; True if it may change the reply."""
@@ -338,6 +351,10 @@ class TurnRunner:
             self._feed(builder, event)
 
     def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
+        # The journal gets the text at each write, not at each delta: it is synced only here,
+        # so what a crash leaves of it is the same, at a fraction of the cost.
+        self._journal.record(reply.text())
+        self._journal.sync()
         if self._thinking_on:
             sidecar.update(reply.thinking, reply.session_id)
         self._writer.flush(self._body(reply))
@@ -371,7 +388,7 @@ class TurnRunner:
             document_name=self.path.name,
             thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
             footer=self.settings.footer,
-            note=plan.note,
+            note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
             pending=pending,
             approvals=self._approvals.shown,
             context_hint=self.settings.context_hint,
@@ -382,14 +399,14 @@ class TurnRunner:
             # A retry of a prompt that got no reply must not resume a session holding it.
             session_id = None
         try:
-            self._writer.close(body, session_id, next_prompt=not pending)
+            self._writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
         except RegionGone:
             return self._cancelled(plan, reply)
         except AgentdocError:
             # Still not writable: the region stays open for recovery to close (the daemon does
             # at the document's next change, `run` before its next turn); `run` records the
             # error in the status as the turn's failure.
-            self._journal.keep = True
+            self._keep_journal(reply)
             raise
         state = final_state(reply, cancelled=cancelled)
         if not pending:
@@ -413,10 +430,16 @@ class TurnRunner:
     def _write_failed(
         self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
     ) -> TurnOutcome:
-        self._journal.keep = True  # the reply text so far, for whoever closes the region later
+        self._keep_journal(builder.reply)
         self._problem = f"the reply could not be written into the document: {exc}"
         builder.finish()
         return self._finish(plan, builder, sidecar, cancelled=False)
+
+    def _keep_journal(self, reply: Reply) -> None:
+        """Leave the journal, with the reply text so far, for whoever closes the region later."""
+        self._journal.keep = True
+        self._journal.record(reply.text())
+        self._journal.sync()
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
@@ -451,3 +474,7 @@ class TurnRunner:
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
+
+
+def _label(agent: str) -> str:
+    return "Claude" if agent == "claude" else agent

@@ -85,7 +85,9 @@ local function follow_status(buf)
   local now = { state = status.state, turn = field(status.turn), updated = field(status.updated) }
   local before = seen[buf]
   seen[buf] = now
-  if before == nil or before.updated == now.updated then
+  -- `updated` has whole seconds: a state can change within one, so all three are compared.
+  if before == nil or (before.updated == now.updated and before.state == now.state
+      and before.turn == now.turn) then
     return
   end
   local ended = BUSY[before.state] or before.turn ~= now.turn
