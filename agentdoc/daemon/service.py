@@ -24,6 +24,7 @@ from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import bulk_reason, git_busy, written_by_git
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.pool import WarmPool
+from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.tree import maybe_session, mtime_ns, starts_as_session
 from agentdoc.daemon.watcher import Watcher
@@ -47,6 +48,7 @@ from agentdoc.turn import (
     open_regions,
     read_status,
     recover,
+    remove_state,
     submission,
     wants_marker,
     write_status,
@@ -68,6 +70,7 @@ class _Doc:
     cancel: threading.Event | None = None
     queued: bool = False  # a prompt was saved while the turn streamed
     waiting: bool = False  # submitted, waiting for a free slot
+    prompt: str | None = None  # the prompt of the turn last submitted
 
 
 @dataclass
@@ -81,6 +84,7 @@ class Daemon:
     on_progress: Callable[[Progress], None] = lambda _p: None
     ledger: WriteLedger = field(default_factory=WriteLedger)
     rescan_interval: float = 2.0
+    retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
     _docs: dict[Path, _Doc] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
         default_factory=queue.SimpleQueue, init=False
@@ -93,8 +97,11 @@ class Daemon:
     ready: threading.Event = field(default_factory=threading.Event, init=False)
     discovered: threading.Event = field(default_factory=threading.Event, init=False)
     pool: WarmPool | None = field(default=None, init=False)
+    repairs: Repairs = field(init=False)
+    _failures: dict[Path, str] = field(default_factory=dict, init=False)  # from turn threads
 
     def __post_init__(self) -> None:
+        self.repairs = Repairs(self.ledger, self.retry_interval)
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
 
@@ -129,6 +136,8 @@ class Daemon:
                     log.info("start-up done: %d session documents", len(self._docs))
                 if self.pool is not None:
                     self.pool.close_idle()
+                for owed in self.repairs.due():
+                    self._mend(owed)
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -250,15 +259,13 @@ class Daemon:
         doc = self._docs.setdefault(path, _Doc())
         data = read_stable(path)
         if data is None:
-            if doc.thread is not None:
-                log.error("%s: deleted or renamed while a reply was streaming", path)
-            self._docs.pop(path, None)
-            if self.pool is not None and doc.thread is None:
-                self.pool.forget(path)
+            self._gone(path, doc)
             return
         if self.ledger.is_own(path, data) or digest(data) == doc.seen:
             doc.seen = digest(data)
             doc.text = data.decode("utf-8", "replace")
+            if self.repairs.owes(path):
+                self._mend(path)  # e.g. `chmod` made it writable again
             return
         doc.seen = digest(data)
         if not maybe_session(data):
@@ -277,19 +284,33 @@ class Daemon:
             # saved meanwhile is looked for when the turn ends.
             doc.queued = True
             return
-        if self._close_orphans(path, text):
-            return  # our write comes back as an event; a prompt saved with it is seen then
+        if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
+            # A reply a failed turn left open (a full disk, a moved file) is closed first; a
+            # prompt the user saved below it is then sent, as their save asked.
+            if (data := read_stable(path)) is None:
+                return
+            doc.seen, doc.text, previous = digest(data), decode(path, data), None
+            text = doc.text
+        if self.repairs.owes(path):
+            return  # the open reply cannot be closed yet; nothing is sent below it
         self._consider(path, text, previous, saved=True)
 
-    def _close_orphans(self, path: Path, text: str) -> bool:
-        """Close a reply left open by a turn that could not write (disk full, moved file)."""
-        if not open_regions(text) or live_turn(path) is not None:
-            return False
-        try:
-            return recover(path, self.ledger)
-        except AgentdocError as exc:
-            log.info("%s: cannot close the open reply yet: %s", path, exc)
-            return False
+    def _mend(self, path: Path) -> bool:
+        """Close a reply no turn owns and correct a stale status; True if the file changed."""
+        doc = self._docs.get(path)
+        if doc is not None and doc.thread is not None:
+            return False  # its own turn is running: nothing there is stale
+        return self.repairs.mend(path)
+
+    def _gone(self, path: Path, doc: _Doc) -> None:
+        if doc.thread is not None:
+            log.error("%s: deleted or renamed while a reply was streaming", path)
+            return  # its state files go when the turn has ended
+        self._docs.pop(path, None)
+        self.repairs.forget(path)
+        remove_state(path)
+        if self.pool is not None:
+            self.pool.forget(path)
 
     def _consider(
         self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
@@ -316,10 +337,11 @@ class Daemon:
                 path.name,
             )
             return
-        self._submit(path, marker)
+        self._submit(path, marker, sub.prompt)
 
-    def _submit(self, path: Path, marker: bool) -> None:
+    def _submit(self, path: Path, marker: bool, prompt: str | None = None) -> None:
         doc = self._docs.setdefault(path, _Doc())
+        doc.prompt = prompt
         if self._running() >= self.max_concurrent:
             doc.waiting = True
             write_status(path, Status(document=path.name, state="queued", updated=now_iso()))
@@ -350,6 +372,7 @@ class Daemon:
         except NoPendingPrompt:
             log.debug("%s: the prompt was gone by the time the turn started", path)
         except AgentdocError as exc:
+            self._failures[path] = str(exc)
             self._error(path, str(exc))  # logs it too: once per failure, not twice
         except Exception as exc:
             log.exception("%s: the turn failed unexpectedly", path)
@@ -359,16 +382,28 @@ class Daemon:
 
     def _on_done(self, path: Path, outcome: str) -> None:
         doc = self._docs.get(path)
+        failure = self._failures.pop(path, None)
         if doc is not None:
             doc.thread = doc.cancel = None
             doc.queued = False
-            if outcome != "done":
+            if not path.exists():
+                self._gone(path, doc)
+            elif outcome != "done":
+                # What the turn could not write (its close, its status) is owed until it can be.
+                self.repairs.owe(path, failure)
+                self._mend(path)
                 # The save that deleted the streaming block (or the cancel request) is not a
                 # new submission, even though the prompt is pending again; nor is a prompt
                 # that a failed turn left pending: it is sent again on the user's next save.
                 data = read_stable(path)
                 doc.seen = digest(data) if data is not None else None
                 doc.text = data.decode("utf-8", "replace") if data is not None else None
+                if doc.text is not None and _replaced(doc.text, doc.prompt):
+                    # Deleted and created anew while the reply streamed: a new document, whose
+                    # prompt follows the rules for a new document.
+                    log.info("%s: a new document took the place of the one answered", path)
+                    doc.seen = doc.text = None
+                    self._later(self.settings.settle_step, "changed", path)
             elif (data := read_stable(path)) is not None:
                 # The turn's writes may still be settling, so their events have not told us
                 # the conversation as it now stands: take it from the file, or a prompt saved
@@ -418,3 +453,9 @@ class Daemon:
                 path,
                 Status(document=path.name, state="error", error=message, updated=now_iso()),
             )
+
+
+def _replaced(text: str, prompt: str | None) -> bool:
+    """Whether `text` is another document than the one whose `prompt` was being answered: a
+    user who cancels by deleting the reply keeps their prompt, a new file does not hold it."""
+    return bool(prompt and prompt.strip()) and prompt.strip() not in text

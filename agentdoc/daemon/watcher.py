@@ -42,8 +42,9 @@ DOUBLE_WATCH_WARNING = r"Callback with id .* already exists for watch"
 warnings.filterwarnings("ignore", message=DOUBLE_WATCH_WARNING, category=RuntimeWarning)
 
 # Opened/closed-without-write events are left out: reading a document must not look like a save.
-# Attribute-only changes (chmod, touch) are left to the rescan, which compares mtimes.
-WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
+# Attribute changes (`chmod`) are watched: a document made writable again may be owed the close
+# of a reply that could not be written (the daemon ignores them otherwise, the content is equal).
+WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed", "attrib"})
 TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptly
 
 # A rescan that finds nothing doubles the wait before the next one, up to this many times the

@@ -42,6 +42,7 @@ class Status(BaseModel):
     error: str | None = None
     pid: int | None = None  # the agentdoc process working on the document
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
+    held: str | None = None  # while `pending`: why the prompt was not sent, and how to send it
 
     def describe(self) -> str:
         """One line for `agentdoc status`."""
@@ -51,6 +52,8 @@ class Status(BaseModel):
             line += f" (turn {self.turn}, {about}{self.tokens} tokens, updated {self.updated})"
         if self.waiting_for:
             line += f" — {self.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
+        if self.held:
+            line += f" — {self.held}"
         if self.error:
             line += f" — {self.error}"
         return line
@@ -65,6 +68,11 @@ def state_file(document: Path, suffix: str) -> Path:
     return state_dir(document) / fitting_name(document.name, suffix)
 
 
+# The per-document state files that mean nothing once the document is gone. The journal is
+# kept: it holds the only copy of a reply that could not be written, until it is closed.
+STATE_SUFFIXES = (".status.json", ".history.md", ".approval.json", ".answer.json", ".cancel")
+
+
 def status_path(document: Path) -> Path:
     return state_file(document, ".status.json")
 
@@ -77,7 +85,8 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def write_status(document: Path, status: Status) -> None:
+def write_status(document: Path, status: Status) -> bool:
+    """Replace the status file; False (logged) when it cannot be written."""
     path = status_path(document)
     try:
         path.parent.mkdir(exist_ok=True)
@@ -85,6 +94,8 @@ def write_status(document: Path, status: Status) -> None:
     except OSError as exc:
         # A read-only folder must not stop the turn itself; the document still gets the reply.
         log.warning("cannot write status file %s: %s", path, exc)
+        return False
+    return True
 
 
 def read_status(document: Path) -> Status | None:
@@ -95,13 +106,29 @@ def read_status(document: Path) -> Status | None:
 
 
 def all_statuses(root: Path) -> list[Status]:
+    """The status of every document under `root` that still exists (a status file left by a
+    document deleted or renamed while no daemon watched it describes nothing)."""
     found: list[Status] = []
     for path in sorted(root.rglob(".agentdoc/*.status.json")):
         try:
-            found.append(Status.model_validate_json(path.read_bytes()))
+            current = Status.model_validate_json(path.read_bytes())
         except (OSError, ValidationError):
             log.debug("unreadable status file %s", path)
+            continue
+        if (path.parent.parent / current.document).exists():
+            found.append(current)
     return found
+
+
+def remove_state(document: Path) -> None:
+    """Remove what `.agentdoc/` keeps for a document that no longer exists."""
+    for suffix in STATE_SUFFIXES:
+        try:
+            state_file(document, suffix).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            log.debug("cannot remove %s: %s", exc.filename, exc.strerror)
 
 
 def request_cancel(document: Path) -> Path:
@@ -140,20 +167,42 @@ def live_turn(document: Path) -> Status | None:
     return current
 
 
-def clear_dead_turn(document: Path) -> None:
-    """A status still saying a turn streams, from a process that died: say what happened."""
+INTERRUPTED = "the reply was interrupted: agentdoc stopped before it finished"
+
+
+def is_stale(current: Status) -> bool:
+    """A status that says a turn runs, written by a process that is not running one.
+
+    Its pid has ended, or it is this process's own (the caller knows it runs no turn there).
+    """
+    if current.state not in ("streaming", "waiting", "queued"):
+        return False
+    return not current.pid or current.pid == os.getpid() or not pid_alive(current.pid)
+
+
+def as_found(current: Status) -> Status:
+    """What a status says, told as it is: a turn whose process has ended is not streaming."""
+    if current.state in ("streaming", "waiting") and current.pid and not pid_alive(current.pid):
+        return current.model_copy(
+            update={"state": "error", "error": f"{INTERRUPTED} (pid {current.pid} is gone)"}
+        )
+    return current
+
+
+def clear_dead_turn(document: Path, error: str | None = None) -> bool:
+    """A status still saying a turn streams, from a process that died (or from this one, which
+    runs no turn there): say what happened. False only when that could not be written."""
     current = read_status(document)
-    if current is None or current.state not in ("streaming", "waiting", "queued"):
-        return
-    if current.pid and current.pid != os.getpid() and pid_alive(current.pid):
-        return
-    write_status(
+    if current is None or not is_stale(current):
+        return True
+    return write_status(
         document,
         current.model_copy(
             update={
                 "state": "error",
-                "error": "the reply was interrupted: agentdoc stopped before it finished",
+                "error": error or INTERRUPTED,
                 "pid": None,
+                "waiting_for": None,
                 "updated": now_iso(),
             }
         ),
