@@ -23,6 +23,7 @@ from agentdoc.agents import spawn
 from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import bulk_reason, git_busy, written_by_git
 from agentdoc.daemon.lock import TreeLock
+from agentdoc.daemon.notices import agent_problems, hold, replaced
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
@@ -36,6 +37,7 @@ from agentdoc.document import (
     digest,
     is_session_document,
     parse,
+    session_problem,
 )
 from agentdoc.errors import AgentdocError, NoPendingPrompt
 from agentdoc.turn import (
@@ -46,7 +48,6 @@ from agentdoc.turn import (
     live_turn,
     now_iso,
     open_regions,
-    read_status,
     recover,
     remove_state,
     submission,
@@ -71,6 +72,7 @@ class _Doc:
     queued: bool = False  # a prompt was saved while the turn streamed
     waiting: bool = False  # submitted, waiting for a free slot
     prompt: str | None = None  # the prompt of the turn last submitted
+    refused: bool = False  # its frontmatter could not be read: the status says why
 
 
 @dataclass
@@ -129,6 +131,7 @@ class Daemon:
             feeder.start()
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
+            self._check_agents()
             while not stop.is_set():
                 self._step(0.1)
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
@@ -214,6 +217,7 @@ class Daemon:
             return
         text = decode(path, data)
         if not is_session_document(text):
+            self._refuse(path, text)
             return
         if live_turn(path) is None:
             # Replies left open by a killed process; one a live `agentdoc run` is still
@@ -244,10 +248,10 @@ class Daemon:
             log.warning(
                 "%s has an unsent prompt; save it again or run `agentdoc run %s`", path.name, path
             )
-            shown = read_status(path) or Status(document=path.name, state="idle", updated="")
-            write_status(
+            hold(
                 path,
-                shown.model_copy(update={"state": "pending", "pid": None, "updated": now_iso()}),
+                "the prompt was already there when agentdoc watch started; save the document "
+                f"again or run `agentdoc run {path.name}` to send it",
             )
 
     def _on_change(self, path: Path) -> None:
@@ -277,7 +281,12 @@ class Daemon:
             return
         previous, doc.text = doc.text, text
         if not is_session_document(text):
+            self._refuse(path, text)
             return
+        if doc.refused:
+            # Repaired: the error the broken version left in the status is over.
+            doc.refused = False
+            write_status(path, Status(document=path.name, state="idle", updated=now_iso()))
         self._follow(path)
         if doc.thread is not None:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
@@ -336,6 +345,11 @@ class Daemon:
                 verdict,
                 path.name,
             )
+            hold(
+                path,
+                f"not sent: the document changed in bulk ({verdict}); edit the prompt and "
+                f"save, or run `agentdoc run {path.name}`, to send it",
+            )
             return
         self._submit(path, marker, sub.prompt)
 
@@ -358,6 +372,7 @@ class Daemon:
             cancel=doc.cancel,
             require_marker=marker,
             launcher=self.pool.launcher(path) if self.pool is not None else spawn,
+            notice_start_failure=True,
         )
         doc.thread = threading.Thread(target=self._turn, args=(path, runner), daemon=True)
         doc.thread.start()
@@ -398,7 +413,9 @@ class Daemon:
                 data = read_stable(path)
                 doc.seen = digest(data) if data is not None else None
                 doc.text = data.decode("utf-8", "replace") if data is not None else None
-                if doc.text is not None and _replaced(doc.text, doc.prompt):
+                if outcome == "held":
+                    hold(path, "typed while the reply streamed: save the document to send it")
+                if doc.text is not None and replaced(doc.text, doc.prompt):
                     # Deleted and created anew while the reply streamed: a new document, whose
                     # prompt follows the rules for a new document.
                     log.info("%s: a new document took the place of the one answered", path)
@@ -446,16 +463,27 @@ class Daemon:
     def _running(self) -> int:
         return sum(1 for d in self._docs.values() if d.thread is not None)
 
+    def _refuse(self, path: Path, text: str) -> None:
+        """Say why a document that means to be a session document cannot be used."""
+        problem = session_problem(text)
+        if problem is None:
+            return
+        self._docs.setdefault(path, _Doc()).refused = True
+        self._error(path, f"{path.name}: {problem}. Fix it and save; until then it is left alone")
+
     def _error(self, path: Path, message: str) -> None:
-        log.error("%s", message)
+        """One failure, told everywhere someone may look: the log (the daemon's terminal), the
+        status file (editors, `agentdoc status`) and the live view."""
+        log.error("%s", message, extra={"told": True})  # the live view prints it on a terminal
         if path.parent.is_dir():
             write_status(
                 path,
                 Status(document=path.name, state="error", error=message, updated=now_iso()),
             )
+        self.on_progress(Progress(path, 0, "failed", 0.0, 0, None, message))
 
-
-def _replaced(text: str, prompt: str | None) -> bool:
-    """Whether `text` is another document than the one whose `prompt` was being answered: a
-    user who cancels by deleting the reply keeps their prompt, a new file does not hold it."""
-    return bool(prompt and prompt.strip()) and prompt.strip() not in text
+    def _check_agents(self) -> None:
+        """Say at start-up that the configured agent cannot run, rather than at the first prompt
+        (which then gets the same message in its document)."""
+        for problem in agent_problems(self.settings):
+            log.error("%s (agentdoc watch goes on; prompts fail until this is fixed)", problem)

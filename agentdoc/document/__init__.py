@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import is_session_document as is_session_document
     from agentdoc.document.parser import is_unanswered as is_unanswered
     from agentdoc.document.parser import parse as parse
+    from agentdoc.document.parser import session_problem as session_problem
     from agentdoc.document.parser import strip_comments as strip_comments
     from agentdoc.document.render import render_body as render_body
     from agentdoc.document.render import render_final as render_final
@@ -95,6 +96,7 @@ __all__, __getattr__ = lazy_exports(
             "is_session_document",
             "is_unanswered",
             "parse",
+            "session_problem",
             "strip_comments",
         ),
         "render": ("render_body", "render_final", "render_problem", "render_tool"),

@@ -74,7 +74,11 @@ class TurnRunner:
         cancel: threading.Event | None = None,
         require_marker: bool = False,
         launcher: Launcher = spawn,
+        notice_start_failure: bool = False,
     ) -> None:
+        """`notice_start_failure`: a CLI that cannot start is told in the document, as a failure
+        notice that keeps the prompt pending (the daemon, whose terminal nobody may watch),
+        instead of raised with the file untouched (`agentdoc run`, which prints it)."""
         self.path = path
         self.settings = settings
         self.mode: Mode = mode
@@ -86,6 +90,7 @@ class TurnRunner:
         self.cancel = cancel or threading.Event()
         self.require_marker = require_marker
         self.launcher = launcher
+        self.notice_start_failure = notice_start_failure
         self._status = StatusReporter(path)
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._started = time.monotonic()
@@ -150,7 +155,12 @@ class TurnRunner:
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
         # Started before the document is touched: a CLI that cannot start (missing, not
         # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
-        proc = self._spawn(plan)
+        try:
+            proc = self._spawn(plan)
+        except AgentdocError as exc:
+            if not self.notice_start_failure:
+                raise
+            return self._not_started(plan, exc)
         try:
             self._writer.open()
         except BaseException:
@@ -175,6 +185,14 @@ class TurnRunner:
                 return attempt
             builder, cancelled = attempt
         return self._finish(plan, builder, sidecar, cancelled=cancelled)
+
+    def _not_started(self, plan: TurnPlan, exc: AgentdocError) -> TurnOutcome:
+        self._writer.open()
+        sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.ledger)
+        self._problem = str(exc)
+        builder = ReplyBuilder()
+        builder.finish(exit_code=None, stderr="")
+        return self._finish(plan, builder, sidecar, cancelled=False)
 
     def _spawn(self, plan: TurnPlan) -> AgentProcess:
         request = dataclasses.replace(plan.request, turn=plan.turn)
@@ -376,6 +394,8 @@ class TurnRunner:
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
         tokens = reply.result.output_tokens if reply.result is not None else None
+        if not tokens and reply.output_chars:
+            tokens = None  # an interrupted CLI reports no count for the text it did send
         self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
         return self._outcome(plan, reply, state, session_id)
 
