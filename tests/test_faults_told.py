@@ -179,3 +179,29 @@ def test_an_interrupted_turn_counts_the_text_it_kept(
     assert "plain reply from the mock" in doc.read_text()
     counted = _status(doc)
     assert counted.tokens > 0 and counted.tokens_estimated
+
+
+def test_a_document_deleted_mid_reply_ends_its_live_line_and_its_state(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    from agentdoc.cli.terminal import FINAL_STATES
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    gate = tmp_path / "gate"
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    seen: list[Progress] = []
+    daemon = make_daemon(folder, fake, on_progress=seen.append)
+    try:
+        with Running(daemon):
+            wait_for(daemon.discovered.is_set, what="start-up")
+            doc.write_text(DOC + "soon gone\n")
+            wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+            doc.unlink()
+            wait_for(lambda: seen[-1].state in FINAL_STATES, what="the live line to end")
+            wait_for(lambda: not (folder / ".agentdoc" / "chat.md.status.json").exists())
+            assert "chat.md" not in _status_lines(folder)
+    finally:
+        gate.touch()

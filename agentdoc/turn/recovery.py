@@ -75,7 +75,7 @@ def recover(path: Path, ledger: WriteLedger, owned: frozenset[str] = frozenset()
         journal.discard(path)
     if fixed == text:
         return False
-    log.warning("%s: a reply was interrupted by a crash; marked it interrupted", path)
+    log.warning("%s: closed a reply an interrupted turn left open; marked it interrupted", path)
     write_text(path, fixed, ledger)
     return True
 
