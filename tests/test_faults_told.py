@@ -205,3 +205,29 @@ def test_a_document_deleted_mid_reply_ends_its_live_line_and_its_state(
             assert "chat.md" not in _status_lines(folder)
     finally:
         gate.touch()
+
+
+def test_a_prompt_saved_behind_a_streaming_reply_shows_as_queued(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    gate = tmp_path / "gate"
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    try:
+        with Running(make_daemon(folder, fake)) as daemon:
+            wait_for(daemon.discovered.is_set, what="start-up")
+            doc.write_text(DOC + "first\n")
+            wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+            doc.write_text(doc.read_text() + "\n## User\n\nsecond\n")
+            wait_for(lambda: _status(doc).queued, what="queued in the status")
+            assert _status(doc).state == "streaming"
+            assert "queued: a prompt saved below it" in _status_lines(folder)
+            gate.touch()
+            wait_for(lambda: len(fake.calls()) == 2, what="the queued prompt sent")
+            wait_for(lambda: _status(doc).state == "idle", what="the second reply")
+    finally:
+        gate.touch()
+    assert not _status(doc).queued

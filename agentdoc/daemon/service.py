@@ -68,6 +68,7 @@ class _Doc:
     seen: str | None = None  # digest of the last content handled
     text: str | None = None  # that content, to tell a typed prompt from a bulk rewrite
     thread: threading.Thread | None = None
+    runner: TurnRunner | None = None
     cancel: threading.Event | None = None
     queued: bool = False  # a prompt was saved while the turn streamed
     waiting: bool = False  # submitted, waiting for a free slot
@@ -292,6 +293,8 @@ class Daemon:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
             doc.queued = True
+            if doc.runner is not None and self._prompt_in(text) is not None:
+                doc.runner.note_queued()
             return
         if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
             # A reply a failed turn left open (a full disk, a moved file) is closed first; a
@@ -320,6 +323,16 @@ class Daemon:
         remove_state(path)
         if self.pool is not None:
             self.pool.forget(path)
+
+    def _prompt_in(self, text: str) -> str | None:
+        """The prompt a save of `text` would submit, if any (no checks, no errors)."""
+        try:
+            parsed = parse(text)
+        except (DocumentError, FrontmatterError):
+            return None
+        marker = wants_marker(parsed, self.settings.trigger)
+        sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
+        return None if sub is None else sub.prompt
 
     def _consider(
         self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
@@ -374,6 +387,7 @@ class Daemon:
             launcher=self.pool.launcher(path) if self.pool is not None else spawn,
             notice_start_failure=True,
         )
+        doc.runner = runner
         doc.thread = threading.Thread(target=self._turn, args=(path, runner), daemon=True)
         doc.thread.start()
 
@@ -399,7 +413,7 @@ class Daemon:
         doc = self._docs.get(path)
         failure = self._failures.pop(path, None)
         if doc is not None:
-            doc.thread = doc.cancel = None
+            doc.thread = doc.cancel = doc.runner = None
             doc.queued = False
             if not path.exists():
                 self._gone(path, doc)

@@ -100,6 +100,11 @@ class TurnRunner:
         self._proc: AgentProcess | None = None
         self._turn = 0
 
+    def note_queued(self) -> None:
+        """A prompt was saved below this reply; it is sent when the turn ends (the status says
+        so meanwhile). Safe to call from another thread."""
+        self._status.note_queued()
+
     # -- document writes -------------------------------------------------------------------
 
     # -- the turn ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -43,6 +44,7 @@ class Status(BaseModel):
     pid: int | None = None  # the agentdoc process working on the document
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
     held: str | None = None  # while `pending`: why the prompt was not sent, and how to send it
+    queued: bool = False  # while a reply streams: a prompt saved below it waits for its end
 
     def describe(self) -> str:
         """One line for `agentdoc status`."""
@@ -52,6 +54,8 @@ class Status(BaseModel):
             line += f" (turn {self.turn}, {about}{self.tokens} tokens, updated {self.updated})"
         if self.waiting_for:
             line += f" — {self.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
+        if self.queued:
+            line += " — queued: a prompt saved below it is sent when it ends"
         if self.held:
             line += f" — {self.held}"
         if self.error:
@@ -215,6 +219,15 @@ class StatusReporter:
     def __init__(self, document: Path) -> None:
         self.document = document
         self.status = Status(document=document.name, state="idle", updated=now_iso())
+        self._lock = threading.Lock()  # the daemon's thread may note a queued prompt
+
+    def note_queued(self) -> None:
+        """A prompt was saved below the running reply: say so now, not at the next report."""
+        with self._lock:
+            if self.status.state not in ("streaming", "waiting") or self.status.queued:
+                return
+            self.status = self.status.model_copy(update={"queued": True})
+            write_status(self.document, self.status)
 
     def report(
         self,
@@ -230,6 +243,18 @@ class StatusReporter:
         `tokens` is the CLI's own output count, known when the turn ends; until then the
         count is estimated from the characters streamed so far.
         """
+        with self._lock:
+            self._report(turn, state, chars, session_id, detail, tokens)
+
+    def _report(
+        self,
+        turn: int,
+        state: str,
+        chars: int,
+        session_id: str | None,
+        detail: str,
+        tokens: int | None,
+    ) -> None:
         previous = self.status
         now = now_iso()
         shown: State = (
@@ -256,6 +281,7 @@ class StatusReporter:
                 "error": (detail or None) if shown == "error" else None,
                 "pid": os.getpid() if shown in ("streaming", "waiting") else None,
                 "waiting_for": (detail or None) if shown == "waiting" else None,
+                "queued": previous.queued and shown in ("streaming", "waiting"),
             }
         )
         write_status(self.document, self.status)
