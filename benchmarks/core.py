@@ -17,8 +17,10 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from measure import CheckFailed, Row, alternate
 
-from agentdoc.agents.claude.reply import ReplyBuilder
+from agentdoc.agents import ReplyBuilder
+from agentdoc.agents.claude.events import Result
 from agentdoc.agents.claude.stream import parse_line
+from agentdoc.agents.claude.translate import Translator
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.document import splice
@@ -92,10 +94,12 @@ def reply_body(index: int) -> str:
 
 def _feed_all(lines: list[bytes]) -> ReplyBuilder:
     builder = ReplyBuilder()
+    translator = Translator()
     for line in lines:
         event = parse_line(line)
         if event is not None:
-            builder.feed(event)
+            for neutral in translator.feed(event):
+                builder.feed(neutral)
     return builder
 
 
@@ -115,7 +119,7 @@ def bench_parse(reps: int, check: bool) -> list[Row]:
     return [
         Row(
             "parse",
-            "parse_line + ReplyBuilder.feed, per stdout line",
+            "parse_line + Translator + ReplyBuilder.feed, per stdout line",
             per_line,
             baseline="parse/json",
             note=f"{count / statistics.median(ours):,.0f} events/s ({count} lines)",
@@ -131,9 +135,10 @@ def bench_parse(reps: int, check: bool) -> list[Row]:
 
 def _check_parse(lines: list[bytes]) -> None:
     builder = _feed_all(lines)
-    builder.finish(exit_code=0)
+    builder.finish()
     reply = builder.reply
-    if reply.result is None or reply.text() != reply.result.result:
+    results = [e for e in map(parse_line, lines) if isinstance(e, Result)]
+    if reply.stop_reason is None or [reply.text()] != [r.result for r in results]:
         raise CheckFailed("parse: the reply built from long_stream differs from its result line")
 
 

@@ -8,9 +8,13 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.claude import AgentRequest, PermissionRequest, PermissionWithdrawn, parse_line
-from agentdoc.agents.claude.warm import line_kind, protect_rules
-from agentdoc.daemon.pool import reusable, shape
+from agentdoc.agents import AgentRequest, PermissionAsked
+from agentdoc.agents.claude import parse_line, protect_rules
+from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn
+from agentdoc.agents.claude.launch import WarmClaude, shape
+from agentdoc.agents.claude.turn import asked, response
+from agentdoc.agents.claude.warm import line_kind
+from agentdoc.daemon.pool import reusable
 from agentdoc.document import WriteLedger, write_text
 from agentdoc.document.approval import (
     Answer,
@@ -21,7 +25,7 @@ from agentdoc.document.approval import (
     replace_block,
     touches,
 )
-from agentdoc.turn.approvals import SELF_REFUSAL, Approvals, answer_path, response
+from agentdoc.turn.approvals import SELF_REFUSAL, Approvals, answer_path, option_for
 
 NONCE = "0123456789abcdef"
 WRITE = {"file_path": "/w/notes/out.txt", "content": "hello\n"}
@@ -144,10 +148,23 @@ def test_protect_rules_are_absolute_edit_rules(tmp_path: Path) -> None:
 # --- the answers a turn accepts -------------------------------------------------------------
 
 
-def request(tool: str = "Write", tool_input: dict[str, Any] | None = None) -> PermissionRequest:
+def claude_request(
+    tool: str = "Write", tool_input: dict[str, Any] | None = None
+) -> PermissionRequest:
     return PermissionRequest(
         request_id="req-1", tool_name=tool, input=tool_input or WRITE, tool_use_id="toolu_1"
     )
+
+
+def request(tool: str = "Write", tool_input: dict[str, Any] | None = None) -> PermissionAsked:
+    return asked(claude_request(tool, tool_input))
+
+
+def claude_response(answer: Answer) -> dict[str, Any]:
+    """What the CLI is sent for `answer`: the option the turn picks, as the Claude turn says it."""
+    option = option_for(request(), answer)
+    assert option is not None
+    return response(claude_request(), option, answer.message or None)
 
 
 def test_only_a_save_of_the_person_answers(tmp_path: Path) -> None:
@@ -204,11 +221,11 @@ def test_an_unanswered_request_is_denied_after_the_timeout(tmp_path: Path) -> No
     ],
 )
 def test_response(answer: Answer, expected: dict[str, Any]) -> None:
-    assert response(request(), answer) == expected
+    assert claude_response(answer) == expected
 
 
 def test_always_adds_a_session_rule_for_the_tool() -> None:
-    sent = response(request(), Answer("always"))
+    sent = claude_response(Answer("always"))
     assert sent["updatedPermissions"][0]["rules"] == [{"toolName": "Write"}]
     assert sent["updatedPermissions"][0]["destination"] == "session"
 
@@ -299,7 +316,7 @@ KEY = ("claude", "-p")
     ],
 )
 def test_reusable(proc: _Proc, req: AgentRequest, expected: bool) -> None:
-    assert reusable(proc, KEY, req) is expected  # type: ignore[arg-type]
+    assert reusable(WarmClaude(proc), KEY, req) is expected  # type: ignore[arg-type]
 
 
 def test_shape_drops_only_the_session_flags() -> None:

@@ -189,7 +189,11 @@ def test_a_cli_that_died_between_turns_is_replaced(tmp_path: Path, folder: Path)
         # The CLI writes its session file just after the turn's result; a death before that
         # costs the session (the next turn then rebuilds it from the document).
         sessions = Path(env["HOME"]) / ".claude" / "projects"
-        wait_for(lambda: any(sessions.glob("*/*.jsonl")), what="the session file")
+        # Wait for the reply itself in it: the file appears before the CLI has written it all.
+        wait_for(
+            lambda: any("One." in f.read_text() for f in sessions.glob("*/*.jsonl")),
+            what="the reply in the session file",
+        )
         os.killpg(cli, signal.SIGKILL)
         wait_for(lambda: not alive(cli), what="the CLI to die")
         ask(doc, "Second?", "Two.")

@@ -19,16 +19,16 @@ import socket
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentdoc.agents.claude import AgentProcess, WarmTurn
+from agentdoc.agents import AgentRequest, Retrying
+from agentdoc.agents.claude import AgentProcess, ClaudeTurn, WarmTurn
 from agentdoc.agents.claude import process as claude
-from agentdoc.agents.claude.events import ApiRetry
 from agentdoc.agents.claude.process import ClaudeProcess
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.config import Settings
@@ -59,6 +59,13 @@ RECOVERED = "Recovered: a borrow is a reference."
 PARTIAL = "First attempt text that gets cut off right here"
 
 
+def cold_start(
+    request: AgentRequest, settings: Settings, environ: Mapping[str, str] | None
+) -> ClaudeTurn:
+    """A one-shot CLI turn, started through `claude.spawn` as looked up now (tests record it)."""
+    return ClaudeTurn(claude.spawn(request, settings, environ))
+
+
 @dataclass
 class Harness:
     """One document, one offline API, and the CLI settings for a row."""
@@ -71,7 +78,7 @@ class Harness:
     pool: WarmPool | None = None
 
     def run(self, settings: Settings | None = None, **env: str) -> TurnOutcome:
-        launcher = self.pool.launcher(self.doc) if self.pool is not None else claude.spawn
+        launcher = self.pool.launcher(self.doc) if self.pool is not None else cold_start
         runner = TurnRunner(
             self.doc,
             settings or self.settings,
@@ -115,9 +122,10 @@ def spawned(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> list[AgentProc
     if pool is not None:
         begin = pool.begin
 
-        def recording_begin(*args: Any, **kwargs: Any) -> AgentProcess:
+        def recording_begin(*args: Any, **kwargs: Any) -> ClaudeTurn:
             turn = begin(*args, **kwargs)
-            started.append(turn)
+            assert isinstance(turn, ClaudeTurn)
+            started.append(turn.process)
             return turn
 
         monkeypatch.setattr(pool, "begin", recording_begin)
@@ -655,22 +663,20 @@ def test_hint_for_an_error(error: str, hint: str | None) -> None:
     ("retry", "notice"),
     [
         (
-            ApiRetry(
-                attempt=1, max_retries=4, retry_delay_ms=601.1, error_status=429, error="rate_limit"
+            Retrying(
+                attempt=1, max_retries=4, delay_ms=601.1, error_status=429, error="rate_limit"
             ),
             "*API error (429 rate_limit): retrying 1/4 in 0.6 s…*",
         ),
         (
-            ApiRetry(
-                attempt=2, max_retries=2, retry_delay_ms=1076.6, error_status=None, error="unknown"
-            ),
+            Retrying(attempt=2, max_retries=2, delay_ms=1076.6, error_status=None, error="unknown"),
             "*API error (no answer): retrying 2/2 in 1.1 s…*",
         ),
         (
-            ApiRetry(
+            Retrying(
                 attempt=9,
                 max_retries=10,
-                retry_delay_ms=33_500,
+                delay_ms=33_500,
                 error_status=529,
                 error="overloaded",
             ),
@@ -678,5 +684,5 @@ def test_hint_for_an_error(error: str, hint: str | None) -> None:
         ),
     ],
 )
-def test_live_retry_notice(retry: ApiRetry, notice: str) -> None:
+def test_live_retry_notice(retry: Retrying, notice: str) -> None:
     assert render.render_retry(retry) == notice

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.claude import Reply
-from agentdoc.agents.claude.events import Result
+from agentdoc.agents import Reply, Usage
 from agentdoc.cli import main
 from agentdoc.document import parser as document
 from agentdoc.document.render import render_footer
@@ -67,11 +66,11 @@ def test_the_status_reports_the_clis_own_token_count_at_the_end(
     path.write_text(HEAD + "## User\n\nhi\n")
     outcome = TurnRunner(path, fake.settings(), environ=fake.env).run()
     shown = status.read_status(path)
-    assert outcome.reply.result is not None and shown is not None
-    assert shown.tokens == outcome.reply.result.output_tokens
+    assert outcome.reply.usage is not None and shown is not None
+    assert shown.tokens == outcome.reply.usage.output_tokens
     assert shown.tokens_estimated is False
 
 
 def test_a_footer_leaves_out_figures_the_cli_did_not_report() -> None:
-    failed = Reply(result=Result(subtype="success", is_error=True))
+    failed = Reply(usage=Usage(input_tokens=0, output_tokens=0), stop_reason="error")
     assert " in / " not in render_footer(failed, 1.5, None)

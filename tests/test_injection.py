@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentdoc.agents.claude.process import AgentRequest, ClaudeCannotStart, build_argv, check_argv
+from agentdoc.agents import AgentRequest
+from agentdoc.agents.claude.process import ClaudeCannotStart, build_argv, check_argv
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.turn.runner import TurnRunner

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentdoc.agents.claude.reply import Reply, TextPart, ToolPart
+from agentdoc.agents import Reply, TextPart, ToolPart
 from agentdoc.document.render import render_body
 from agentdoc.turn.outcome import final_state, unanswered
 

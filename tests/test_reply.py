@@ -1,4 +1,5 @@
-"""The reply accumulator, table-driven over real CLI recordings and the mock's scripts."""
+"""The CLI's events through the translator into the neutral reply builder, table-driven over real
+CLI recordings and the mock's scripts."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from agentdoc.agents import Reply, Retrying, TextPart, ThinkingPart, ToolPart
+from agentdoc.agents import ReplyBuilder as NeutralBuilder
 from agentdoc.agents.claude.events import (
     ApiRetry,
     AssistantBlock,
@@ -25,16 +28,8 @@ from agentdoc.agents.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
-from agentdoc.agents.claude.reply import (
-    Reply,
-    ReplyBuilder,
-    TextPart,
-    ThinkingPart,
-    ToolPart,
-    exit_failure,
-    result_failure,
-)
 from agentdoc.agents.claude.stream import iter_lines, parse_line
+from agentdoc.agents.claude.translate import Translator, exit_failure, result_failure
 from tests.conftest import TRANSCRIPTS
 
 # Exit codes of the recorded runs (from their capture metadata).
@@ -61,18 +56,47 @@ EXIT_CODES = {
 }
 
 
+class ReplyBuilder:
+    """The CLI's events of one turn → translator → the neutral builder, as a turn feeds them."""
+
+    def __init__(self) -> None:
+        self.translator = Translator()
+        self.builder = NeutralBuilder()
+        self.result: Result | None = None  # the CLI's own result line, once it came
+
+    def feed(self, event: Event) -> None:
+        if isinstance(event, Result) and not self.translator.ended:
+            self.result = event
+        for neutral in self.translator.feed(event):
+            self.builder.feed(neutral)
+
+    def finish(self, *, exit_code: int | None = None, stderr: str = "") -> None:
+        """The process ended (``close``): without a result, how it exited ends the turn."""
+        if not self.builder.ended:
+            self.builder.feed(self.translator.no_result(exit_code, stderr))
+        self.builder.finish()
+
+    @property
+    def reply(self) -> Reply:
+        return self.builder.reply
+
+
 def events(name: str) -> list[Event]:
     data = (TRANSCRIPTS / f"{name}.ndjson").read_bytes()
     parsed = (parse_line(line) for line in iter_lines([data]))
     return [event for event in parsed if event is not None]
 
 
-def build(name: str) -> Reply:
+def built(name: str) -> ReplyBuilder:
     builder = ReplyBuilder()
     for event in events(name):
         builder.feed(event)
     builder.finish(exit_code=EXIT_CODES.get(name, 0))
-    return builder.reply
+    return builder
+
+
+def build(name: str) -> Reply:
+    return built(name).reply
 
 
 def script_attempts(name: str) -> list[tuple[list[dict[str, Any]], bool]]:
@@ -143,7 +167,7 @@ def test_final_text_is_exactly_what_the_model_sent(name: str) -> None:
     assert reply.error is None
     assert not reply.interrupted
     assert reply.done
-    assert reply.result is not None and not reply.result.is_error
+    assert reply.stop_reason == "end_turn"
     assert reply.retry is None
 
 
@@ -262,7 +286,7 @@ def test_api_failures_give_an_error_and_no_content(name: str, message: str) -> N
     assert reply.thinking == ()
     assert reply.text() == ""
     assert not reply.interrupted
-    assert reply.result is not None and reply.result.is_error
+    assert reply.stop_reason == "error"
     assert reply.retry is None
 
 
@@ -310,11 +334,13 @@ def test_unknown_resume_id_is_an_error_with_the_session_from_the_result() -> Non
 def test_interrupted_midstream_keeps_the_partial_text(
     name: str, committed: bool, has_result: bool
 ) -> None:
-    reply = build(name)
+    builder = built(name)
+    reply = builder.reply
     assert reply.interrupted
     assert reply.error is None
     assert reply.parts == (TextPart("s0 ", committed),)
-    assert (reply.result is not None) == has_result
+    assert (builder.result is not None) == has_result
+    assert reply.stop_reason == ("cancelled" if has_result else "error")
     assert reply.thinking[0].text.startswith("slow thinking")
     assert reply.done
 
@@ -406,8 +432,8 @@ def test_events_after_the_result_are_ignored() -> None:
     for event in events("input_stream_json"):
         builder.feed(event)
     assert builder.reply.text() == "Answer to the first stdin message."
-    assert builder.reply.result is not None
-    assert builder.reply.result.result == "Answer to the first stdin message."
+    assert builder.result is not None
+    assert builder.result.result == "Answer to the first stdin message."
 
 
 # --- the tentative preview ------------------------------------------------------------------
@@ -523,7 +549,7 @@ def test_retry_notice_shows_until_content_streams() -> None:
     retry = ApiRetry(attempt=1, max_retries=3, retry_delay_ms=500.0, error_status=529)
     builder.feed(Init(session_id="s"))
     builder.feed(retry)
-    assert builder.reply.retry == retry
+    assert builder.reply.retry == Retrying(1, 3, 500.0, error_status=529)
     builder.feed(MessageStart(message_id="msg_1"))
     assert builder.reply.retry is None
 
@@ -561,7 +587,7 @@ def test_error_notice_drops_the_preview_at_once() -> None:
             break
     assert builder.reply.text() == ""
     assert builder.reply.error is not None
-    assert builder.reply.result is None
+    assert builder.reply.stop_reason is None
 
 
 def test_result_drops_a_dangling_preview() -> None:

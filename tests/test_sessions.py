@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from agentdoc.agents import Reply, TextPart
 from agentdoc.agents.claude import sessionstore
-from agentdoc.agents.claude.reply import Reply, TextPart
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.document.render import render_final

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentdoc.agents.claude.reply import Reply, TextPart, ToolPart
+from agentdoc.agents import Reply, TextPart, ToolPart
 from agentdoc.cli.echo import settled_text
 from agentdoc.document.render import render_body
 from tests.conftest import FakeClaude

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.claude import AgentRequest, WarmProcess
+from agentdoc.agents import END, AgentRequest
+from agentdoc.agents.claude import WarmProcess
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from tests.conftest import wait_for
@@ -120,8 +121,9 @@ def test_the_pool_trims_to_its_limit_once_busy_processes_are_idle(
         ]
         assert len(pool.pids()) == 2  # both busy: nothing to evict yet
         for turn in turns:
-            lines_of(turn)
-            turn.wait()
+            while (event := turn.next_event(10)) is not END and event is not None:
+                pass
+            turn.close(5)
         first = turns[0].pid
         pool.close_idle()
         assert pool.pids() == [turns[1].pid]

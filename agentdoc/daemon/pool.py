@@ -1,10 +1,11 @@
-"""Warm CLI processes for the daemon: one per document, bounded, least recently used first out.
+"""Warm agent processes for the daemon: one per document, bounded, least recently used first out.
 
-A document's process is reused only when the next turn would have started the very same CLI:
-the same argv apart from the session flags, the same cwd and environment, and the session the
-process is already in (`--resume=<its session>`, no fork). Anything else — a new model, effort,
-system prompt, cwd, permission setting or CLI path, a `start`, a fork, a rebuilt session, a
-process that died — closes the old process and starts a fresh one. Idle processes are closed
+A document's process is reused only when the next turn would have started the very same agent
+(the key the agent layer gives: for Claude the argv apart from the session flags, the cwd and
+environment) and the process agrees it can run the request next (the session it is already
+in, no fork). Anything else — a new model, effort, system prompt, cwd, permission setting or
+agent, a `start`, a fork, a rebuilt session, a process that died — closes the old process and
+starts a fresh one. Idle processes are closed
 after `warm_idle` seconds, and the least recently used idle one goes when more than
 `warm_sessions` are up (each idle CLI holds ~185 MB).
 """
@@ -12,70 +13,43 @@ after `warm_idle` seconds, and the least recently used idle one goes when more t
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agentdoc.agents import (
-    AgentProcess,
-    AgentRequest,
-    WarmProcess,
-    build_argv,
-    build_env,
-    check_argv,
-    protect_rules,
-    resolve_executable,
-)
+from agentdoc.agents import AgentRequest, AgentTurn, WarmAgent, prepare_warm
 from agentdoc.config import Settings
 from agentdoc.document import sidecar_path
 
 log = logging.getLogger(__name__)
 
-Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentProcess]
-_SESSION_FLAGS = ("--resume=", "--session-id=", "--fork-session")
+Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTurn]
 
 
-def shape(argv: list[str]) -> tuple[str, ...]:
-    """The argv without its session flags: what a reused process must agree on."""
-    return tuple(a for a in argv if not a.startswith(_SESSION_FLAGS))
-
-
-def reusable(process: WarmProcess, key: tuple[object, ...], request: AgentRequest) -> bool:
+def reusable(process: WarmAgent, key: object, request: AgentRequest) -> bool:
     """Whether `process` can run `request` as its next turn."""
-    return (
-        process.key == key
-        and not process.busy
-        and process.alive()
-        and request.resume is not None
-        and request.resume == process.session_id
-        # A turn run elsewhere meanwhile (`agentdoc run`) went into the session file, not into
-        # this process's memory of the conversation.
-        and request.turn == process.last_turn + 1
-        and not request.fork
-        and request.session_id is None
-    )
+    return process.key == key and process.reusable_for(request)
 
 
-def protected(document: Path) -> list[Path]:
-    """Files Claude's own tools may never write: they carry the person's answers."""
-    return [document, sidecar_path(document), document.parent / ".agentdoc"]
+def protected(document: Path) -> tuple[Path, ...]:
+    """Files the agent's own tools may never write: they carry the person's answers."""
+    return (document, sidecar_path(document), document.parent / ".agentdoc")
 
 
 @dataclass
 class WarmPool:
     capacity: int = 4
     idle_timeout: float = 600.0
-    _procs: dict[Path, WarmProcess] = field(default_factory=dict, init=False)
+    _procs: dict[Path, WarmAgent] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     started: int = field(default=0, init=False)  # processes started, for tests and benchmarks
 
     def launcher(self, document: Path) -> Launcher:
         def launch(
             request: AgentRequest, settings: Settings, environ: Mapping[str, str] | None
-        ) -> AgentProcess:
+        ) -> AgentTurn:
             return self.begin(document, request, settings, environ)
 
         return launch
@@ -86,24 +60,21 @@ class WarmPool:
         request: AgentRequest,
         settings: Settings,
         environ: Mapping[str, str] | None,
-    ) -> AgentProcess:
-        request = replace(request, protect=protect_rules(protected(document.absolute())))
-        argv = build_argv(resolve_executable(settings.claude), request, settings, warm=True)
-        check_argv(argv)
-        env = build_env(os.environ if environ is None else environ, settings)
-        key = (shape(argv), str(request.cwd), tuple(sorted(env.items())))
+    ) -> AgentTurn:
+        request = replace(request, protect=protected(document.absolute()))
+        start = prepare_warm(request, settings, environ)
         with self._lock:
             process = self._procs.get(document)
-            if process is not None and not reusable(process, key, request):
+            if process is not None and not reusable(process, start.key, request):
                 self._procs.pop(document)
                 self._close_later(process, "its next turn needs another process")
                 process = None
             if process is None:
-                process = WarmProcess(argv, request.cwd, env, key).start()
+                process = start.start()
                 self.started += 1
                 self._procs[document] = process
-                log.debug("started a warm claude (pid %s) for %s", process.pid, document)
-            turn = process.begin(request.prompt, request.turn)
+                log.debug("started a warm %s (pid %s) for %s", request.agent, process.pid, document)
+            turn = process.begin(request)
             self._evict()
         return turn
 
@@ -125,7 +96,7 @@ class WarmPool:
                 if process.busy:
                     continue
                 if not process.alive():
-                    log.info("%s: its warm claude exited; the next turn starts one", path)
+                    log.info("%s: its warm agent exited; the next turn starts one", path)
                     self._close_later(self._procs.pop(path), "exited")
                 elif now - process.last_used >= self.idle_timeout:
                     self._close_later(self._procs.pop(path), "idle")
@@ -152,9 +123,9 @@ class WarmPool:
             thread.join(10)
 
     @staticmethod
-    def _close_later(process: WarmProcess, why: str) -> threading.Thread:
+    def _close_later(process: WarmAgent, why: str) -> threading.Thread:
         # Closing waits for the CLI to save its session; the caller must not wait for that.
-        log.debug("closing warm claude (pid %s): %s", process.pid, why)
+        log.debug("closing a warm agent (pid %s): %s", process.pid, why)
         thread = threading.Thread(target=process.close, daemon=True)
         thread.start()
         return thread

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.agents import spawn
+from agentdoc.agents import start_turn
 from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import bulk_reason, git_busy, written_by_git
 from agentdoc.daemon.lock import TreeLock
@@ -384,7 +384,7 @@ class Daemon:
             on_progress=self.on_progress,
             cancel=doc.cancel,
             require_marker=marker,
-            launcher=self.pool.launcher(path) if self.pool is not None else spawn,
+            launcher=self.pool.launcher(path) if self.pool is not None else start_turn,
             notice_start_failure=True,
         )
         doc.runner = runner

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from agentdoc.agents import ApiRetry, Reply, TextPart, ToolPart
+from agentdoc.agents import Reply, Retrying, TextPart, ToolPart
 from agentdoc.document.parser import UNANSWERED_MARK
 from agentdoc.document.seal import seal_reply
 
@@ -44,11 +44,11 @@ def render_body(reply: Reply, *, final: bool, approvals: Mapping[str, str] | Non
     return "\n\n".join(chunks)
 
 
-def render_retry(retry: ApiRetry) -> str:
-    """The live notice shown while the CLI waits to retry a failed API request."""
+def render_retry(retry: Retrying) -> str:
+    """The live notice shown while the agent waits to retry a failed API request."""
     known = [str(v) for v in (retry.error_status, retry.error) if v not in (None, "", "unknown")]
     what = " ".join(known) or "no answer"
-    seconds = retry.retry_delay_ms / 1000
+    seconds = retry.delay_ms / 1000
     delay = f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
     return f"*API error ({what}): retrying {retry.attempt}/{retry.max_retries} in {delay} s…*"
 
@@ -147,7 +147,7 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
     with the unanswered mark, so the prompt above stays pending and the next attempt replaces it.
     """
     if reply.error is None and not reply.interrupted:
-        return None
+        return _stopped_early(reply)
     if pending:
         # A save with no change is indistinguishable from our own write, hence "any change".
         retry = (
@@ -163,6 +163,9 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
         )
     if reply.error is not None:
         head = f"**The reply failed:** {_one_line(reply.error)}"
+    elif reply.stop_reason == "cancelled":
+        # Same opening as any interruption: history.py knows an unfinished reply by it.
+        head = "**The reply was interrupted** before it finished: the turn was cancelled."
     else:
         head = "**The reply was interrupted** before it finished."
     lines = [UNANSWERED_MARK] if pending else []
@@ -174,6 +177,24 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
         lines.append("> The text above is partial, and Claude will not remember it.")
     lines.append(f"> {retry}")
     return "\n".join(lines)
+
+
+# Turns that ended normally but short of a whole answer, in the agent's own stop reason.
+_STOPPED: dict[str, str] = {
+    "max_tokens": (
+        "**The reply was cut off:** the model reached its output limit (max_tokens). "
+        "Ask it to continue, under the `## User` heading below."
+    ),
+    "refusal": (
+        "**The model declined to answer** (refusal). Rephrase the prompt under the `## User` "
+        "heading below to try again."
+    ),
+}
+
+
+def _stopped_early(reply: Reply) -> str | None:
+    said = _STOPPED.get(reply.stop_reason or "")
+    return None if said is None else f"> [!WARNING]\n> {said}"
 
 
 def _one_line(text: str) -> str:
@@ -188,16 +209,16 @@ def render_footer(
     reply: Reply, elapsed: float, thinking_link: str | None, note: str | None = None
 ) -> str:
     bits: list[str] = []
-    model = reply.model or (reply.result.models[0] if reply.result and reply.result.models else "")
-    if model:
-        bits.append(model)
-    if reply.result is not None and (reply.result.input_tokens or reply.result.output_tokens):
+    if reply.model:
+        bits.append(reply.model)
+    usage = reply.usage
+    if usage is not None and (usage.input_tokens or usage.output_tokens):
         # A turn that failed before the API answered reports zeros: figures it never had.
         bits.append(
-            f"{_tokens(reply.result.input_tokens)} in / {_tokens(reply.result.output_tokens)} out"
+            f"{_tokens(usage.input_tokens or 0)} in / {_tokens(usage.output_tokens or 0)} out"
         )
-        if reply.result.total_cost_usd:
-            bits.append(f"${reply.result.total_cost_usd:.3f}")
+        if usage.cost_usd:
+            bits.append(f"${usage.cost_usd:.3f}")
     bits.append(f"{elapsed:.1f} s")
     if thinking_link:
         bits.append(f"[thinking]({thinking_link})")

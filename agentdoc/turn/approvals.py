@@ -1,6 +1,6 @@
 """Tool permission requests during a turn: asked in the document, answered by the person.
 
-A ``can_use_tool`` request from the CLI pauses the turn: the reply shows an approval block
+A permission request from the agent pauses the turn: the reply shows an approval block
 (:mod:`agentdoc.document.approval`) after the tool's own block, the status says ``waiting``,
 and the turn polls for an answer: a box ticked in the block by a save of the person's (never
 one of our own writes), an answer file written by ``agentdoc approve`` / ``agentdoc deny``, or
@@ -19,11 +19,10 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.agents import AgentProcess, PermissionRequest
+from agentdoc.agents import AgentTurn, OptionKind, PermissionAsked
 from agentdoc.document import (
     Answer,
     Behavior,
@@ -88,26 +87,35 @@ def take_answer(document: Path) -> Answer | None:
     return Answer(found.behavior, found.message, by="command")
 
 
-def response(request: PermissionRequest, answer: Answer) -> dict[str, Any]:
-    """The ``control_response`` body for the CLI (§12a)."""
-    if answer.behavior == "deny":
-        return {"behavior": "deny", "message": answer.message or "The user denied this."}
-    allowed: dict[str, Any] = {"behavior": "allow", "updatedInput": request.input}
-    if answer.behavior == "always":
-        allowed["updatedPermissions"] = [
-            {
-                "type": "addRules",
-                "rules": [{"toolName": request.tool_name}],
-                "behavior": "allow",
-                "destination": "session",
-            }
-        ]
-    return allowed
+# The option kind each answer of the approval block picks among the options the agent offers.
+_KINDS: dict[str, tuple[OptionKind, ...]] = {
+    "allow": ("allow_once", "allow_always"),
+    "always": ("allow_always", "allow_once"),
+    "deny": ("reject_once", "reject_always"),
+}
+
+
+def option_for(request: PermissionAsked, answer: Answer) -> str | None:
+    """The id of the agent's option that carries ``answer``; None if it offers none (then the
+    request can only be left to end with the turn)."""
+    for kind in _KINDS[answer.behavior]:
+        for option in request.options:
+            if option.kind == kind:
+                return option.option_id
+    return None
+
+
+def send(proc: AgentTurn | None, request: PermissionAsked, answer: Answer) -> None:
+    option = option_for(request, answer)
+    if proc is None or option is None:
+        log.warning("cannot pass on the answer to %s: no matching option", request.tool_name)
+        return
+    proc.answer(request.request_id, option, answer.message or None)
 
 
 @dataclass
 class Open:
-    request: PermissionRequest
+    request: PermissionAsked
     nonce: str
     block: str  # the block as we wrote it
     asked: float  # monotonic time it was written
@@ -133,7 +141,7 @@ class Approvals:
             return item.request.tool_name
         return None
 
-    def ask(self, request: PermissionRequest, proc: AgentProcess | None = None) -> bool:
+    def ask(self, request: PermissionAsked, proc: AgentTurn | None = None) -> bool:
         """Show a new request; True if it was refused at once (the refusal sent to `proc`)."""
         protected = protected_files(self.document, sidecar_path(self.document))
         if touches(request.input, protected):
@@ -142,8 +150,7 @@ class Approvals:
             self.shown[self._key(request)] = render_decision(
                 request.tool_name, request.input, answer
             )
-            if proc is not None:
-                proc.respond(request.request_id, response(request, answer))
+            send(proc, request, answer)
             return True
         # An answer file from before this request must not answer it.
         answer_path(self.document).unlink(missing_ok=True)
@@ -154,7 +161,7 @@ class Approvals:
         self.shown[self._key(request)] = block
         return False
 
-    def _keep_input(self, request: PermissionRequest) -> str | None:
+    def _keep_input(self, request: PermissionAsked) -> str | None:
         path = input_path(self.document)
         with contextlib.suppress(OSError):
             path.parent.mkdir(exist_ok=True)
@@ -163,8 +170,8 @@ class Approvals:
         return None
 
     @staticmethod
-    def _key(request: PermissionRequest) -> str:
-        return request.tool_use_id or request.request_id
+    def _key(request: PermissionAsked) -> str:
+        return request.tool_id or request.request_id
 
     def poll(self, now: float) -> list[tuple[Open, Answer]]:
         """The requests answered now (in the document, by command, by timeout), with answers."""
@@ -194,8 +201,8 @@ class Approvals:
             self.may_flush = True
         return found
 
-    def pass_on(self, now: float, writer: ReplyWriter, proc: AgentProcess | None) -> bool:
-        """Send the answers found now to the CLI; True if there were any."""
+    def pass_on(self, now: float, writer: ReplyWriter, proc: AgentTurn | None) -> bool:
+        """Send the answers found now to the agent; True if there were any."""
         answered = self.poll(now)
         for item, answer in answered:
             log.info(
@@ -204,8 +211,7 @@ class Approvals:
             # The person's ticks were read; our block goes back in their place, so the merge
             # of the next write does not carry the tick into the decision line.
             writer.update(functools.partial(_put_back, nonce=item.nonce, block=item.block))
-            if proc is not None:
-                proc.respond(item.request.request_id, response(item.request, answer))
+            send(proc, item.request, answer)
         return bool(answered)
 
     def _read(self) -> str | None:

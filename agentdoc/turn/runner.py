@@ -1,4 +1,4 @@
-"""One conversation turn, end to end: prompt → CLI → streamed reply → document.
+"""One conversation turn, end to end: prompt → agent → streamed reply → document.
 
 The reply region is written by :class:`~agentdoc.turn.writer.ReplyWriter`, at most once per
 `flush_interval`. The turn ends when the CLI's output ends, when it is cancelled (a `cancel`
@@ -17,15 +17,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agentdoc.agents import (
-    AgentProcess,
+    END,
+    Activity,
     AgentRequest,
-    PermissionRequest,
+    AgentTurn,
+    EndOfStream,
+    Event,
+    PermissionAsked,
     PermissionWithdrawn,
     Reply,
     ReplyBuilder,
-    StreamError,
-    parse_line,
-    spawn,
+    start_turn,
 )
 from agentdoc.config import Settings
 from agentdoc.document import (
@@ -55,8 +57,8 @@ WRITE_BACKOFF = 4.0
 # leftover child) still running this long after that is stopped, the reply is complete.
 RESULT_GRACE = 5.0
 
-# Starts the CLI for a turn: a fresh one-shot process (`spawn`), or a warm process's next turn.
-Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentProcess]
+# Starts the agent for a turn: a fresh process (`start_turn`), or a warm process's next turn.
+Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTurn]
 
 
 class TurnRunner:
@@ -73,7 +75,7 @@ class TurnRunner:
         on_progress: Callable[[Progress], None] | None = None,
         cancel: threading.Event | None = None,
         require_marker: bool = False,
-        launcher: Launcher = spawn,
+        launcher: Launcher = start_turn,
         notice_start_failure: bool = False,
     ) -> None:
         """`notice_start_failure`: a CLI that cannot start is told in the document, as a failure
@@ -97,7 +99,7 @@ class TurnRunner:
         self._problem: str | None = None
         self._thinking_on = settings.thinking
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
-        self._proc: AgentProcess | None = None
+        self._proc: AgentTurn | None = None
         self._turn = 0
 
     def note_queued(self) -> None:
@@ -170,7 +172,7 @@ class TurnRunner:
             self._writer.open()
         except BaseException:
             proc.stop()
-            proc.wait()
+            proc.close(RESULT_GRACE)
             raise
         self._progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
@@ -196,26 +198,26 @@ class TurnRunner:
         sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.ledger)
         self._problem = str(exc)
         builder = ReplyBuilder()
-        builder.finish(exit_code=None, stderr="")
+        builder.finish()
         return self._finish(plan, builder, sidecar, cancelled=False)
 
-    def _spawn(self, plan: TurnPlan) -> AgentProcess:
+    def _spawn(self, plan: TurnPlan) -> AgentTurn:
         request = dataclasses.replace(plan.request, turn=plan.turn)
         proc = self.launcher(request, self.settings, self.environ)
         self._journal.note_process(proc.pid)
         return proc
 
     def _attempt(
-        self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: AgentProcess | None = None
+        self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: AgentTurn | None = None
     ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
-        """Run the CLI once: its reply and whether it was cancelled, or the turn's end."""
+        """Run the agent once: its reply and whether it was cancelled, or the turn's end."""
         builder = ReplyBuilder()
         if proc is None:
             try:
                 proc = self._spawn(plan)
             except ClaudeNotFound as exc:
                 self._problem = str(exc)
-                builder.finish(exit_code=None, stderr="")
+                builder.finish()
                 return self._finish(plan, builder, sidecar, cancelled=False)
         cancelled = False
         self._proc, self._turn = proc, plan.turn
@@ -224,35 +226,38 @@ class TurnRunner:
         except RegionGone:
             log.info("%s: the streaming reply was deleted; cancelling the turn", self.path)
             proc.stop()
-            proc.wait()
+            proc.close(RESULT_GRACE)
             return self._cancelled(plan, builder.reply)
         except AgentdocError as exc:
             # A write failed (disk full, file made read-only, moved or deleted): the reply has
             # nowhere to go, so the turn ends as failed rather than streaming on unseen.
             proc.stop()
-            proc.wait()
+            proc.close(RESULT_GRACE)
             return self._write_failed(plan, builder, sidecar, exc)
         except BaseException:
             proc.stop()
-            proc.wait()
+            proc.close(RESULT_GRACE)
             raise
-        code = proc.finish(RESULT_GRACE) if builder.has_result else proc.wait()
-        builder.finish(exit_code=code, stderr=proc.stderr)
+        end = proc.close(RESULT_GRACE)
+        if end is not None:
+            builder.feed(end)
+        builder.finish()
         return builder, cancelled
 
     def _pump(
         self,
         plan: TurnPlan,
-        proc: AgentProcess,
+        proc: AgentTurn,
         builder: ReplyBuilder,
         sidecar: ThinkingSidecar,
     ) -> bool:
-        """Feed CLI output into the builder, flushing to the document; True if cancelled."""
+        """Feed the agent's events into the builder, flushing to the document; True if
+        cancelled."""
         interval = self.settings.flush_interval
         last_flush = last_line = last_check = time.monotonic()
         dirty = False
         while True:
-            line = proc.next_line(0.1)
+            event = proc.next_event(0.1)
             now = time.monotonic()
             if now - last_check >= 0.1:  # look for a cancel request file ten times a second
                 last_check = now
@@ -262,13 +267,13 @@ class TurnRunner:
                 proc.stop()
                 self._drain(proc, builder)
                 return True
-            if line == b"":
+            if event is END:
                 return False
             if self._approvals.waiting is not None:
                 last_line = now  # waiting for the person is not a stall
                 if self._answer(builder, now):
                     dirty, last_flush = True, 0.0
-            if line is None:
+            if event is None:
                 if now - last_flush >= IDLE_CHECK and self._approvals.may_flush:
                     # Nothing new from the CLI, but the user may have deleted the block (a
                     # cancel) or saved a stale copy over it (put it back) meanwhile.
@@ -282,11 +287,11 @@ class TurnRunner:
                     proc.stop()
                     self._drain(proc, builder)
                     return False
-            elif self._feed(builder, line):
+            elif self._feed(builder, event):
                 last_line, dirty = now, True
                 self._journal.record(builder.reply.text())
-                if builder.has_result:
-                    return False  # the result line ends the turn, whatever still holds stdout
+                if builder.ended:
+                    return False  # the agent's end of the turn, whatever still holds its output
             else:
                 last_line = now
             if dirty and now - last_flush >= interval:
@@ -295,15 +300,11 @@ class TurnRunner:
                 last_flush, dirty = time.monotonic(), False
                 interval = max(self.settings.flush_interval, WRITE_BACKOFF * (last_flush - now))
 
-    def _feed(self, builder: ReplyBuilder, line: bytes) -> bool:
-        try:
-            event = parse_line(line)
-        except StreamError as exc:
-            log.warning("%s: skipping a corrupt line from claude: %s", self.path, exc)
+    def _feed(self, builder: ReplyBuilder, event: Event | EndOfStream) -> bool:
+        """Take one event; True if it may change the reply."""
+        if isinstance(event, EndOfStream | Activity):
             return False
-        if event is None:
-            return False
-        if isinstance(event, PermissionRequest):
+        if isinstance(event, PermissionAsked):
             self._ask(builder, event)
         elif isinstance(event, PermissionWithdrawn):
             self._approvals.withdraw(event.request_id)
@@ -313,7 +314,7 @@ class TurnRunner:
 
     # -- tool permission requests ------------------------------------------------------------
 
-    def _ask(self, builder: ReplyBuilder, request: PermissionRequest) -> None:
+    def _ask(self, builder: ReplyBuilder, request: PermissionAsked) -> None:
         if self._approvals.ask(request, self._proc):
             return  # refused without asking
         # Written at once (not at the next flush), so the person sees it while we wait.
@@ -334,10 +335,9 @@ class TurnRunner:
     def _body(self, reply: Reply, *, final: bool = False) -> str:
         return render_body(reply, final=final, approvals=self._approvals.shown)
 
-    def _drain(self, proc: AgentProcess, builder: ReplyBuilder) -> None:
-        while (line := proc.next_line(0)) not in (None, b""):
-            assert line is not None
-            self._feed(builder, line)
+    def _drain(self, proc: AgentTurn, builder: ReplyBuilder) -> None:
+        while (event := proc.next_event(0)) is not None and event is not END:
+            self._feed(builder, event)
 
     def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
         if self._thinking_on:
@@ -398,9 +398,9 @@ class TurnRunner:
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
-        tokens = reply.result.output_tokens if reply.result is not None else None
+        tokens = reply.usage.output_tokens if reply.usage is not None else None
         if not tokens and reply.output_chars:
-            tokens = None  # an interrupted CLI reports no count for the text it did send
+            tokens = None  # an interrupted agent reports no count for the text it did send
         self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
         return self._outcome(plan, reply, state, session_id)
 
@@ -414,7 +414,7 @@ class TurnRunner:
     ) -> TurnOutcome:
         self._journal.keep = True  # the reply text so far, for whoever closes the region later
         self._problem = f"the reply could not be written into the document: {exc}"
-        builder.finish(exit_code=None, stderr="")
+        builder.finish()
         return self._finish(plan, builder, sidecar, cancelled=False)
 
     def _outcome(

@@ -1,10 +1,12 @@
-"""What every agent protocol shares: the agent-neutral events of a turn and the turn interface.
+"""What every agent protocol shares: the agent-neutral events of a turn, the reply they build,
+the request, and the turn interface.
 
 The protocol packages (``claude``, ``acp``) produce these; the face (``agentdoc.agents``)
 re-exports them for the rest of agentdoc.
 """
 
 from agentdoc.agents.base.events import (
+    Activity,
     BlockDelta,
     BlockEnd,
     BlockKind,
@@ -26,10 +28,14 @@ from agentdoc.agents.base.events import (
     TurnEnd,
     Usage,
 )
-from agentdoc.agents.base.process import END, AgentTurn, EndOfStream
+from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
+from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
+from agentdoc.agents.base.request import AgentRequest
 
 __all__ = [
     "END",
+    "Activity",
+    "AgentRequest",
     "AgentTurn",
     "BlockDelta",
     "BlockEnd",
@@ -44,12 +50,19 @@ __all__ = [
     "PermissionAsked",
     "PermissionOption",
     "PermissionWithdrawn",
+    "Reply",
+    "ReplyBuilder",
     "Retract",
     "Retrying",
     "SessionStarted",
     "StopReason",
+    "TextPart",
+    "ThinkingPart",
     "ToolCall",
+    "ToolPart",
     "ToolUpdate",
     "TurnEnd",
     "Usage",
+    "WarmAgent",
+    "WarmStart",
 ]

@@ -102,6 +102,12 @@ class MessageStop:
 
 
 @dataclass(frozen=True, slots=True)
+class Activity:
+    """The agent said something the reply does not show (a tool's input streaming, a line
+    that could not be read): it is working, not stalled."""
+
+
+@dataclass(frozen=True, slots=True)
 class Retract:
     """Take back what ``message_id`` showed (None: every block not yet ended): a failed attempt
     the agent is about to repeat."""
@@ -163,7 +169,8 @@ class TurnEnd:
 
 
 Event = (
-    SessionStarted
+    Activity
+    | SessionStarted
     | MessageStart
     | BlockStart
     | BlockDelta

@@ -1,6 +1,7 @@
 """What a turn needs of an agent, whatever its protocol: the events of one turn, answers, an end.
 
-Both the Claude CLI (one-shot or warm) and an ACP agent's turn satisfy :class:`AgentTurn`.
+Both the Claude CLI (one-shot or warm) and an ACP agent's turn satisfy :class:`AgentTurn`; the
+daemon keeps warm processes through :class:`WarmAgent`.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from agentdoc.agents.base.events import Event, TurnEnd
+from agentdoc.agents.base.request import AgentRequest
 
 
 class EndOfStream:
@@ -48,3 +50,45 @@ class AgentTurn(Protocol):
         turn). The ``TurnEnd`` to use when the agent never sent one — how the process ended,
         in the neutral vocabulary — else None."""
         ...
+
+
+class WarmAgent(Protocol):
+    """A long-lived agent process that runs one document's turns one after another."""
+
+    @property
+    def key(self) -> object:
+        """What a turn must share with this process (command, cwd, environment) to reuse it."""
+        ...
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def busy(self) -> bool: ...
+
+    @property
+    def last_used(self) -> float:
+        """``time.monotonic()`` when its last turn ended (or it started)."""
+        ...
+
+    def alive(self) -> bool: ...
+
+    def reusable_for(self, request: AgentRequest) -> bool:
+        """Whether ``request`` can be this process's next turn (same session, next exchange,
+        not busy, still running); the key is the caller's to compare."""
+        ...
+
+    def begin(self, request: AgentRequest) -> AgentTurn: ...
+
+    def close(self, grace: float = 5.0) -> None:
+        """Let the agent save its session and exit; stop it if it does not."""
+        ...
+
+
+class WarmStart(Protocol):
+    """A warm process about to be started for a request, keyed before it starts."""
+
+    @property
+    def key(self) -> object: ...
+
+    def start(self) -> WarmAgent: ...

@@ -1,42 +1,36 @@
-"""The Claude Code CLI: its argv, the process, the stream-json events and the reply they build.
+"""The Claude Code CLI: its argv, the process, the stream-json events and their translation into
+the agent-neutral events.
 
 Also the offline Messages API (``agentdoc.agents.fakeapi``) that the demo and the end-to-end
 tests point the real CLI at. Other packages import the names in ``__all__`` from here.
 """
 
-from agentdoc.agents.claude.events import (
-    ApiRetry,
-    PermissionRequest,
-    PermissionWithdrawn,
-    StreamError,
-)
+from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.claude.events import StreamError
+from agentdoc.agents.claude.launch import start as start_claude
+from agentdoc.agents.claude.launch import warm as warm_claude
 from agentdoc.agents.claude.process import (
-    AgentRequest,
     ClaudeProcess,
     build_argv,
     build_env,
     check_argv,
+    protect_rules,
     resolve_executable,
     spawn,
 )
-from agentdoc.agents.claude.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.agents.claude.sessionstore import has_session, last_reply_text
 from agentdoc.agents.claude.stream import parse_line
-from agentdoc.agents.claude.warm import AgentProcess, WarmProcess, WarmTurn, protect_rules
+from agentdoc.agents.claude.translate import Translator
+from agentdoc.agents.claude.turn import ClaudeTurn
+from agentdoc.agents.claude.warm import AgentProcess, WarmProcess, WarmTurn
 
 __all__ = [
     "AgentProcess",
     "AgentRequest",
-    "ApiRetry",
     "ClaudeProcess",
-    "PermissionRequest",
-    "PermissionWithdrawn",
-    "Reply",
-    "ReplyBuilder",
+    "ClaudeTurn",
     "StreamError",
-    "TextPart",
-    "ThinkingPart",
-    "ToolPart",
+    "Translator",
     "WarmProcess",
     "WarmTurn",
     "build_argv",
@@ -48,4 +42,6 @@ __all__ = [
     "protect_rules",
     "resolve_executable",
     "spawn",
+    "start_claude",
+    "warm_claude",
 ]

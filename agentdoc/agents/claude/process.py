@@ -18,10 +18,11 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.agents.base import AgentRequest
 from agentdoc.agents.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
 from agentdoc.agents.claude.stream import iter_lines
 from agentdoc.config import Settings
@@ -30,26 +31,6 @@ from agentdoc.errors import ClaudeNotFound
 log = logging.getLogger(__name__)
 
 _EOF = b""
-
-
-@dataclass(frozen=True)
-class AgentRequest:
-    """One turn for the CLI. Permission fields come from Settings, never from a document."""
-
-    prompt: str
-    cwd: Path
-    resume: str | None = None
-    session_id: str | None = None
-    fork: bool = False
-    model: str | None = None
-    effort: str | None = None
-    append_system: str | None = None
-    # Permission deny rules (`Edit(//abs/path)`) for files a tool must never write; built by
-    # agentdoc from the document's own path, never taken from document text.
-    protect: tuple[str, ...] = ()
-    # The document's exchange this request creates (never in argv): a warm process is reused
-    # only for the turn right after the last one it ran, so it has seen every earlier turn.
-    turn: int = 0
 
 
 class ClaudeCannotStart(ClaudeNotFound):
@@ -122,8 +103,22 @@ def build_argv(
     if warm and asks_permission(settings):
         argv.append("--permission-prompt-tool=stdio")
     # Claude's own tools may never write the files that answer its permission requests.
-    argv.extend(f"--disallowed-tools={rule}" for rule in request.protect)
+    argv.extend(f"--disallowed-tools={rule}" for rule in protect_rules(request.protect))
     return argv
+
+
+def protect_rules(paths: Iterable[Path]) -> tuple[str, ...]:
+    """CLI deny rules that keep every file-editing tool off `paths` (folders: their contents).
+
+    ``Edit(...)`` rules cover Write, Edit, MultiEdit and NotebookEdit; ``//`` marks an absolute
+    path in the CLI's permission rule syntax.
+    """
+    rules: list[str] = []
+    for path in paths:
+        rules.append(f"Edit(/{path})")
+        if path.is_dir() or not path.suffix:
+            rules.append(f"Edit(/{path}/**)")
+    return tuple(rules)
 
 
 def asks_permission(settings: Settings) -> bool:

@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -82,20 +82,6 @@ def line_kind(line: bytes) -> tuple[str, dict[str, Any] | None]:
         return "", None
     kind = str(parsed["type"])
     return kind, None if kind == "result" else parsed
-
-
-def protect_rules(paths: Iterable[Path]) -> tuple[str, ...]:
-    """CLI deny rules that keep every file-editing tool off `paths` (folders: their contents).
-
-    ``Edit(...)`` rules cover Write, Edit, MultiEdit and NotebookEdit; ``//`` marks an absolute
-    path in the CLI's permission rule syntax.
-    """
-    rules: list[str] = []
-    for path in paths:
-        rules.append(f"Edit(/{path})")
-        if path.is_dir() or not path.suffix:
-            rules.append(f"Edit(/{path}/**)")
-    return tuple(rules)
 
 
 def user_message(prompt: str) -> bytes:

@@ -1,0 +1,28 @@
+"""What a turn asks of an agent, whatever its protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """One turn for an agent. Permission fields come from Settings, never from a document."""
+
+    prompt: str
+    cwd: Path
+    resume: str | None = None
+    session_id: str | None = None
+    fork: bool = False
+    model: str | None = None
+    effort: str | None = None
+    append_system: str | None = None
+    # Files no tool of the agent may write (the document, its sidecar, `.agentdoc/`): built by
+    # agentdoc from the document's own path, never taken from document text.
+    protect: tuple[Path, ...] = ()
+    # The document's exchange this request creates (never sent to the agent): a warm process is
+    # reused only for the turn right after the last one it ran, so it has seen every earlier turn.
+    turn: int = 0
+    # Which agent answers (a name the launcher knows, never a command).
+    agent: str = "claude"

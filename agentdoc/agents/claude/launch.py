@@ -1,0 +1,105 @@
+"""Starting the Claude CLI for a turn: one-shot, or a warm process the daemon keeps.
+
+A warm process is reused only when the next turn would have started the very same CLI: the
+same argv apart from the session flags, the same cwd and environment (the key), and the session
+the process is already in (`--resume=<its session>`, no fork, the next exchange).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.claude.process import (
+    build_argv,
+    build_env,
+    check_argv,
+    resolve_executable,
+    spawn,
+)
+from agentdoc.agents.claude.turn import ClaudeTurn
+from agentdoc.agents.claude.warm import WarmProcess
+from agentdoc.config import Settings
+
+_SESSION_FLAGS = ("--resume=", "--session-id=", "--fork-session")
+
+
+def shape(argv: list[str]) -> tuple[str, ...]:
+    """The argv without its session flags: what a reused process must agree on."""
+    return tuple(a for a in argv if not a.startswith(_SESSION_FLAGS))
+
+
+def start(
+    request: AgentRequest, settings: Settings, environ: Mapping[str, str] | None = None
+) -> ClaudeTurn:
+    return ClaudeTurn(spawn(request, settings, environ))
+
+
+class WarmClaude:
+    """A warm CLI as the daemon's pool sees it."""
+
+    def __init__(self, process: WarmProcess) -> None:
+        self.process = process
+
+    @property
+    def key(self) -> object:
+        return self.process.key
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    @property
+    def busy(self) -> bool:
+        return self.process.busy
+
+    @property
+    def last_used(self) -> float:
+        return self.process.last_used
+
+    def alive(self) -> bool:
+        return self.process.alive()
+
+    def reusable_for(self, request: AgentRequest) -> bool:
+        process = self.process
+        return (
+            not process.busy
+            and process.alive()
+            and request.resume is not None
+            and request.resume == process.session_id
+            # A turn run elsewhere meanwhile (`agentdoc run`) went into the session file, not
+            # into this process's memory of the conversation.
+            and request.turn == process.last_turn + 1
+            and not request.fork
+            and request.session_id is None
+        )
+
+    def begin(self, request: AgentRequest) -> ClaudeTurn:
+        return ClaudeTurn(self.process.begin(request.prompt, request.turn))
+
+    def close(self, grace: float = 5.0) -> None:
+        self.process.close(grace)
+
+
+@dataclass(frozen=True)
+class WarmClaudeStart:
+    key: object
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str]
+
+    def start(self) -> WarmClaude:
+        return WarmClaude(WarmProcess(self.argv, self.cwd, self.env, self.key).start())
+
+
+def warm(
+    request: AgentRequest, settings: Settings, environ: Mapping[str, str] | None = None
+) -> WarmClaudeStart:
+    argv = build_argv(resolve_executable(settings.claude), request, settings, warm=True)
+    check_argv(argv)
+    env = build_env(os.environ if environ is None else environ, settings)
+    key = (shape(argv), str(request.cwd), tuple(sorted(env.items())))
+    return WarmClaudeStart(key, argv, request.cwd, env)

@@ -1,0 +1,294 @@
+"""Translate the CLI's stream-json events into the agent-neutral events, rolling back abandoned
+attempts.
+
+The CLI sends every content block twice when partial messages are on: as deltas (a preview)
+and then whole in an ``assistant`` line (the commit), which becomes the block's ``BlockEnd``
+with its final text. A streamed attempt that fails half-way is followed by a retry that repeats
+the content, often as a non-streaming message with a new id and no deltas, so the failed
+attempt must be taken back out (``Retract``). The rules, in the order of the CLI protocol notes:
+
+1. Text/thinking deltas append to the open block of the open message.
+2. An ``assistant`` line of the open message ends the open block, replacing its preview.
+3. An ``assistant`` line of another message (or with no stream events at all) takes back every
+   block not yet ended first, then shows its blocks whole.
+4. A new attempt replaces a failed one as a whole: when a message starts, or an ``assistant``
+   line with a new id arrives, while the open message never reached ``message_stop``, that
+   message's blocks go, ended or not, because a message can fail after some of its blocks were
+   committed and the retry repeats them. A retry notice only takes back unended blocks: if
+   every retry fails, the committed blocks are the partial reply. Without
+   ``--include-partial-messages`` there is no ``message_stop`` to tell, so committed blocks
+   then always stay.
+5. An ``assistant`` line with ``error`` is an error notice, never content; it takes back what
+   is not ended.
+6. ``result`` ends the turn and takes back what is not ended. An interrupted turn (SIGINT) has
+   its partial block committed by the CLI before the ``result``; a turn with no ``result`` at
+   all (SIGTERM, kill) keeps its unended blocks and is marked interrupted (:meth:`no_result`).
+
+One translator covers one turn: events after the turn's ``result`` are ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import get_args
+
+from agentdoc.agents import base as neutral
+from agentdoc.agents.base import BlockKind, StopReason
+from agentdoc.agents.claude.events import (
+    ApiRetry,
+    AssistantBlock,
+    BlockDelta,
+    BlockStart,
+    ContentBlock,
+    Event,
+    Init,
+    Interrupted,
+    MessageDelta,
+    MessageStart,
+    MessageStop,
+    RedactedThinkingBlock,
+    Result,
+    TextBlock,
+    ThinkingBlock,
+    ToolResult,
+    ToolResultBatch,
+    ToolUseBlock,
+)
+
+logger = logging.getLogger(__name__)
+
+SYNTHETIC_MODEL = "<synthetic>"
+# Internal diagnostics the CLI attaches to an interrupted turn's result; not for people.
+_DIAGNOSTIC_PREFIX = "[ede_diagnostic]"
+_STDERR_LIMIT = 2000
+_BLOCK_KINDS: frozenset[str] = frozenset(get_args(BlockKind))
+# Stop reasons of the Messages API that name an outcome of their own.
+_STOP_REASONS: dict[str, StopReason] = {"max_tokens": "max_tokens", "refusal": "refusal"}
+
+Out = list[neutral.Event]
+
+
+class Translator:
+    """Feed it the CLI's events of one turn; each call returns the neutral events they mean."""
+
+    def __init__(self) -> None:
+        self._open_message: str | None = None  # the streamed message rule 4 may take back
+        self._open_stopped = False
+        self._open_index: int | None = None
+        self._drafts: dict[int, BlockKind] = {}  # blocks shown but not ended
+        self._announced: str | None = None  # the message the neutral stream is in
+        self._fresh = 0  # indexes for whole blocks, below the CLI's own (which start at 0)
+        self._stop_reason: StopReason | None = None
+        self._interrupted = False
+        self.ended = False
+
+    def feed(self, event: Event) -> Out:
+        if self.ended:
+            logger.debug("ignoring %s after the turn's result", event.type)
+            return []
+        if getattr(event, "parent_tool_use_id", None) is not None:
+            return []  # a subagent's output is not part of the reply
+        match event:
+            case BlockDelta():
+                return self._on_delta(event)
+            case AssistantBlock():
+                return self._on_assistant(event)
+            case BlockStart():
+                return self._on_block_start(event)
+            case MessageStart():
+                return self._on_message_start(event)
+            case MessageStop():
+                self._open_stopped = True
+                return [neutral.MessageStop()]
+            case MessageDelta():
+                self._stop_reason = _STOP_REASONS.get(event.stop_reason or "", self._stop_reason)
+                return []
+            case ToolResult():
+                return [_tool_update(event)]
+            case ToolResultBatch():
+                return [_tool_update(result) for result in event.results]
+            case Init():
+                return [neutral.SessionStarted(event.session_id, event.model)]
+            case ApiRetry():
+                return [*self._drop_drafts(), _retrying(event)]
+            case Interrupted():
+                self._interrupted = True
+                return []
+            case Result():
+                return [*self._drop_drafts(), self._on_result(event)]
+        return []
+
+    def no_result(self, exit_code: int | None, stderr: str) -> neutral.TurnEnd:
+        """The end of a turn whose process ended without a ``result``: interrupted, failed if
+        its exit says so."""
+        failure = exit_failure(exit_code, stderr)
+        self.ended = True
+        return neutral.TurnEnd("error", error=failure, interrupted=True)
+
+    # --- event handlers ------------------------------------------------------------------
+
+    def _on_message_start(self, event: MessageStart) -> Out:
+        out = self._abandon_open_message()
+        self._open_message = event.message_id
+        self._open_stopped = False
+        self._open_index = None
+        self._announced = event.message_id
+        out.append(neutral.MessageStart(event.message_id, event.model))
+        return out
+
+    def _on_block_start(self, event: BlockStart) -> Out:
+        self._open_index = event.index
+        if event.block_type not in _BLOCK_KINDS:
+            return []  # a tool call is shown once whole, from its commit
+        kind: BlockKind = event.block_type  # type: ignore[assignment]
+        self._drafts[event.index] = kind
+        return [neutral.BlockStart(event.index, kind)]
+
+    def _on_delta(self, event: BlockDelta) -> Out:
+        if event.kind != "text" and event.kind != "thinking":
+            return []  # signatures and tool input JSON are only useful whole, from the commit
+        self._open_index = event.index
+        delta = neutral.BlockDelta(event.index, event.text)
+        if event.index in self._drafts:
+            return [delta]
+        self._drafts[event.index] = event.kind
+        return [neutral.BlockStart(event.index, event.kind), delta]
+
+    def _on_assistant(self, event: AssistantBlock) -> Out:
+        if event.error is not None:
+            return [*self._drop_drafts(), neutral.Notice(_blocks_text(event.blocks) or event.error)]
+        if event.model == SYNTHETIC_MODEL:
+            logger.debug("skipping a synthetic assistant line without an error")
+            return []
+        out: Out = []
+        draft: int | None = None
+        if event.message_id == self._open_message:
+            draft = self._open_index if self._open_index in self._drafts else None
+        else:
+            # Content with no deltas of its own: a non-streaming retry of a failed stream.
+            out = self._abandon_open_message()
+            if self._announced != event.message_id:
+                self._announced = event.message_id
+                out.append(neutral.MessageStart(event.message_id, event.model))
+        for block in event.blocks:
+            draft = self._commit(block, draft, out)
+        if draft is not None:
+            out.append(neutral.BlockEnd(draft, ""))  # the commit did not repeat it: drop it
+            self._drafts.pop(draft)
+        return out
+
+    def _commit(self, block: ContentBlock, draft: int | None, out: Out) -> int | None:
+        """Show one committed block (ending the open draft if it is that block); the draft
+        still open after it."""
+        if isinstance(block, ToolUseBlock):
+            out.append(neutral.ToolCall(block.id, block.name, dict(block.input)))
+            return draft
+        shown = _shown(block)
+        if shown is None:
+            logger.debug("not showing a %s block", block.type)
+            return draft
+        kind, text = shown
+        if draft is not None and self._drafts[draft] == kind:
+            out.append(neutral.BlockEnd(draft, text))
+            self._drafts.pop(draft)
+            return None
+        self._fresh -= 1
+        out += [neutral.BlockStart(self._fresh, kind), neutral.BlockEnd(self._fresh, text)]
+        return draft
+
+    def _on_result(self, event: Result) -> neutral.TurnEnd:
+        self.ended = True
+        interrupted = self._interrupted or event.terminal_reason == "aborted_streaming"
+        error = result_failure(event, interrupted=interrupted) if event.is_error else None
+        stop: StopReason = self._stop_reason or "end_turn"
+        if error is not None:
+            stop = "error"
+        elif interrupted:
+            stop = "cancelled"
+        usage = neutral.Usage(
+            input_tokens=event.input_tokens,
+            output_tokens=event.output_tokens,
+            cost_usd=event.total_cost_usd,
+        )
+        return neutral.TurnEnd(
+            stop,
+            session_id=event.session_id,
+            model=next(iter(event.models), None),
+            usage=usage,
+            error=error,
+            interrupted=interrupted,
+            duration_ms=event.duration_ms,
+        )
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _drop_drafts(self) -> Out:
+        if not self._drafts:
+            return []
+        self._drafts.clear()
+        return [neutral.Retract(None)]
+
+    def _abandon_open_message(self) -> Out:
+        """Take back the open message's blocks if it never finished: that attempt failed."""
+        out = self._drop_drafts()
+        failed = self._open_message
+        if failed is None or self._open_stopped:
+            return out
+        self._open_message = None
+        logger.debug("rolled back the unfinished message %s", failed)
+        out.append(neutral.Retract(failed))
+        return out
+
+
+# --- pure decisions ------------------------------------------------------------------------
+
+
+def _shown(block: ContentBlock) -> tuple[BlockKind, str] | None:
+    match block:
+        case TextBlock():
+            return "text", block.text
+        case ThinkingBlock():
+            return "thinking", block.thinking
+        case RedactedThinkingBlock():
+            return "redacted_thinking", ""
+    return None
+
+
+def _tool_update(event: ToolResult) -> neutral.ToolUpdate:
+    return neutral.ToolUpdate(event.tool_use_id, result=event.content, is_error=event.is_error)
+
+
+def _retrying(event: ApiRetry) -> neutral.Retrying:
+    return neutral.Retrying(
+        attempt=event.attempt,
+        max_retries=event.max_retries,
+        delay_ms=event.retry_delay_ms,
+        error_status=event.error_status,
+        error=event.error,
+    )
+
+
+def _blocks_text(blocks: list[ContentBlock]) -> str:
+    return "".join(block.text for block in blocks if isinstance(block, TextBlock)).strip()
+
+
+def result_failure(result: Result, *, interrupted: bool) -> str | None:
+    """The human text of an ``is_error`` result; None for a plain interruption."""
+    if result.result:
+        return result.result
+    errors = [e for e in result.errors if not e.startswith(_DIAGNOSTIC_PREFIX)]
+    if errors:
+        return "\n".join(errors)
+    return None if interrupted else f"Claude Code reported {result.subtype}"
+
+
+def exit_failure(exit_code: int | None, stderr: str) -> str | None:
+    """Why a run that printed no ``result`` failed, or None if it was merely stopped.
+
+    Exit 0 (a racy SIGINT) and deaths by signal (negative codes, or 128+N as the CLI exits 143
+    on SIGTERM) are interruptions, not failures.
+    """
+    if exit_code is None or exit_code == 0 or exit_code < 0 or exit_code > 128:
+        return None
+    message = stderr.strip()[-_STDERR_LIMIT:]
+    return message or f"claude exited with code {exit_code} without a result"

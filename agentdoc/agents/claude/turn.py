@@ -1,0 +1,129 @@
+"""A Claude CLI turn (one-shot or warm) as an agent-neutral :class:`AgentTurn`.
+
+Lines are parsed and translated here, on the turn's own thread; permission requests become
+``PermissionAsked`` with three options, and the answer to one becomes the ``control_response``
+the CLI expects (``claude-stream-json.md`` §12a).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any
+
+from agentdoc.agents import base as neutral
+from agentdoc.agents.base import END, EndOfStream
+from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn, StreamError
+from agentdoc.agents.claude.stream import parse_line
+from agentdoc.agents.claude.translate import Translator
+from agentdoc.agents.claude.warm import AgentProcess
+
+log = logging.getLogger(__name__)
+
+ALLOW, ALWAYS, DENY = "allow_once", "allow_always", "reject_once"
+OPTIONS = (
+    neutral.PermissionOption(ALLOW, "Allow", "allow_once"),
+    neutral.PermissionOption(ALWAYS, "Always allow", "allow_always"),
+    neutral.PermissionOption(DENY, "Deny", "reject_once"),
+)
+_ACTIVITY = neutral.Activity()
+
+
+def response(
+    request: PermissionRequest, option_id: str, message: str | None = None
+) -> dict[str, Any]:
+    """The ``control_response`` body for an answer (an unknown option denies)."""
+    if option_id not in (ALLOW, ALWAYS):
+        return {"behavior": "deny", "message": message or "The user denied this."}
+    allowed: dict[str, Any] = {"behavior": "allow", "updatedInput": request.input}
+    if option_id == ALWAYS:
+        allowed["updatedPermissions"] = [
+            {
+                "type": "addRules",
+                "rules": [{"toolName": request.tool_name}],
+                "behavior": "allow",
+                "destination": "session",
+            }
+        ]
+    return allowed
+
+
+def asked(request: PermissionRequest) -> neutral.PermissionAsked:
+    return neutral.PermissionAsked(
+        request.request_id,
+        request.tool_name,
+        dict(request.input),
+        request.description,
+        request.tool_use_id,
+        OPTIONS,
+    )
+
+
+class ClaudeTurn:
+    """One turn of the CLI, read as neutral events."""
+
+    def __init__(self, process: AgentProcess) -> None:
+        self.process = process
+        self._translator = Translator()
+        self._ready: deque[neutral.Event] = deque()
+        self._asked: dict[str, PermissionRequest] = {}
+        self._eof = False
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    def next_event(self, timeout: float) -> neutral.Event | EndOfStream | None:
+        deadline = time.monotonic() + timeout
+        while not self._ready:
+            if self._eof:
+                return END
+            line = self.process.next_line(deadline - time.monotonic())
+            if line is None:
+                return None
+            if line == b"":
+                self._eof = True
+            elif not self._translate(line):
+                return _ACTIVITY  # a line that shows nothing still shows the CLI is alive
+        return self._ready.popleft()
+
+    def _translate(self, line: bytes) -> bool:
+        try:
+            event = parse_line(line)
+        except StreamError as exc:
+            log.warning("skipping a corrupt line from claude: %s", exc)
+            return False
+        if isinstance(event, PermissionRequest):
+            self._asked[event.request_id] = event
+            self._ready.append(asked(event))
+        elif isinstance(event, PermissionWithdrawn):
+            self._asked.pop(event.request_id, None)
+            self._ready.append(neutral.PermissionWithdrawn(event.request_id))
+        elif event is not None:
+            self._ready.extend(self._translator.feed(event))
+        return bool(self._ready)
+
+    def answer(self, request_id: str, option_id: str, message: str | None = None) -> bool:
+        request = self._asked.pop(request_id, None)
+        if request is None:
+            return False
+        return self.process.respond(request_id, response(request, option_id, message))
+
+    def cancel(self) -> None:
+        # The CLI's own interrupt (warm) or SIGINT (one-shot) ends the turn with its result.
+        self.process.stop()
+
+    def stop(self, grace: float | None = None) -> None:
+        # Each kind of CLI process has its own default: a warm one waits for its interrupt.
+        if grace is None:
+            self.process.stop()
+        else:
+            self.process.stop(grace)
+
+    def close(self, grace: float) -> neutral.TurnEnd | None:
+        if self._translator.ended:
+            self.process.finish(grace)
+            return None
+        code = self.process.wait()
+        return self._translator.no_result(code, self.process.stderr)
