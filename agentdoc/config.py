@@ -49,6 +49,16 @@ class Settings(BaseModel):
     approval_timeout: float = Field(
         1800.0, gt=0, le=7 * DAY, description="deny a permission request unanswered this long"
     )
+    # What a prompt's `@path` lines and pictures may bring in (PRODUCT.md §9).
+    include_file_limit: int = Field(256 * 1024, ge=1, description="bytes of one included file")
+    include_prompt_limit: int = Field(
+        1024 * 1024, ge=1, description="bytes of all files one prompt includes"
+    )
+    image_limit: int = Field(5 * 1024 * 1024, ge=1, description="bytes of one picture")
+    # The footer suggests a fresh start once the context window is this full (1: never).
+    context_hint: float = Field(0.8, gt=0, le=1, description="share of the context window")
+    # Commit each session document to git after every completed turn ("commit").
+    git: Literal["off", "commit"] = "off"
     # Safety-relevant: only from the user's own config or command line.
     permission_mode: PermissionMode | None = None
     allowed_tools: tuple[str, ...] = ()

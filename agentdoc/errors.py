@@ -26,6 +26,11 @@ class ClaudeNotFound(AgentdocError):
     pass
 
 
+class PromptRefused(AgentdocError):
+    """What the prompt carries cannot be sent (a file outside the allowed folders, a picture
+    for an agent that takes none); nothing was sent, and the prompt stays pending."""
+
+
 class DocumentGone(AgentdocError):
     """The document was deleted or moved while a turn was writing to it."""
 

@@ -18,6 +18,8 @@ from agentdoc.agents.base import (
     BlockStart,
     EndOfStream,
     Event,
+    ImagePart,
+    ImageType,
     MessageStart,
     MessageStop,
     Notice,
@@ -37,11 +39,13 @@ from agentdoc.agents.base import (
     ToolPart,
     ToolUpdate,
     TurnEnd,
+    TurnMark,
     Usage,
     WarmAgent,
     WarmStart,
 )
 from agentdoc.agents.claude import has_session, last_reply_text, resolve_executable
+from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import UnknownAgent, prepare_warm, start_turn
 
 __all__ = [
@@ -55,6 +59,8 @@ __all__ = [
     "BlockStart",
     "EndOfStream",
     "Event",
+    "ImagePart",
+    "ImageType",
     "MessageStart",
     "MessageStop",
     "Notice",
@@ -74,13 +80,18 @@ __all__ = [
     "ToolPart",
     "ToolUpdate",
     "TurnEnd",
+    "TurnMark",
     "UnknownAgent",
     "Usage",
     "WarmAgent",
     "WarmStart",
+    "branch_point",
     "has_session",
     "last_reply_text",
+    "mark_turn",
     "prepare_warm",
     "resolve_executable",
+    "restore_files",
     "start_turn",
+    "unrestorable",
 ]

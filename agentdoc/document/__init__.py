@@ -19,6 +19,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.approval import render_decision as render_decision
     from agentdoc.document.approval import replace_block as replace_block
     from agentdoc.document.approval import touches as touches
+    from agentdoc.document.archive import HEADER_START as HEADER_START
+    from agentdoc.document.archive import Moved as Moved
+    from agentdoc.document.archive import archive_path as archive_path
+    from agentdoc.document.archive import move as move
     from agentdoc.document.fileio import NEW_FILE_MODE as NEW_FILE_MODE
     from agentdoc.document.fileio import TEMP_PREFIX as TEMP_PREFIX
     from agentdoc.document.fileio import WriteLedger as WriteLedger
@@ -41,11 +45,13 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import is_session_document as is_session_document
     from agentdoc.document.parser import is_unanswered as is_unanswered
     from agentdoc.document.parser import parse as parse
+    from agentdoc.document.parser import parse_archive as parse_archive
     from agentdoc.document.parser import session_problem as session_problem
     from agentdoc.document.parser import strip_comments as strip_comments
     from agentdoc.document.render import render_body as render_body
     from agentdoc.document.render import render_final as render_final
     from agentdoc.document.render import render_problem as render_problem
+    from agentdoc.document.render import render_refusal as render_refusal
     from agentdoc.document.render import render_tool as render_tool
     from agentdoc.document.seal import escape_reply as escape_reply
     from agentdoc.document.seal import seal_reply as seal_reply
@@ -57,6 +63,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.splice import open_reply as open_reply
     from agentdoc.document.splice import typed_below as typed_below
     from agentdoc.document.thinking import ThinkingSidecar as ThinkingSidecar
+    from agentdoc.document.thinking import drop_thinking as drop_thinking
     from agentdoc.document.thinking import sidecar_link as sidecar_link
     from agentdoc.document.thinking import sidecar_path as sidecar_path
 
@@ -74,6 +81,7 @@ __all__, __getattr__ = lazy_exports(
             "replace_block",
             "touches",
         ),
+        "archive": ("HEADER_START", "Moved", "archive_path", "move"),
         "fileio": (
             "NEW_FILE_MODE",
             "TEMP_PREFIX",
@@ -97,9 +105,16 @@ __all__, __getattr__ = lazy_exports(
             "is_unanswered",
             "parse",
             "session_problem",
+            "parse_archive",
             "strip_comments",
         ),
-        "render": ("render_body", "render_final", "render_problem", "render_tool"),
+        "render": (
+            "render_body",
+            "render_final",
+            "render_problem",
+            "render_refusal",
+            "render_tool",
+        ),
         "seal": ("escape_reply", "seal_reply"),
         "splice": (
             "STREAMING_MARK",
@@ -110,6 +125,6 @@ __all__, __getattr__ = lazy_exports(
             "open_reply",
             "typed_below",
         ),
-        "thinking": ("ThinkingSidecar", "sidecar_link", "sidecar_path"),
+        "thinking": ("ThinkingSidecar", "drop_thinking", "sidecar_link", "sidecar_path"),
     },
 )

@@ -64,8 +64,22 @@ class AgentdocMeta(BaseModel):
     thinking: bool | None = None
     # Lineage of a fork: {document, session, turn} of the parent.
     forked_from: dict[str, Any] | None = None
+    # Set by `undo`: the next prompt continues `session` from this point of it (the agent's id
+    # of the end of the turn before the undone one); removed once that turn has a reply.
+    resume_at: str | None = None
+    # Commit the document to git after every completed turn ("commit"), or not ("off").
+    git: Literal["commit", "off"] | None = None
+    # Exchanges `agentdoc archive` moved into `<stem>.archive.md`; turn numbers count them.
+    archived: int | None = None
 
-    @field_validator("session")
+    @field_validator("archived")
+    @classmethod
+    def _a_count(cls, value: int | None) -> int | None:
+        if value is not None and value < 0:
+            raise ValueError("must be the number of archived exchanges (0 or more)")
+        return value
+
+    @field_validator("session", "resume_at")
     @classmethod
     def _session_is_uuid(cls, value: str | None) -> str | None:
         if value is not None and not _UUID.fullmatch(value):
@@ -136,13 +150,20 @@ class Document:
         return strip_comments(turn.content).strip() or None
 
     def turn_count(self) -> int:
-        """Completed exchanges, counted as assistant blocks (failure notices do not count)."""
+        """Completed exchanges, counted as assistant blocks (failure notices do not count),
+        plus those moved to the archive: turn numbers go on from the first exchange ever."""
+        return (self.meta.archived or 0) + self._local_count()
+
+    def _local_count(self) -> int:
         return sum(1 for t in self.turns if t.role == "assistant" and not is_unanswered(t))
 
     def transcript(self, upto: int | None = None, *, since: int = 0) -> str:
         """Plain-text history of the first ``upto`` exchanges (all completed ones if None),
-        leaving out the first ``since`` of them."""
-        limit = self.turn_count() if upto is None else upto
+        leaving out the first ``since`` of them. Archived exchanges are not in this text:
+        numbers count them, the text starts after them."""
+        offset = self.meta.archived or 0
+        limit = (self.turn_count() if upto is None else upto) - offset
+        since = max(since - offset, 0)
         parts: list[str] = []
         replies = 0
         for turn in self.turns:
@@ -236,7 +257,15 @@ def _meta(text: str) -> AgentdocMeta:
 
 def parse(text: str) -> Document:
     """Parse a session document; DocumentError if it is not one or its settings are bad."""
-    meta = _meta(text)
+    return _parse(text, _meta(text))
+
+
+def parse_archive(text: str) -> Document:
+    """Parse a document's archive: turns like a session document, no settings of its own."""
+    return _parse(text, AgentdocMeta())
+
+
+def _parse(text: str, meta: AgentdocMeta) -> Document:
     parts = frontmatter.split(text)
     turns = _find_turns(text, parts)
     preamble_end = turns[0].start if turns else len(text)

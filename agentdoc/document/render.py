@@ -179,6 +179,19 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
     return "\n".join(lines)
 
 
+def render_refusal(message: str, document_name: str) -> str:
+    """The notice for a prompt refused before anything was sent; the prompt stays pending."""
+    return "\n".join(
+        [
+            UNANSWERED_MARK,
+            "> [!WARNING]",
+            f"> **Not sent:** {_one_line(message)}",
+            "> Your prompt above is still pending: change it and save, or run "
+            f"`agentdoc run {document_name}` once the file can be sent.",
+        ]
+    )
+
+
 # Turns that ended normally but short of a whole answer, in the agent's own stop reason.
 _STOPPED: dict[str, str] = {
     "max_tokens": (
@@ -205,8 +218,29 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
+def context_gauge(
+    used: int | None, size: int | None, document_name: str, hint_at: float = 0.8
+) -> str | None:
+    """The footer's context figure (``45k/200k context``), with a hint once it is nearly full."""
+    if not used or not size:
+        return None
+    gauge = f"{_tokens(used)}/{_tokens(size)} context"
+    if hint_at >= 1 or used < hint_at * size:
+        return gauge
+    return (
+        f"{gauge} ({100 * used / size:.0f}%): nearly full, so ask for a summary and continue "
+        f"from it in a new document (`agentdoc archive {document_name}` only shortens this file)"
+    )
+
+
 def render_footer(
-    reply: Reply, elapsed: float, thinking_link: str | None, note: str | None = None
+    reply: Reply,
+    elapsed: float,
+    thinking_link: str | None,
+    note: str | None = None,
+    *,
+    document_name: str = "",
+    context_hint: float = 0.8,
 ) -> str:
     bits: list[str] = []
     if reply.model:
@@ -220,6 +254,11 @@ def render_footer(
         if usage.cost_usd:
             bits.append(f"${usage.cost_usd:.3f}")
     bits.append(f"{elapsed:.1f} s")
+    if usage is not None:
+        gauge = context_gauge(
+            usage.context_used, usage.context_size, html.escape(document_name), context_hint
+        )
+        bits.extend([gauge] if gauge else [])
     if thinking_link:
         bits.append(f"[thinking]({thinking_link})")
     if note:
@@ -238,11 +277,21 @@ def render_final(
     note: str | None = None,
     pending: bool = False,
     approvals: Mapping[str, str] | None = None,
+    context_hint: float = 0.8,
 ) -> str:
     chunks = [render_body(reply, final=True, approvals=approvals)]
     problem = render_problem(reply, document_name, pending=pending)
     if problem:
         chunks.append(problem)
     if footer:
-        chunks.append(render_footer(reply, elapsed, thinking_link, note))
+        chunks.append(
+            render_footer(
+                reply,
+                elapsed,
+                thinking_link,
+                note,
+                document_name=document_name,
+                context_hint=context_hint,
+            )
+        )
     return "\n\n".join(c for c in chunks if c)

@@ -62,6 +62,25 @@ def splice_section(text: str, turn: int, section: str) -> str:
     return text[:start] + section.rstrip("\n") + "\n" + ("\n" + tail if tail else "")
 
 
+def drop_section(text: str, turn: int) -> str:
+    """The sidecar text without turn N's section (unchanged if it has none)."""
+    start = text.find(_ANCHOR.format(n=turn))
+    if start < 0:
+        return text
+    following = _ANY_ANCHOR.search(text, start + 1)
+    rest = text[following.start() :] if following else ""
+    return text[:start].rstrip("\n") + "\n" + ("\n" + rest if rest else "")
+
+
+def drop_thinking(document: Path, turn: int) -> None:
+    """Take turn N's section out of the document's sidecar (`undo`), if there is one."""
+    path = sidecar_path(document)
+    if path.exists():
+        text = read_text(path)
+        if (kept := drop_section(text, turn)) != text:
+            write_text(path, kept)
+
+
 class ThinkingSidecar:
     """Streams one turn's thinking into the sidecar, writing only when it changed."""
 

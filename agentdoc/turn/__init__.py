@@ -11,6 +11,7 @@ from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.turn.approvals import request_answer as request_answer
+    from agentdoc.turn.archive import archive_document as archive_document
     from agentdoc.turn.detect import submission as submission
     from agentdoc.turn.detect import wants_marker as wants_marker
     from agentdoc.turn.forking import fork as fork
@@ -30,11 +31,13 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import remove_state as remove_state
     from agentdoc.turn.status import request_cancel as request_cancel
     from agentdoc.turn.status import write_status as write_status
+    from agentdoc.turn.undoing import undo as undo
 
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
         "approvals": ("request_answer",),
+        "archive": ("archive_document",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
         "recovery": ("open_regions", "recover"),
@@ -53,5 +56,6 @@ __all__, __getattr__ = lazy_exports(
             "request_cancel",
             "write_status",
         ),
+        "undoing": ("undo",),
     },
 )

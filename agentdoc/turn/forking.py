@@ -1,10 +1,11 @@
 """``agentdoc fork``: copy a conversation, through one of its exchanges, into a new document.
 
 The new document gets the parent's frontmatter (without its session), the turns 1..N, lineage
-in ``agentdoc.forked_from`` and a fresh ``## User`` heading. Its first prompt then either
-continues the parent's Claude session as a fork (when N is the parent's last exchange: that
-session holds exactly this history) or opens a new session seeded with the transcript; see
-`session.resume_target`. The parent document and its session are never touched.
+in ``agentdoc.forked_from`` and a fresh ``## User`` heading. Its first prompt then continues the
+parent's session as a fork — cut at turn N by the turn's mark (`marks`) when N is not the
+session's last turn — or, when no session holds exactly turns 1..N, opens a new session seeded
+with the transcript; see `session.resume_target`. The parent document and its session are never
+touched.
 
 Claude resumes a session only from the folder it was recorded in, so a fork placed in another
 folder gets an ``agentdoc.cwd`` that points back at the parent's working folder.
@@ -16,10 +17,12 @@ import contextlib
 import logging
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentdoc.agents import branch_point
 from agentdoc.document import (
     NEW_FILE_MODE,
     STREAMING_MARK,
@@ -27,6 +30,8 @@ from agentdoc.document import (
     Document,
     DocumentError,
     FrontmatterError,
+    archive_path,
+    atomic_write,
     dominant_newline,
     parse,
     read_text,
@@ -34,7 +39,7 @@ from agentdoc.document import (
     sidecar_path,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history
+from agentdoc.turn import history, marks
 from agentdoc.turn.session import Lineage, working_dir
 
 log = logging.getLogger(__name__)
@@ -60,8 +65,12 @@ def check_fork(path: Path, text: str, doc: Document, turn: int | None) -> int:
     if count == 0:
         raise AgentdocError(f"{path} has no completed exchange to fork yet")
     chosen = count if turn is None else turn
-    if not 1 <= chosen <= count:
-        raise AgentdocError(f"--turn must be between 1 and {count} (the exchanges in {path})")
+    archived = doc.meta.archived or 0
+    if not 1 + archived <= chosen <= count:
+        raise AgentdocError(
+            f"--turn must be between {1 + archived} and {count} (the exchanges in {path}"
+            + (f"; 1-{archived} are in its archive)" if archived else ")")
+        )
     return chosen
 
 
@@ -69,11 +78,30 @@ def _relative(target: Path, folder: Path) -> str:
     return Path(os.path.relpath(os.path.realpath(target), os.path.realpath(folder))).as_posix()
 
 
+Branch = tuple[str, str]  # a session, and the agent's id of where a copy of it ends
+
+
+def _branch_point(doc: Document, turn: int, branch: Branch | None) -> tuple[str | None, str | None]:
+    """The session holding turns 1..``turn`` and where in it the fork ends (None: its end)."""
+    if turn == doc.turn_count() and doc.meta.session and not doc.meta.resume_at:
+        return doc.meta.session, None
+    if branch is not None:
+        return branch
+    return doc.meta.session, None
+
+
 def plan_fork(
-    path: Path, new: Path, doc: Document, turn: int, *, allow_cwd_outside: bool = False
+    path: Path,
+    new: Path,
+    doc: Document,
+    turn: int,
+    *,
+    allow_cwd_outside: bool = False,
+    branch: Branch | None = None,
 ) -> ForkPlan:
     parent_folder, new_folder = path.parent.absolute(), new.parent.absolute()
-    last = turn == doc.turn_count()
+    last = turn == doc.turn_count() and not doc.meta.resume_at
+    session, at = _branch_point(doc, turn, branch)
     meta: dict[str, Any] = {"session": None}
     link = None
     same_cwd = True
@@ -91,17 +119,18 @@ def plan_fork(
         link = (sidecar.name, _relative(sidecar, new_folder))
     lineage = Lineage(
         document=_relative(path, new_folder),
-        session=doc.meta.session,
+        session=session,
         turn=turn,
-        fork_session=last and doc.meta.session is not None and same_cwd,
+        fork_session=(last or at is not None) and session is not None and same_cwd,
+        at=at,
     )
-    meta["forked_from"] = lineage.model_dump()
+    meta["forked_from"] = lineage.model_dump(exclude={"at"} if at is None else set())
     return ForkPlan(turn, lineage, meta, link)
 
 
 def _exchange_end(doc: Document, turn: int) -> int:
     replies = [t for t in doc.turns if t.role == "assistant"]
-    return replies[turn - 1].end
+    return replies[turn - 1 - (doc.meta.archived or 0)].end
 
 
 def _relink(text: str, link: tuple[str, str] | None) -> str:
@@ -161,8 +190,47 @@ def _carry_snapshot(path: Path, new: Path, plan: ForkPlan) -> None:
         history.write_snapshot(new, snapshot)
 
 
+def _archive_copy(path: Path, new: Path, doc: Document) -> bytes | None:
+    """The parent's archive for the fork, which carries the parent's archived count."""
+    if not doc.meta.archived:
+        return None
+    if os.path.lexists(archive_path(new)):
+        raise AgentdocError(f"{archive_path(new)} already exists; agentdoc will not overwrite it")
+    try:
+        return archive_path(path).read_bytes()
+    except OSError as exc:
+        raise AgentdocError(f"{path}: its archive cannot be read: {exc}") from exc
+
+
+def _relink_archive(text: str, path: Path, new: Path) -> str:
+    old, fresh = archive_path(path).name, archive_path(new).name
+    return text.replace(f"[{old}]({old})", f"[{fresh}]({fresh})").replace(
+        f"[{old}](<{old}>)", f"[{fresh}](<{fresh}>)"
+    )
+
+
+def _marked_branch(
+    path: Path, doc: Document, turn: int, environ: Mapping[str, str] | None
+) -> Branch | None:
+    """Where the agent's session ends turn ``turn``, from the turn's mark (None: unknown)."""
+    mark = marks.read_marks(path).get(turn)
+    if mark is None:
+        return None
+    try:
+        cwd = working_dir(path, doc, allow_outside=True)
+    except AgentdocError:
+        return None
+    end = branch_point(os.environ if environ is None else environ, mark, cwd)
+    return None if end is None else (mark.session, end)
+
+
 def fork(
-    path: Path, new: Path, turn: int | None = None, *, allow_cwd_outside: bool = False
+    path: Path,
+    new: Path,
+    turn: int | None = None,
+    *,
+    allow_cwd_outside: bool = False,
+    environ: Mapping[str, str] | None = None,
 ) -> ForkPlan:
     """Create ``new`` as a fork of ``path`` through exchange ``turn`` (default: the last)."""
     if new.suffix != ".md":
@@ -176,10 +244,13 @@ def fork(
         doc = parse(text)
     except (DocumentError, FrontmatterError) as exc:
         raise AgentdocError(f"{path}: {exc}") from exc
-    plan = plan_fork(
-        path, new, doc, check_fork(path, text, doc, turn), allow_cwd_outside=allow_cwd_outside
-    )
-    _create(new, fork_text(doc, plan))
+    chosen = check_fork(path, text, doc, turn)
+    branch = _marked_branch(path, doc, chosen, environ)
+    plan = plan_fork(path, new, doc, chosen, allow_cwd_outside=allow_cwd_outside, branch=branch)
+    archive = _archive_copy(path, new, doc)
+    _create(new, _relink_archive(fork_text(doc, plan), path, new))
+    if archive is not None:
+        atomic_write(archive_path(new), archive)
     _carry_snapshot(path, new, plan)
     log.info("forked %s at turn %d into %s", path, plan.turn, new)
     return plan

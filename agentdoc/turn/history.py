@@ -27,8 +27,10 @@ from agentdoc.document import (
     Document,
     DocumentError,
     FrontmatterError,
+    archive_path,
     atomic_write,
     parse,
+    parse_archive,
     read_text,
     strip_comments,
 )
@@ -120,11 +122,35 @@ def edits_diff(before: str, after: str, limit: int = DIFF_LIMIT) -> str | None:
     return "\n".join(kept)
 
 
-def history_edits(snapshot: Snapshot | None, doc: Document, session: str) -> str | None:
-    """The diff to send when resuming ``session``, if the document's past changed since."""
+def history_edits(snapshot: Snapshot | None, transcript: str, session: str) -> str | None:
+    """The diff to send when resuming ``session``, if the conversation's past (``transcript``:
+    archived exchanges and the document's) changed since."""
     if snapshot is None or snapshot.session != session:
         return None
-    return edits_diff(snapshot.transcript, doc.transcript())
+    return edits_diff(snapshot.transcript, transcript)
+
+
+def joined(*transcripts: str) -> str:
+    return "\n\n".join(part for part in transcripts if part)
+
+
+def archived_transcript(document: Path, doc: Document) -> str:
+    """The transcript of the exchanges ``agentdoc archive`` moved out of the document."""
+    count = doc.meta.archived or 0
+    if count == 0:
+        return ""
+    path = archive_path(document)
+    try:
+        archive = parse_archive(read_text(path))
+    except (AgentdocError, DocumentError, FrontmatterError) as exc:
+        log.warning(
+            "%s: its archive %s cannot be read (%s); sending without it", document, path, exc
+        )
+        return ""
+    if archive.split.frontmatter is not None:
+        log.warning("%s: %s has frontmatter, so it is not an archive; ignoring it", document, path)
+        return ""
+    return archive.transcript(count)
 
 
 def unfinished_reply(doc: Document) -> str | None:

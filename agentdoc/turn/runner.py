@@ -36,10 +36,12 @@ from agentdoc.document import (
     WriteLedger,
     render_body,
     render_final,
+    render_refusal,
     sidecar_link,
 )
-from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt
+from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt, PromptRefused
 from agentdoc.turn import detect, history, journal, status
+from agentdoc.turn.aftermath import after_turn
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
@@ -131,16 +133,20 @@ class TurnRunner:
                 known,
             )
         prompt = self._writer.prompt = sub.prompt
-        plan = prepare_turn(
-            self.path,
-            doc,
-            prompt,
-            self.mode,
-            self.settings,
-            session=self.session,
-            model=self.model,
-            environ=self.environ,
-        )
+        try:
+            plan = prepare_turn(
+                self.path,
+                doc,
+                prompt,
+                self.mode,
+                self.settings,
+                session=self.session,
+                model=self.model,
+                environ=self.environ,
+            )
+        except PromptRefused as exc:
+            self._refuse(doc.turn_count() + 1, exc)
+            raise
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
@@ -159,11 +165,20 @@ class TurnRunner:
         finally:
             self._journal.close()
 
+    def _refuse(self, turn: int, exc: PromptRefused) -> None:
+        """Nothing was sent: say why where the reply would be; the prompt stays pending."""
+        self._writer.open()
+        self._writer.close(render_refusal(str(exc), self.path.name), None, next_prompt=False)
+        self._status.report(turn, "failed", 0, None, str(exc))
+
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
         # Started before the document is touched: a CLI that cannot start (missing, not
         # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
         try:
             proc = self._spawn(plan)
+        except PromptRefused as exc:  # e.g. pictures for an agent that takes none
+            self._refuse(plan.turn, exc)
+            raise
         except AgentdocError as exc:
             if not self.notice_start_failure:
                 raise
@@ -376,6 +391,7 @@ class TurnRunner:
             note=plan.note,
             pending=pending,
             approvals=self._approvals.shown,
+            context_hint=self.settings.context_hint,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id
@@ -392,9 +408,13 @@ class TurnRunner:
             # error in the status as the turn's failure.
             self._journal.keep = True
             raise
+        state = final_state(reply, cancelled=cancelled)
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
-        state = final_state(reply, cancelled=cancelled)
+            done = state == "done"
+            after_turn(
+                self.path, self.settings, self.environ, plan, session_id, sidecar.started, done
+            )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
@@ -444,4 +464,6 @@ class TurnRunner:
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
-        self._status.report(turn, state, chars, session_id, detail, tokens)
+        usage = reply.usage if reply is not None else None
+        context = (usage.context_used, usage.context_size) if usage else (None, None)
+        self._status.report(turn, state, chars, session_id, detail, tokens, context)

@@ -9,8 +9,13 @@ the document plus a few facts about the world (`Facts`, gathered by `prepare_tur
 * A resumed session gets the new prompt, plus what it cannot know: a diff of edits to earlier
   turns, and the partial text of a previous reply that was interrupted, unless the session
   kept it (see `history`).
-* The first prompt of a fork taken at its parent's last turn continues the parent's session as a
-  fork (``--resume=PARENT --fork-session --session-id=NEW``); the parent session is unchanged.
+* The first prompt of a fork continues the parent's session as a fork (``--resume=PARENT
+  --fork-session --session-id=NEW``), cut at the forked turn when that is not the session's last
+  (``--resume-session-at``, from the turn's mark); the parent session is unchanged. Only a fork
+  whose turn has no mark (an agent that cannot branch there) gets a seeded session.
+* After `undo`, ``agentdoc.resume_at`` names the point of the session to continue from (the end
+  of the turn before the undone one): the next prompt forks the session there, so the model
+  forgets the undone turn.
 
 A resume plan carries a `fallback`: the rebuild to run at once if the CLI answers "No
 conversation found" after all.
@@ -18,6 +23,7 @@ conversation found" after all.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -29,11 +35,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.agents import AgentRequest, has_session, last_reply_text
+from agentdoc.agents import AgentRequest, ImagePart, has_session, last_reply_text
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history
+from agentdoc.turn import history, includes
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +56,10 @@ class Lineage(BaseModel):
     document: str  # the parent document, relative to this document's folder
     session: str | None = None  # the parent's Claude session when the fork was made
     turn: int  # the fork holds the parent's exchanges 1..turn
-    # True: the first prompt continues `session` with --fork-session (the fork was taken at the
-    # parent's last exchange, so that session holds exactly this history).
+    # True: the first prompt continues `session` with --fork-session (taken at the parent's last
+    # exchange, that session holds exactly this history; at an earlier one, `at` cuts it there).
     fork_session: bool = False
+    at: str | None = None  # the agent's mark of the end of `turn` in `session`
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,8 @@ class Facts:
     # The text the target session holds of its last reply (None: unknown or not looked up).
     session_reply: str | None = None
     snapshot: history.Snapshot | None = None
+    images: tuple[ImagePart, ...] = ()  # the pictures the prompt names, read and checked
+    archived: str = ""  # the transcript of the exchanges moved to the document's archive
 
 
 @dataclass(frozen=True)
@@ -93,14 +102,26 @@ def first_turn_of_fork(doc: Document) -> Lineage | None:
     return found
 
 
-def resume_target(doc: Document, session: str | None) -> tuple[str | None, bool]:
-    """The session a resume would continue, and whether it must be forked first."""
-    if session or doc.meta.session:
-        return session or doc.meta.session, False
+@dataclass(frozen=True)
+class Target:
+    """The session a resume continues; `fork`: as a copy, ending at `at` when that is set."""
+
+    session: str | None
+    fork: bool = False
+    at: str | None = None
+
+
+def resume_target(doc: Document, session: str | None) -> Target:
+    """The session a resume would continue, and whether (and where) it must be forked first."""
+    if session:
+        return Target(session)
+    if doc.meta.session:
+        at = doc.meta.resume_at
+        return Target(doc.meta.session, at is not None, at)
     fork = first_turn_of_fork(doc)
     if fork is not None and fork.fork_session and fork.session:
-        return fork.session, True
-    return None, False
+        return Target(fork.session, True, fork.at)
+    return Target(None)
 
 
 def _fence(text: str) -> str:
@@ -177,6 +198,7 @@ def _request(
     *,
     resume: str | None = None,
     fork: bool = False,
+    resume_at: str | None = None,
     session_id: str | None = None,
 ) -> AgentRequest:
     return AgentRequest(
@@ -185,15 +207,20 @@ def _request(
         resume=resume,
         session_id=session_id,
         fork=fork,
+        resume_at=resume_at if fork else None,
         model=model or doc.meta.model or settings.model,
         effort=doc.meta.effort or settings.effort,
         append_system=doc.meta.system,
+        message_id=str(uuid.uuid4()),
     )
 
 
-def _fork_note(doc: Document) -> str | None:
+def _fork_note(doc: Document, *, seeded: bool = False) -> str | None:
     fork = first_turn_of_fork(doc)
-    return None if fork is None else f"forked from {fork.document}, turn {fork.turn}"
+    if fork is None:
+        return None
+    note = f"forked from {fork.document}, turn {fork.turn}"
+    return f"{note}; a new session seeded with the transcript" if seeded else note
 
 
 def _new_session(
@@ -203,8 +230,9 @@ def _new_session(
     settings: Settings,
     model: str | None,
     note: str | None,
+    archived: str = "",
 ) -> TurnPlan:
-    known = doc.transcript()
+    known = history.joined(archived, doc.transcript())
     seeded = compose_prompt(prompt, transcript=known)
     request = _request(path, doc, settings, model, seeded, session_id=str(uuid.uuid4()))
     return TurnPlan(request, doc.turn_count() + 1, True, known, note)
@@ -222,13 +250,40 @@ def plan_turn(
     facts: Facts = Facts(),
 ) -> TurnPlan:
     """Decide start/resume/fork/rebuild for the pending ``prompt`` (pure, given ``facts``)."""
-    target, fork = resume_target(doc, session)
+    plan = _plan(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)
+    return _attach(plan, facts.images)
+
+
+def _attach(plan: TurnPlan, images: tuple[ImagePart, ...]) -> TurnPlan:
+    """The plan (and its fallback) with the prompt's pictures on the request."""
+    if not images:
+        return plan
+    fallback = None if plan.fallback is None else _attach(plan.fallback, images)
+    request = dataclasses.replace(plan.request, images=images)
+    return dataclasses.replace(plan, request=request, fallback=fallback)
+
+
+def _plan(
+    path: Path,
+    doc: Document,
+    prompt: str,
+    mode: Mode,
+    settings: Settings,
+    *,
+    session: str | None,
+    model: str | None,
+    facts: Facts,
+) -> TurnPlan:
+    found = resume_target(doc, session)
+    target, fork = found.session, found.fork
     if mode == "resume" and not target:
         raise AgentdocError(
             f"{path} has no session to resume yet; use `agentdoc start` or `agentdoc run`"
         )
     if mode == "start" or target is None:
-        return _new_session(path, doc, prompt, settings, model, _fork_note(doc))
+        return _new_session(
+            path, doc, prompt, settings, model, _fork_note(doc, seeded=True), facts.archived
+        )
     if facts.session_found is False:
         if session:
             folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
@@ -236,10 +291,11 @@ def plan_turn(
                 f"session {session} was not found for the folder {folder}; "
                 "Claude keeps sessions per folder (and per $HOME / $CLAUDE_CONFIG_DIR)"
             )
-        return _new_session(path, doc, prompt, settings, model, LOST_NOTE)
+        return _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived)
+    known = history.joined(facts.archived, doc.transcript())
     text = compose_prompt(
         prompt,
-        edits=history.history_edits(facts.snapshot, doc, target),
+        edits=history.history_edits(facts.snapshot, known, target),
         unfinished=history.unfinished_to_send(history.unfinished_reply(doc), facts.session_reply),
     )
     request = _request(
@@ -250,12 +306,17 @@ def plan_turn(
         text,
         resume=target,
         fork=fork,
+        resume_at=found.at,
         session_id=str(uuid.uuid4()) if fork else None,
     )
     # An explicitly named session is never silently replaced by a new one.
-    fallback = None if session else _new_session(path, doc, prompt, settings, model, LOST_NOTE)
+    fallback = (
+        None
+        if session
+        else _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived)
+    )
     note = _fork_note(doc) if fork else None
-    return TurnPlan(request, doc.turn_count() + 1, fork, doc.transcript(), note, fallback)
+    return TurnPlan(request, doc.turn_count() + 1, fork, known, note, fallback)
 
 
 def prepare_turn(
@@ -269,15 +330,34 @@ def prepare_turn(
     model: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> TurnPlan:
-    """Gather the facts (session store, history snapshot), then `plan_turn`."""
-    target, _fork = resume_target(doc, session)
+    """Gather the facts (includes, session store, history snapshot), then `plan_turn`.
+
+    Raises `IncludeRefused` before anything is sent when the prompt names a file or picture
+    it may not send.
+    """
+    cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
+    context = includes.resolve(prompt, includes.place_for(cwd, settings.add_dirs), limits(settings))
+    target = resume_target(doc, session).session
     found = reply = None
     if target is not None and mode != "start":
         env = os.environ if environ is None else environ
-        cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
         found = has_session(env, target, cwd)
         # Only an interrupted reply needs the session's own copy of it.
         if found and history.unfinished_reply(doc) is not None:
             reply = last_reply_text(env, target, cwd)
-    facts = Facts(session_found=found, session_reply=reply, snapshot=history.read_snapshot(path))
-    return plan_turn(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)
+    facts = Facts(
+        session_found=found,
+        session_reply=reply,
+        snapshot=history.read_snapshot(path),
+        images=context.images,
+        archived=history.archived_transcript(path, doc),
+    )
+    return plan_turn(
+        path, doc, context.text, mode, settings, session=session, model=model, facts=facts
+    )
+
+
+def limits(settings: Settings) -> includes.Limits:
+    return includes.Limits(
+        settings.include_file_limit, settings.include_prompt_limit, settings.image_limit
+    )

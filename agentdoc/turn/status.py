@@ -45,6 +45,10 @@ class Status(BaseModel):
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
     held: str | None = None  # while `pending`: why the prompt was not sent, and how to send it
     queued: bool = False  # while a reply streams: a prompt saved below it waits for its end
+    # Tokens in the model's context window after the last turn, and the window, when the agent
+    # reports them (kept from turn to turn until a new figure arrives).
+    context_used: int | None = None
+    context_size: int | None = None
 
     def describe(self) -> str:
         """One line for `agentdoc status`."""
@@ -52,6 +56,9 @@ class Status(BaseModel):
         if self.turn:
             about = "~" if self.tokens_estimated else ""
             line += f" (turn {self.turn}, {about}{self.tokens} tokens, updated {self.updated})"
+        if self.context_used and self.context_size:
+            share = 100 * self.context_used / self.context_size
+            line += f" — context {self.context_used:,}/{self.context_size:,} tokens ({share:.0f}%)"
         if self.waiting_for:
             line += f" — {self.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
         if self.queued:
@@ -74,7 +81,14 @@ def state_file(document: Path, suffix: str) -> Path:
 
 # The per-document state files that mean nothing once the document is gone. The journal is
 # kept: it holds the only copy of a reply that could not be written, until it is closed.
-STATE_SUFFIXES = (".status.json", ".history.md", ".approval.json", ".answer.json", ".cancel")
+STATE_SUFFIXES = (
+    ".status.json",
+    ".history.md",
+    ".turns.json",
+    ".approval.json",
+    ".answer.json",
+    ".cancel",
+)
 
 
 def status_path(document: Path) -> Path:
@@ -237,14 +251,16 @@ class StatusReporter:
         session_id: str | None,
         detail: str,
         tokens: int | None = None,
+        context: tuple[int | None, int | None] = (None, None),
     ) -> None:
         """Record a turn state (a runner state such as "retrying", shown as a status state).
 
         `tokens` is the CLI's own output count, known when the turn ends; until then the
-        count is estimated from the characters streamed so far.
+        count is estimated from the characters streamed so far. `context` (tokens used, the
+        window) replaces the last known figures when the agent reported them.
         """
         with self._lock:
-            self._report(turn, state, chars, session_id, detail, tokens)
+            self._report(turn, state, chars, session_id, detail, tokens, context)
 
     def _report(
         self,
@@ -254,6 +270,7 @@ class StatusReporter:
         session_id: str | None,
         detail: str,
         tokens: int | None,
+        context: tuple[int | None, int | None],
     ) -> None:
         previous = self.status
         now = now_iso()
@@ -282,6 +299,8 @@ class StatusReporter:
                 "pid": os.getpid() if shown in ("streaming", "waiting") else None,
                 "waiting_for": (detail or None) if shown == "waiting" else None,
                 "queued": previous.queued and shown in ("streaming", "waiting"),
+                "context_used": context[0] or previous.context_used,
+                "context_size": context[1] or previous.context_size,
             }
         )
         write_status(self.document, self.status)

@@ -150,6 +150,7 @@ class ReplyWriter:
             )
             if closed is None or not session_id:
                 return closed
-            return document.set_meta(closed, {"session": session_id})
+            # A point to resume from (`undo`) served its purpose once the session moved on.
+            return document.set_meta(closed, {"session": session_id, "resume_at": None})
 
         self.update(transform)

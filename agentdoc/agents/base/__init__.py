@@ -28,7 +28,9 @@ from agentdoc.agents.base.events import (
     TurnEnd,
     Usage,
 )
+from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
+from agentdoc.agents.base.prompt import ImagePart, ImageType
 from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.agents.base.request import AgentRequest
 
@@ -43,6 +45,8 @@ __all__ = [
     "BlockStart",
     "EndOfStream",
     "Event",
+    "ImagePart",
+    "ImageType",
     "MessageStart",
     "MessageStop",
     "Notice",
@@ -62,6 +66,7 @@ __all__ = [
     "ToolPart",
     "ToolUpdate",
     "TurnEnd",
+    "TurnMark",
     "Usage",
     "WarmAgent",
     "WarmStart",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.agents.base.prompt import ImagePart
+
 
 @dataclass(frozen=True)
 class AgentRequest:
@@ -15,14 +17,23 @@ class AgentRequest:
     resume: str | None = None
     session_id: str | None = None
     fork: bool = False
+    # With `fork`: the fork ends at this point of the resumed session (the agent's own id of a
+    # turn's last message), so it holds only the turns up to there.
+    resume_at: str | None = None
     model: str | None = None
     effort: str | None = None
     append_system: str | None = None
     # Files no tool of the agent may write (the document, its sidecar, `.agentdoc/`): built by
     # agentdoc from the document's own path, never taken from document text.
     protect: tuple[Path, ...] = ()
+    # The id the prompt's message gets in the session, where the agent lets us choose it (the
+    # warm Claude CLI's stream-json input; never in argv), so the turn can be found in it at once.
+    message_id: str | None = None
     # The document's exchange this request creates (never sent to the agent): a warm process is
     # reused only for the turn right after the last one it ran, so it has seen every earlier turn.
     turn: int = 0
     # Which agent answers (a name the launcher knows, never a command).
     agent: str = "claude"
+    # Pictures the prompt names, checked and read by agentdoc; each protocol sends them after
+    # the text as image content (an agent that cannot take pictures must refuse the turn).
+    images: tuple[ImagePart, ...] = ()

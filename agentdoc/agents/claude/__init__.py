@@ -18,6 +18,14 @@ from agentdoc.agents.claude.process import (
     resolve_executable,
     spawn,
 )
+from agentdoc.agents.claude.rewind import (
+    SessionTurn,
+    changes_files,
+    files_unrestorable,
+    rewind_files,
+    session_prompt,
+    session_turn,
+)
 from agentdoc.agents.claude.sessionstore import has_session, last_reply_text
 from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.translate import Translator
@@ -29,18 +37,24 @@ __all__ = [
     "AgentRequest",
     "ClaudeProcess",
     "ClaudeTurn",
+    "SessionTurn",
     "StreamError",
     "Translator",
     "WarmProcess",
     "WarmTurn",
     "build_argv",
     "build_env",
+    "changes_files",
     "check_argv",
+    "files_unrestorable",
     "has_session",
     "last_reply_text",
     "parse_line",
     "protect_rules",
     "resolve_executable",
+    "rewind_files",
+    "session_prompt",
+    "session_turn",
     "spawn",
     "start_claude",
     "warm_claude",

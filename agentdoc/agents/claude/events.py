@@ -206,6 +206,7 @@ class Result(_Model):
     api_error_status: int | None = None
     terminal_reason: str | None = None
     models: list[str] = Field(default_factory=list)
+    context_window: int | None = None  # the model's window (``modelUsage[…].contextWindow``)
     permission_denials: int = 0
 
 

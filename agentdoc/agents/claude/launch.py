@@ -24,7 +24,7 @@ from agentdoc.agents.claude.turn import ClaudeTurn
 from agentdoc.agents.claude.warm import WarmProcess
 from agentdoc.config import Settings
 
-_SESSION_FLAGS = ("--resume=", "--session-id=", "--fork-session")
+_SESSION_FLAGS = ("--resume=", "--session-id=", "--fork-session", "--resume-session-at=")
 
 
 def shape(argv: list[str]) -> tuple[str, ...]:
@@ -78,7 +78,9 @@ class WarmClaude:
         )
 
     def begin(self, request: AgentRequest) -> ClaudeTurn:
-        return ClaudeTurn(self.process.begin(request.prompt, request.turn))
+        return ClaudeTurn(
+            self.process.begin(request.prompt, request.turn, request.message_id, request.images)
+        )
 
     def close(self, grace: float = 5.0) -> None:
         self.process.close(grace)

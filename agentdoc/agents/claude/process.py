@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agentdoc.agents.base import AgentRequest
 from agentdoc.agents.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
+from agentdoc.agents.claude.prompt import neutralise, user_message
 from agentdoc.agents.claude.stream import iter_lines
 from agentdoc.config import Settings
 from agentdoc.errors import ClaudeNotFound
@@ -81,12 +82,15 @@ def build_argv(
         "--verbose",
         "--include-partial-messages",
     ]
-    if warm:
+    if warm or request.images:
+        # Pictures travel only as content blocks of a stream-json user message.
         argv.append("--input-format=stream-json")
     if request.resume:
         argv.append(f"--resume={request.resume}")
         if request.fork:
             argv.append("--fork-session")
+            if request.resume_at:
+                argv.append(f"--resume-session-at={request.resume_at}")
     if request.session_id:
         argv.append(f"--session-id={request.session_id}")
     if request.model:
@@ -135,6 +139,9 @@ def build_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
     # A CLI started from inside another Claude Code session refuses to nest unless this is gone.
     env.pop("CLAUDECODE", None)
     env.setdefault("CLAUDE_CODE_MAX_RETRIES", str(settings.max_retries))
+    # The CLI backs up the files its tools change only with this set in print mode; `undo`
+    # restores them from those copies (see `rewind`).
+    env.setdefault("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING", "true")
     return env
 
 
@@ -318,7 +325,14 @@ def spawn(
     check_argv(argv)
     env = build_env(os.environ if environ is None else environ, settings)
     log.debug("running %s in %s", argv, request.cwd)
-    return ClaudeProcess(argv, request.cwd, env, request.prompt).start()
+    return ClaudeProcess(argv, request.cwd, env, stdin_text(request)).start()
+
+
+def stdin_text(request: AgentRequest) -> str:
+    """What a one-shot CLI reads: the prompt, or one user message when pictures go with it."""
+    if request.images:
+        return user_message(request.prompt, request.message_id, request.images).decode("utf-8")
+    return neutralise(request.prompt)
 
 
 def popen_claude(

@@ -79,7 +79,7 @@ def _head(path: Path) -> list[str]:
     return lines
 
 
-def _locate(
+def locate(
     environ: Mapping[str, str], session_id: str, cwd: Path
 ) -> tuple[bool | None, Path | None]:
     """Whether the session is there (None: cannot tell) and, if so, its file."""
@@ -104,10 +104,10 @@ def has_session(environ: Mapping[str, str], session_id: str, cwd: Path) -> bool 
 
     None when the CLI's config folder is unknown or unreadable: then nobody can tell.
     """
-    return _locate(environ, session_id, cwd)[0]
+    return locate(environ, session_id, cwd)[0]
 
 
-def _is_prompt(record: Mapping[str, Any]) -> bool:
+def is_prompt(record: Mapping[str, Any]) -> bool:
     """A user message the person wrote (not a tool result, a meta note or an interrupt mark)."""
     content = record.get("message", {}).get("content")
     if record.get("isMeta") or content is None:
@@ -136,7 +136,7 @@ def reply_text(lines: list[str]) -> str:
         message = record.get("message")
         if not isinstance(message, dict):
             continue
-        if record.get("type") == "user" and _is_prompt(record):
+        if record.get("type") == "user" and is_prompt(record):
             parts = []
         elif record.get("type") == "assistant" and message.get("model") != "<synthetic>":
             content = message.get("content")
@@ -151,7 +151,7 @@ def reply_text(lines: list[str]) -> str:
 
 def last_reply_text(environ: Mapping[str, str], session_id: str, cwd: Path) -> str | None:
     """`reply_text` of the session's file; None when it cannot be found or read."""
-    found, path = _locate(environ, session_id, cwd)
+    found, path = locate(environ, session_id, cwd)
     if not found or path is None:
         return None
     try:

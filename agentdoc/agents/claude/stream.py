@@ -156,7 +156,8 @@ def _message_start(event: dict[str, Any], parent: Any) -> Event:
     return MessageStart(
         message_id=message.get("id"),
         model=message.get("model"),
-        input_tokens=_obj(message.get("usage")).get("input_tokens"),
+        # The whole prompt this API call read, cache included: what fills the context window.
+        input_tokens=_input_tokens(_obj(message.get("usage"))) or None,
         parent_tool_use_id=parent,
     )
 
@@ -287,9 +288,20 @@ def _result(raw: dict[str, Any]) -> Event:
             input_tokens=_input_tokens(usage),
             output_tokens=usage.get("output_tokens") or 0,
             models=list(_obj(raw.get("modelUsage"))),
+            context_window=_context_window(_obj(raw.get("modelUsage"))),
             permission_denials=len(denials) if isinstance(denials, list) else 0,
         )
     )
+
+
+def _context_window(model_usage: dict[str, Any]) -> int | None:
+    """The largest window among the turn's models (a helper model may have a smaller one)."""
+    windows = [
+        window
+        for entry in model_usage.values()
+        if isinstance(entry, dict) and isinstance(window := entry.get("contextWindow"), int)
+    ]
+    return max(windows, default=None)
 
 
 def _input_tokens(usage: dict[str, Any]) -> int:

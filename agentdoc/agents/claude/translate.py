@@ -80,6 +80,9 @@ class Translator:
         self._fresh = 0  # indexes for whole blocks, below the CLI's own (which start at 0)
         self._stop_reason: StopReason | None = None
         self._interrupted = False
+        # The last API call's whole prompt and its reply so far: what the context holds.
+        self._prompt_tokens: int | None = None
+        self._reply_tokens = 0
         self.ended = False
 
     def feed(self, event: Event) -> Out:
@@ -102,6 +105,7 @@ class Translator:
                 return [neutral.MessageStop()]
             case MessageDelta():
                 self._stop_reason = _STOP_REASONS.get(event.stop_reason or "", self._stop_reason)
+                self._reply_tokens = event.output_tokens or self._reply_tokens
                 return []
             case ToolResult():
                 return [_tool_update(event)]
@@ -133,6 +137,7 @@ class Translator:
         self._open_stopped = False
         self._open_index = None
         self._announced = event.message_id
+        self._prompt_tokens, self._reply_tokens = event.input_tokens, 0
         out.append(neutral.MessageStart(event.message_id, event.model))
         return out
 
@@ -209,6 +214,10 @@ class Translator:
             input_tokens=event.input_tokens,
             output_tokens=event.output_tokens,
             cost_usd=event.total_cost_usd,
+            # The turn's own figures add up every API call; the context after it is the last
+            # call's prompt plus its answer.
+            context_used=self._prompt_tokens + self._reply_tokens if self._prompt_tokens else None,
+            context_size=event.context_window,
         )
         return neutral.TurnEnd(
             stop,

@@ -29,7 +29,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from agentdoc.agents.base import ImagePart
 from agentdoc.agents.claude.process import ClaudeProcess, popen_claude
+from agentdoc.agents.claude.prompt import user_message as user_message  # for its tests
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +84,6 @@ def line_kind(line: bytes) -> tuple[str, dict[str, Any] | None]:
         return "", None
     kind = str(parsed["type"])
     return kind, None if kind == "result" else parsed
-
-
-def user_message(prompt: str) -> bytes:
-    message = {"type": "user", "message": {"role": "user", "content": prompt}}
-    return (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def control_request(request_id: str, subtype: str) -> bytes:
@@ -175,13 +172,19 @@ class WarmProcess:
                 return False
         return True
 
-    def begin(self, prompt: str, turn: int = 0) -> WarmTurn:
+    def begin(
+        self,
+        prompt: str,
+        turn: int = 0,
+        message_id: str | None = None,
+        images: tuple[ImagePart, ...] = (),
+    ) -> WarmTurn:
         """Send a prompt; the returned turn reads its events. One turn at a time."""
         assert self._turn is None, "a warm process runs one turn at a time"
         self.turns += 1
         self.last_turn = turn
         self._turn = WarmTurn(self, len(self._stderr))
-        if not self.write(user_message(prompt)):
+        if not self.write(user_message(prompt, message_id, images)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
         return self._turn
 

@@ -203,6 +203,25 @@ function M.cancel()
   end)
 end
 
+-- Take the last turn back (`agentdoc undo`): its reply, its file changes, the session's memory
+-- of it. The buffer is saved first, so undo sees what you see; the prompt comes back pending.
+function M.undo()
+  local buf, path = current_document()
+  if not buf then
+    return
+  end
+  -- Whether a reply still streams is for `agentdoc undo` to tell: it refuses, saying so.
+  vim.cmd("silent update")
+  job({ "undo", path }, function(code, stderr)
+    vim.cmd("silent! checktime " .. buf)
+    if code ~= 0 then
+      notify(stderr ~= "" and stderr or ("agentdoc undo failed (exit " .. code .. ")"))
+    else
+      notify("the last turn was taken back; its prompt is pending again", vim.log.levels.INFO)
+    end
+  end)
+end
+
 --- The document's status file (docs/protocol.md), decoded, or nil.
 function M.read_status(path)
   local file = vim.fn.fnamemodify(path, ":h") .. "/.agentdoc/" .. vim.fn.fnamemodify(path, ":t")
@@ -278,6 +297,27 @@ function M.fork(turn)
     else
       vim.cmd("edit " .. vim.fn.fnameescape(new))
     end
+  end)
+end
+
+function M.archive(keep)
+  local buf, path = current_document()
+  if not buf then
+    return
+  end
+  vim.cmd("silent update")
+  local args = { "archive", path }
+  if keep then
+    vim.list_extend(args, { "--keep", tostring(keep) })
+  end
+  job(args, function(code, stderr)
+    if code ~= 0 then
+      notify(stderr ~= "" and stderr or "agentdoc archive failed")
+      return
+    end
+    vim.cmd("silent! checktime " .. buf)
+    local archive = vim.fn.fnamemodify(path, ":t:r") .. ".archive.md"
+    notify("older exchanges moved to " .. archive, vim.log.levels.INFO)
   end)
 end
 

@@ -1,0 +1,51 @@
+"""What follows a turn whose reply is in the document: its mark, and the git commit if on."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+
+from agentdoc.agents import mark_turn
+from agentdoc.config import Settings
+from agentdoc.document import DocumentError, FrontmatterError, parse, read_text
+from agentdoc.errors import AgentdocError
+from agentdoc.turn import gitcommit, marks
+from agentdoc.turn.session import TurnPlan
+
+log = logging.getLogger(__name__)
+
+
+def after_turn(
+    path: Path,
+    settings: Settings,
+    environ: Mapping[str, str] | None,
+    plan: TurnPlan,
+    session: str | None,
+    started: datetime,
+    complete: bool,
+) -> None:
+    """Record where the turn sits in its session (only a complete one), then commit if on."""
+    env = os.environ if environ is None else environ
+    request = plan.request
+    mark = None
+    if complete and session:
+        mark = mark_turn(
+            env,
+            session,
+            request.cwd,
+            request.prompt,
+            since=started,
+            message_id=request.message_id,
+            agent=request.agent,
+        )
+    marks.set_mark(path, plan.turn, mark)
+    try:
+        doc = parse(read_text(path))
+    except (AgentdocError, DocumentError, FrontmatterError) as exc:
+        log.warning("%s: no git commit for turn %d: %s", path, plan.turn, exc)
+        return
+    if gitcommit.enabled(doc, settings):
+        gitcommit.commit(path, gitcommit.turn_message(path, plan.turn))

@@ -1,0 +1,290 @@
+"""The real Claude Code CLI through the offline API: a fork at a turn, git per turn, undo."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
+from agentdoc.cli.commands import cli
+from agentdoc.config import Settings
+from agentdoc.document import parser as document
+from agentdoc.errors import AgentdocError
+from agentdoc.turn.forking import fork
+from agentdoc.turn.marks import read_marks
+from agentdoc.turn.outcome import TurnOutcome
+from agentdoc.turn.runner import TurnRunner
+from agentdoc.turn.undoing import undo
+from tests.conftest import wait_for
+from tests.e2e_support import REPO_ROOT, claude_env, require_claude
+from tests.process_support import run_cli, state_of, watching
+from tests.test_e2e_warm import ask, warm_env
+
+pytestmark = pytest.mark.e2e
+
+DOC = """---
+title: History
+agentdoc: {extra}
+---
+
+# History
+
+## User
+
+First question?
+"""
+
+
+def reply(text: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}]
+
+
+def tool(name: str, **arguments: Any) -> list[dict[str, Any]]:
+    return [{"type": "tool_use", "name": name, "input": arguments}]
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(claude=str(require_claude()), flush_interval=0.05)
+
+
+def add_prompt(path: Path, prompt: str) -> None:
+    path.write_text(path.read_text() + prompt + "\n")
+
+
+def run(path: Path, settings: Settings, env: dict[str, str], **kwargs: Any) -> TurnOutcome:
+    outcome = TurnRunner(path, settings, environ=env, **kwargs).run()
+    assert outcome.state == "done", outcome
+    return outcome
+
+
+def texts(request: RecordedRequest) -> list[tuple[str, str]]:
+    """Each message of the request as (role, its text), system reminders left out."""
+    found = []
+    for message in request.messages():
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        text = " ".join(
+            str(b.get("text", "")) for b in blocks if not str(b.get("text", "")).startswith("<")
+        ).strip()
+        if text and message["role"] in ("user", "assistant"):
+            found.append((message["role"], text))
+    return found
+
+
+def three_turns(path: Path, settings: Settings, env: dict[str, str]) -> None:
+    run(path, settings, env, mode="start")
+    for prompt in ("Second question?", "Third question?"):
+        add_prompt(path, prompt)
+        run(path, settings, env)
+
+
+def test_a_fork_at_turn_2_of_3_continues_the_agents_own_messages(
+    tmp_path: Path, settings: Settings
+) -> None:
+    parent, branch = tmp_path / "chat.md", tmp_path / "branch.md"
+    parent.write_text(DOC.format(extra="{}"))
+    script = [reply("Answer one."), reply("Answer two."), reply("Answer three."), reply("Fork.")]
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        three_turns(parent, settings, env)
+        parent_bytes = parent.read_bytes()
+        plan = fork(parent, branch, 2, environ=env)
+        assert plan.lineage.fork_session and plan.lineage.at
+        add_prompt(branch, "Fork question?")
+        outcome = run(branch, settings, env)
+        requests = api.wait_for_requests(4)
+
+    assert parent.read_bytes() == parent_bytes
+    assert texts(requests[3]) == [
+        ("user", "First question?"),
+        ("assistant", "Answer one."),
+        ("user", "Second question?"),
+        ("assistant", "Answer two."),
+        ("user", "Fork question?"),
+    ]
+    text = branch.read_text()
+    assert "forked from chat.md, turn 2" in text and "seeded" not in text
+    assert document.parse(text).meta.session == outcome.session_id
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True, timeout=30
+    )
+    return done.stdout
+
+
+def make_repo(repo: Path) -> None:
+    git(repo, "init", "-q")
+    git(repo, "config", "user.name", "Test")
+    git(repo, "config", "user.email", "test@example.invalid")
+    (repo / "README.md").write_text("readme\n")
+    (repo / "notes.txt").write_text("notes\n")
+    git(repo, "add", "README.md", "notes.txt")
+    git(repo, "commit", "-q", "-m", "start")
+
+
+def test_git_per_turn_commits_only_the_document(tmp_path: Path, settings: Settings) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    make_repo(repo)
+    path = repo / "chat.md"
+    path.write_text(DOC.format(extra="{git: commit}"))
+    (repo / "README.md").write_text("staged work\n")
+    git(repo, "add", "README.md")
+    (repo / "notes.txt").write_text("unstaged work\n")
+    (repo / "new.txt").write_text("untracked\n")
+    with FakeMessagesAPI([reply("Answer one.")]) as api:
+        run(path, settings, claude_env(api, tmp_path / "home"), mode="start")
+
+    assert git(repo, "log", "-1", "--format=%s") == "chat.md: turn 1 (agentdoc)\n"
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["chat.md"]
+    assert git(repo, "show", "HEAD:chat.md") == path.read_text()
+    # The person's own work is as they left it: still staged, still unstaged, still untracked.
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["README.md"]
+    assert git(repo, "diff", "--name-only").split() == ["notes.txt"]
+    assert "?? new.txt" in git(repo, "status", "--porcelain")
+    assert git(repo, "rev-list", "--count", "HEAD") == "2\n"
+
+
+def test_undo_takes_back_the_reply_the_files_and_the_sessions_memory(
+    tmp_path: Path, settings: Settings
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    path = work / "chat.md"
+    path.write_text(DOC.format(extra="{}"))
+    edited = work / "old.txt"
+    original = "line one\r\nline twö\r\nno newline at the end".encode()
+    edited.write_bytes(original)
+    created = work / "new.txt"
+    script: list[ScriptEntry] = [
+        reply("Answer one."),
+        tool("Write", file_path=str(created), content="created\n"),
+        tool("Read", file_path=str(edited)),
+        tool("Edit", file_path=str(edited), old_string="line one", new_string="line 1"),
+        reply("I wrote and edited the files."),
+        reply("A fresh answer."),
+    ]
+    settings = settings.model_copy(update={"permission_mode": "acceptEdits"})
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        run(path, settings, env, mode="start")
+        before_turn_2 = path.read_text()
+        add_prompt(path, "Please write the files.")
+        run(path, settings, env)
+        assert created.exists() and edited.read_bytes() != original
+
+        result = CliRunner(env={**env, "AGENTDOC_CONFIG": str(tmp_path / "none.toml")}).invoke(
+            cli, ["undo", str(path)], catch_exceptions=False
+        )
+        assert result.exit_code == 0, result.output
+        assert "took turn 2" in result.output and "restored" in result.output
+        assert not created.exists()
+        assert edited.read_bytes() == original
+        text = path.read_text()
+        body = before_turn_2.split("---\n", 2)[2]
+        assert text.split("---\n", 2)[2] == body.rstrip() + "\n\nPlease write the files.\n"
+        doc = document.parse(text)
+        assert doc.pending_prompt() == "Please write the files." and doc.turn_count() == 1
+        before = document.parse(before_turn_2).meta
+        assert doc.meta.session == before.session and doc.meta.resume_at
+
+        run(path, settings, env)
+        requests = api.wait_for_requests(6)
+
+    assert texts(requests[5]) == [
+        ("user", "First question?"),
+        ("assistant", "Answer one."),
+        ("user", "Please write the files."),
+    ]
+    assert not [
+        block
+        for message in requests[5].messages()
+        for block in (message["content"] if isinstance(message["content"], list) else [])
+        if block.get("type") in ("tool_use", "tool_result")
+    ]
+    assert "A fresh answer." in path.read_text()
+    assert document.parse(path.read_text()).meta.resume_at is None
+
+
+def test_undo_refuses_a_shell_command_it_cannot_restore(tmp_path: Path, settings: Settings) -> None:
+    path = tmp_path / "chat.md"
+    path.write_text(DOC.format(extra="{}"))
+    script = [tool("Bash", command="echo hi > out.txt", description="x"), reply("Done.")]
+    settings = settings.model_copy(update={"allowed_tools": ("Bash",)})
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        run(path, settings, env, mode="start")
+        assert (tmp_path / "out.txt").exists()
+        before = path.read_bytes()
+        with pytest.raises(AgentdocError, match=r"cannot undo turn 1 exactly: Bash `echo hi"):
+            undo(path, settings, env)
+    assert path.read_bytes() == before and (tmp_path / "out.txt").exists()
+
+
+def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(
+    tmp_path: Path, settings: Settings
+) -> None:
+    path = tmp_path / "chat.md"
+    path.write_text(DOC.format(extra="{}"))
+    with pytest.raises(AgentdocError, match="nothing to undo"):
+        undo(path, settings)
+    words = " ".join(f"word{i}" for i in range(30))
+    with FakeMessagesAPI([{"content": reply(words), "pause_after_deltas": 5}]) as api:
+        env = claude_env(api, tmp_path / "home")
+        runner = TurnRunner(path, settings, mode="start", environ=env)
+        outcomes: list[TurnOutcome] = []
+        worker = threading.Thread(target=lambda: outcomes.append(runner.run()))
+        worker.start()
+        try:
+            api.wait_paused()
+            wait_for(lambda: "word3" in path.read_text(), "the reply to stream")
+            streaming = path.read_bytes()
+            with pytest.raises(AgentdocError, match="a reply is streaming into it"):
+                undo(path, settings, env)
+            assert path.read_bytes() == streaming
+        finally:
+            api.release()
+            worker.join(60)
+    assert outcomes[0].state == "done"
+
+
+def test_under_the_daemon_undo_waits_for_a_save_and_the_warm_turns_can_branch(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text("---\nagentdoc: {}\n---\n\n## User\n\n")
+    script = [reply("Warm one."), reply("Warm two."), reply("Warm three."), reply("Again.")]
+    with FakeMessagesAPI(script) as api:
+        # The daemon runs this checkout's agentdoc, wherever the test runs from.
+        env = {**warm_env(tmp_path, api), "PYTHONPATH": str(REPO_ROOT)}
+        with watching(folder, env, tmp_path / "watch.log") as daemon:
+            for n, word in enumerate(("one", "two", "three"), 1):
+                ask(doc, f"Question {word}?", f"Warm {word}.")
+                assert set(read_marks(doc)) == set(range(1, n + 1)), [
+                    (p.name, p.read_text()[:300]) for p in (folder / ".agentdoc").iterdir()
+                ]
+            done = run_cli(["undo", str(doc)], env)
+            assert done.returncode == 0, done.stderr
+            wait_for(lambda: "its pending prompt was not sent" in daemon.log(), "the daemon")
+            assert len(api.requests) == 3
+            doc.write_text(doc.read_text().replace("Question three?", "Question three, again?"))
+            wait_for(lambda: "Again." in doc.read_text() and state_of(doc) == "idle", "a reply")
+        requests = api.wait_for_requests(4)
+
+    assert texts(requests[3]) == [
+        ("user", "Question one?"),
+        ("assistant", "Warm one."),
+        ("user", "Question two?"),
+        ("assistant", "Warm two."),
+        ("user", "Question three, again?"),
+    ]
