@@ -1,6 +1,8 @@
 # Two entry points for a fresh machine (see README): `make demo` and `make test`.
-# Everything is installed project-locally: Python packages in .venv, the Claude Code CLI in
-# node_modules (pinned in package-lock.json).
+# Everything is installed project-locally: Python packages in .venv, the agent CLIs (Claude Code,
+# Gemini CLI, codex-acp, OpenCode) in node_modules (pinned in package-lock.json). Each ships its
+# program in the registry package; nothing is downloaded at install. (OpenCode tries to npm-install
+# a plugin package whenever it starts; the tests point that at a dead loopback registry.)
 
 PYTHON ?= python3
 VENV := .venv
@@ -29,6 +31,9 @@ $(VENV)/.installed: pyproject.toml
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	$(CLAUDE) --version
+	node_modules/.bin/gemini --version
+	node_modules/.bin/opencode --version
+	test -x node_modules/.bin/codex-acp
 	touch $@
 
 .claude-versions/%/.installed:

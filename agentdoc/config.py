@@ -10,6 +10,7 @@ command line, never from a document (PRODUCT.md §7 promise 6).
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,25 @@ PermissionMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", 
 
 
 DAY = 86400.0
+# An agent's name: what a document may say under `agent:`. Never a command: no spaces, no path,
+# and never a leading "-", so it can never be read as a flag.
+AGENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class AgentConfig(BaseModel):
+    """`[agents.NAME]` in the config: how to start an agent (only ever from the user's config)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: tuple[str, ...] = Field(min_length=1, description="program and its arguments")
+    env: dict[str, str] = Field(default_factory=dict, description="added to the environment")
+
+    @field_validator("command")
+    @classmethod
+    def _a_program(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value[0].strip():
+            raise ValueError("must start with the agent's program, not an empty string")
+        return value
 
 
 class Settings(BaseModel):
@@ -64,12 +84,28 @@ class Settings(BaseModel):
     allowed_tools: tuple[str, ...] = ()
     add_dirs: tuple[str, ...] = ()
     allow_cwd_outside: bool = False  # let a document's `cwd` leave its folder tree
+    # The agent for documents that name none, and the agents a document may name (besides the
+    # built-in claude, gemini, codex and opencode, which entries here override).
+    agent: str = "claude"
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
 
     @field_validator("claude")
     @classmethod
     def _a_program(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must name the claude executable, not be empty")
+        return value
+
+    @field_validator("agent")
+    @classmethod
+    def _an_agent_name(cls, value: str) -> str:
+        return _agent_name(value)
+
+    @field_validator("agents")
+    @classmethod
+    def _agent_names(cls, value: dict[str, AgentConfig]) -> dict[str, AgentConfig]:
+        for name in value:
+            _agent_name(name)
         return value
 
     @field_validator("submit_marker")
@@ -81,6 +117,14 @@ class Settings(BaseModel):
         if "\n" in value or "\r" in value or value != value.strip():
             raise ValueError("must be one line without leading or trailing spaces")
         return value
+
+
+def _agent_name(value: str) -> str:
+    if not AGENT_NAME.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not an agent name (letters, digits and . _ -, not starting with -)"
+        )
+    return value
 
 
 def config_path() -> Path:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import agents
 import core
 import live
 import scale
@@ -44,12 +45,24 @@ class Reps:
     stream: int
     idle: float  # seconds of idle daemon CPU measured per tree
     warm: int
+    agents: int
 
 
 FULL = Reps(
-    parse=21, flush=31, memory=5, document=21, turn=15, saves=20, stream=2, idle=10.0, warm=9
+    parse=21,
+    flush=31,
+    memory=5,
+    document=21,
+    turn=15,
+    saves=20,
+    stream=2,
+    idle=10.0,
+    warm=9,
+    agents=5,
 )
-QUICK = Reps(parse=5, flush=7, memory=3, document=5, turn=3, saves=5, stream=1, idle=3.0, warm=3)
+QUICK = Reps(
+    parse=5, flush=7, memory=3, document=5, turn=3, saves=5, stream=1, idle=3.0, warm=3, agents=2
+)
 
 # name -> (what it is, how to run it in a scratch folder)
 Runner = Callable[[Path, Reps, bool], list[Row]]
@@ -65,6 +78,7 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "stream": ("CPU per streamed delta", lambda d, r, c: watching.bench_stream(d, r.stream, c)),
     "tree": ("daemon on a tree", lambda d, r, c: watching.bench_tree(d, r.idle, c, BIG)),
     "warm": ("warm vs cold, real CLI", lambda d, r, c: warm.bench_warm(d, r.warm, c)),
+    "agents": ("each agent's warm 2nd turn", lambda d, r, c: agents.bench_agents(d, r.agents, c)),
 }
 # Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds) and the
 # 100,000-file tree.

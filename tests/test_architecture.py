@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"agentdoc.turn"},
     {"agentdoc.document"},
     {"agentdoc.agents"},
-    {"agentdoc.agents.claude", "agentdoc.agents.fakeapi"},
+    {"agentdoc.agents.claude", "agentdoc.agents.acp", "agentdoc.agents.fakeapi"},
     {"agentdoc.agents.base"},
     {"agentdoc.config", "agentdoc.errors", "agentdoc.lazy"},
 ]
@@ -38,6 +38,7 @@ LAYERS: list[set[str]] = [
 SUBPACKAGES = (
     "agentdoc.agents.fakeapi",
     "agentdoc.agents.claude",
+    "agentdoc.agents.acp",
     "agentdoc.agents.base",
     "agentdoc.agents",
     "agentdoc.daemon",

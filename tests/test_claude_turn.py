@@ -232,5 +232,7 @@ def test_a_process_that_ends_without_a_result_ends_the_turn_from_close(
 
 def test_an_agent_the_launcher_does_not_know_is_refused(tmp_path: Path) -> None:
     request = AgentRequest("hi", tmp_path, agent="nonesuch")
-    with pytest.raises(AgentdocError, match=r"unknown agent 'nonesuch'.*claude"):
+    with pytest.raises(
+        AgentdocError, match=r"'nonesuch' is not an agent's name; known agents: claude"
+    ):
         start_turn(request, Settings())

@@ -106,7 +106,9 @@ def temp_files(folder: Path) -> tuple[list[Path], list[Path]]:
 
 def _expected(path: Path) -> bool:
     if path.parent.name == ".agentdoc":
-        return path.name.endswith((".status.json", ".journal.jsonl", ".history.md", ".lock"))
+        return path.name.endswith(
+            (".status.json", ".journal.jsonl", ".history.md", ".turns.json", ".lock")
+        )
     return path.suffix == ".md"
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli, doctor
 
 SECRET = "sk-ant-secret-value-0123456789"
+TINY_AGENT = Path(__file__).parent / "tiny_acp_agent.py"
 
 
 def fake_cli(folder: Path, script: str) -> Path:
@@ -21,13 +24,25 @@ def fake_cli(folder: Path, script: str) -> Path:
     return exe
 
 
+def tiny_agent(folder: Path, name: str, mode: str = "ok") -> Path:
+    """An ACP agent program named `name` that answers `initialize` as `mode` says."""
+    exe = folder / name
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TINY_AGENT}" {mode}\n')
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return exe
+
+
 @pytest.fixture
 def healthy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A machine where every check passes: a CLI of a tested version and a login file."""
+    """A machine where every check passes: a CLI of a tested version, a login file, and the
+    built-in ACP agents on PATH (tiny stand-ins that answer the handshake)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     tested = ".".join(map(str, doctor.TESTED_MAX))
     exe = fake_cli(bin_dir, f'echo "{tested} (Claude Code)"')
+    for program in ("gemini", "codex-acp", "opencode"):
+        tiny_agent(bin_dir, program)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / ".credentials.json").write_text(json.dumps({"token": SECRET}))
@@ -68,6 +83,10 @@ def test_json_for_tools(healthy: Path, tmp_path: Path) -> None:
         "claude runs",
         "claude version",
         "authentication",
+        "agents",
+        "agent codex",
+        "agent gemini",
+        "agent opencode",
         "watch limit",
     ]
     assert {c["outcome"] for c in report["checks"]} == {"ok"}
@@ -166,3 +185,62 @@ def test_the_watch_limit_against_the_folders_to_watch(tmp_path: Path) -> None:
     limit.write_text("524288\n")
     assert doctor._watch_limit(tmp_path / "tree", limit).outcome == "ok"
     assert doctor._watch_limit(tmp_path, tmp_path / "absent").outcome == "ok"
+
+
+# --- the agents ----------------------------------------------------------------------------
+
+
+def test_each_configured_agent_is_listed_found_and_shaken_hands_with(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine = tiny_agent(tmp_path, "my-agent-bin")
+    config = tmp_path / "config.toml"
+    config.write_text(f'agent = "gemini"\n[agents.mine]\ncommand = ["{mine}", "ok"]\n')
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(config))
+    code, output = run(str(tmp_path))
+    assert code == 0, output
+    assert "✓ agents: claude, codex, gemini (default), mine, opencode" in output
+    for name in ("codex", "gemini", "opencode", "mine"):
+        line = next(line for line in output.splitlines() if line.startswith(f"✓ agent {name}:"))
+        assert line.endswith("ACP 1, tiny-agent 1.2.3 (load, resume, images)"), line
+    assert f"✓ agent mine: {mine}" in output
+
+
+@pytest.mark.parametrize(
+    ("mode", "detail"),
+    [
+        ("v2", "speaks ACP version 2; agentdoc speaks 1"),
+        ("error", "refused `initialize`: Authentication required"),
+        ("garbage", "exited with 0 without answering `initialize`"),
+        ("crash", "exited with 3 without answering `initialize`: tiny agent: cannot start"),
+        ("silent", "no answer to `initialize` within 1 s"),
+    ],
+)
+def test_an_agent_that_fails_the_handshake_fails_with_why(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, detail: str
+) -> None:
+    tiny_agent(healthy.parent, "opencode", mode)
+    env = dict(os.environ)
+    report = doctor.run_checks(tmp_path, env, handshake_timeout=1.0)
+    check = next(c for c in report.checks if c.name == "agent opencode")
+    assert check.outcome == "fail" and not report.ok
+    assert detail in check.detail
+    assert check.fix is not None and "npm install -g opencode-ai" in check.fix
+
+
+def test_a_missing_agent_warns_unless_it_is_the_default(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (healthy.parent / "codex-acp").unlink()
+    monkeypatch.setenv("PATH", str(healthy.parent))  # not the machine's own codex-acp either
+    report = doctor.run_checks(tmp_path, dict(os.environ))
+    check = next(c for c in report.checks if c.name == "agent codex")
+    assert (check.outcome, check.detail) == ("warn", "codex-acp not found on PATH")
+    assert check.fix is not None and "@zed-industries/codex-acp" in check.fix
+    assert report.ok
+    config = tmp_path / "config.toml"
+    config.write_text('agent = "codex"\n')
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(config))
+    report = doctor.run_checks(tmp_path, dict(os.environ))
+    assert next(c for c in report.checks if c.name == "agent codex").outcome == "fail"
+    assert not report.ok

@@ -123,7 +123,7 @@ def test_split_text(text: str, chunk_chars: int | None, pieces: list[str]) -> No
         (SseEvent("content_block_delta", {}, counted=True), 2, 2, True),
         (SseEvent("content_block_delta", {}, counted=True), 1, 2, False),
         (SseEvent("content_block_delta", {}), 5, 2, False),  # signature/json deltas don't count
-        (SseEvent("message_delta", {}), 0, 99, True),  # a point past the end still fires
+        (SseEvent("message_delta", {}, closing=True), 0, 99, True),  # a point past the end fires
     ],
 )
 def test_checkpoint_due(event: SseEvent, sent: int, after: int, due: bool) -> None:
@@ -160,7 +160,7 @@ def _shape(events: list[Event]) -> list[str]:
 )
 def test_message_events_shape(content: list[dict[str, Any]], shape: list[str]) -> None:
     reply = Reply(content=tuple(content))
-    events = [(e.name, e.data) for e in message_events(reply, "msg_1", "m", 10)]
+    events = [(str(e.name), e.data) for e in message_events(reply, "msg_1", "m", 10)]
     assert _shape(events) == ["message_start", "ping", *shape, "message_delta", "message_stop"]
 
 

@@ -2,9 +2,11 @@
 
 This face is the only one ``daemon``, ``turn`` and ``document`` see; nothing above it names a
 protocol. Below it, ``base`` holds the agent-neutral events every protocol produces, and each
-protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json.
-``fakeapi`` holds the offline vendor APIs that the demo and the end-to-end tests point the real
-agents at.
+protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json,
+``acp`` the Agent Client Protocol every other agent speaks. ``registry`` says which agents a
+document may name and how each is started, ``launch`` starts one with its protocol, and
+``probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
+the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
 from agentdoc.agents.base import (
@@ -47,11 +49,21 @@ from agentdoc.agents.base import (
 from agentdoc.agents.claude import has_session, last_reply_text, resolve_executable
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import UnknownAgent, prepare_warm, start_turn
+from agentdoc.agents.probe import AgentInfo, find_program, handshake
+from agentdoc.agents.registry import (
+    AgentSpec,
+    builtin_agents,
+    known_agents,
+    package_of,
+    resolve_agent,
+)
 
 __all__ = [
     "END",
     "Activity",
+    "AgentInfo",
     "AgentRequest",
+    "AgentSpec",
     "AgentTurn",
     "BlockDelta",
     "BlockEnd",
@@ -86,10 +98,16 @@ __all__ = [
     "WarmAgent",
     "WarmStart",
     "branch_point",
+    "builtin_agents",
+    "find_program",
+    "handshake",
     "has_session",
+    "known_agents",
     "last_reply_text",
     "mark_turn",
+    "package_of",
     "prepare_warm",
+    "resolve_agent",
     "resolve_executable",
     "restore_files",
     "start_turn",

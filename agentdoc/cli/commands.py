@@ -89,10 +89,15 @@ def cli(verbose: int) -> None:
 )
 @click.option("--title", help="Title (frontmatter and first heading); default: the file name.")
 @click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
-def new(path: Path, title: str | None, model: str | None) -> None:
+@click.option("--agent", help="Agent that answers (claude, gemini, codex, opencode or your own).")
+def new(path: Path, title: str | None, model: str | None, agent: str | None) -> None:
     """Create a new session document at PATH, ready for the first prompt."""
+    from agentdoc.agents import resolve_agent
+    from agentdoc.config import load_settings
     from agentdoc.document import add_frontmatter
 
+    if agent is not None:
+        resolve_agent(agent, load_settings())
     if path.exists():
         raise AgentdocError(f"{path} already exists; agentdoc will not overwrite it")
     try:
@@ -100,7 +105,9 @@ def new(path: Path, title: str | None, model: str | None) -> None:
     except OSError as exc:
         raise AgentdocError(f"cannot create the folder {path.parent}: {exc.strerror}") from exc
     title = title or path.stem.replace("-", " ").replace("_", " ").strip() or "Conversation"
-    meta: dict[str, Any] = {"model": model} if model else {}
+    meta: dict[str, Any] = {"agent": agent} if agent else {}
+    if model:
+        meta["model"] = model
     body = f"\n# {title}\n\n## User\n\n"
     text = add_frontmatter(body, meta, {"title": title})
     path.write_text(text, encoding="utf-8")

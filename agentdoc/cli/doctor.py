@@ -12,12 +12,20 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
-from agentdoc.agents import resolve_executable
+from agentdoc.agents import (
+    AgentSpec,
+    find_program,
+    handshake,
+    known_agents,
+    package_of,
+    resolve_executable,
+)
 from agentdoc.config import Settings, config_path, load_settings
 from agentdoc.errors import AgentdocError
 
@@ -27,6 +35,8 @@ from agentdoc.errors import AgentdocError
 TESTED_MIN = (2, 1, 197)
 TESTED_MAX = (2, 1, 330)
 VERSION_TIMEOUT = 20.0
+# Starting an agent loads a large program (Gemini CLI and OpenCode take seconds to answer).
+HANDSHAKE_TIMEOUT = 30.0
 INOTIFY_WATCHES = Path("/proc/sys/fs/inotify/max_user_watches")
 NPM_PACKAGE = "@anthropic-ai/claude-code"
 
@@ -60,7 +70,10 @@ def parse_version(output: str) -> tuple[int, ...] | None:
 
 
 def run_checks(
-    folder: Path, environ: Mapping[str, str] | None = None, home: Path | None = None
+    folder: Path,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT,
 ) -> Report:
     env = os.environ if environ is None else environ
     found, executable = _claude_found(env)
@@ -68,6 +81,7 @@ def run_checks(
     if executable is not None:
         checks += _claude_runs(executable, env)
     checks.append(_authentication(env, home or Path.home()))
+    checks += _agents(env, folder, handshake_timeout)
     checks.append(_watch_limit(folder))
     return Report(ok=all(c.outcome != "fail" for c in checks), checks=checks)
 
@@ -218,6 +232,57 @@ def _authentication(env: Mapping[str, str], home: Path) -> Check:
         detail=f"no ANTHROPIC_API_KEY and no Claude login ({credentials} is missing)",
         fix="run `claude` once and log in (`/login`), or set ANTHROPIC_API_KEY",
     )
+
+
+def _agents(env: Mapping[str, str], folder: Path, timeout: float) -> list[Check]:
+    """One line naming the agents documents may use, then one per ACP agent: found, its
+    version and capabilities from the `initialize` handshake (run side by side: each takes
+    seconds)."""
+    settings = _settings(env)
+    if settings is None:
+        return []  # the config check already says why
+    try:
+        agents = known_agents(settings)
+    except AgentdocError as exc:
+        return [Check(name="agents", outcome="fail", detail=str(exc), fix="fix your config")]
+    names = [f"{name} (default)" if name == settings.agent else name for name in agents]
+    listed = Check(name="agents", outcome="ok", detail=", ".join(names))
+    acp = [agent for agent in agents.values() if agent.protocol == "acp"]
+    with ThreadPoolExecutor(max_workers=max(1, len(acp))) as pool:
+        checks = pool.map(
+            lambda agent: _agent(agent, agent.name == settings.agent, env, folder, timeout), acp
+        )
+        return [listed, *checks]
+
+
+def _agent(
+    agent: AgentSpec, default: bool, env: Mapping[str, str], folder: Path, timeout: float
+) -> Check:
+    name = f"agent {agent.name}"
+    try:
+        program = find_program(agent, env)
+    except AgentdocError as exc:
+        # Only a problem if a document uses it: the default agent, or one a document names.
+        return Check(
+            name=name, outcome="fail" if default else "warn", detail=str(exc), fix=_install(agent)
+        )
+    try:
+        info = handshake(agent, env, str(folder), timeout)
+    except AgentdocError as exc:
+        shown = " ".join(agent.command)
+        return Check(
+            name=name,
+            outcome="fail",
+            detail=f"{program}: {exc}",
+            fix=f"run `{shown}` yourself to see what it says; {_install(agent)}",
+        )
+    return Check(name=name, outcome="ok", detail=f"{program}: {info.describe()}")
+
+
+def _install(agent: AgentSpec) -> str:
+    package = package_of(agent)
+    where = f"set `command` under [agents.{agent.name}] in your agentdoc config"
+    return f"npm install -g {package}, or {where}" if package else where
 
 
 def _watch_limit(folder: Path, limit_file: Path = INOTIFY_WATCHES) -> Check:

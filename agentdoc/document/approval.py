@@ -30,6 +30,16 @@ class Answer:
     behavior: Behavior
     message: str = ""  # the reason for a deny, as the person wrote it
     by: str = "document"  # where the answer came from: "document", "command", "timeout", …
+    option: int | None = None  # the agent's option ticked (its index), in a block of options
+
+
+# What ticking one of an agent's options means, by the option's kind (ACP's names).
+KIND_BEHAVIOR: Mapping[str, Behavior] = {
+    "allow_once": "allow",
+    "allow_always": "always",
+    "reject_once": "deny",
+    "reject_always": "deny",
+}
 
 
 def target(tool_input: Mapping[str, Any]) -> str:
@@ -60,9 +70,16 @@ def _code(text: str) -> str:
 
 
 def render_approval(
-    tool: str, tool_input: Mapping[str, Any], nonce: str, full_input: str | None = None
+    tool: str,
+    tool_input: Mapping[str, Any],
+    nonce: str,
+    full_input: str | None = None,
+    *,
+    options: Sequence[str] | None = None,
+    agent: str = "Claude",
 ) -> str:
     """The pending block. `full_input`: where the whole input is, when the block shortens it.
+    `options`: one box per option the agent offers (their names), instead of Claude's three.
 
     `nonce` must be fresh and random per request (`secrets.token_hex`): it is what makes the
     block impossible for model text to forge.
@@ -74,10 +91,8 @@ def render_approval(
     lines = [
         _START.format(nonce=nonce),
         "> [!IMPORTANT]",
-        f"> Claude wants to use **{_name(tool)}**{on} (tool input folded below).",
-        "> - [ ] allow",
-        f"> - [ ] allow {_name(tool)} for the rest of this session",
-        "> - [ ] deny",
+        f"> {_name(agent)} wants to use **{_name(tool)}**{on} (tool input folded below).",
+        *_boxes(tool, options),
         ">",
         "> <details><summary>tool input</summary>",
         ">",
@@ -91,9 +106,29 @@ def render_approval(
     return "\n".join(lines)
 
 
+def _boxes(tool: str, options: Sequence[str] | None) -> list[str]:
+    if options is None:
+        return [
+            "> - [ ] allow",
+            f"> - [ ] allow {_name(tool)} for the rest of this session",
+            "> - [ ] deny",
+        ]
+    return [f"> - [ ] {_plain(name) or 'option'}" for name in options]
+
+
 def _name(tool: str) -> str:
-    """A tool name safe to put in bold: no markdown or HTML of its own."""
-    return re.sub(r"[^A-Za-z0-9_.:-]", "", tool) or "a tool"
+    """A tool name safe to put in bold: no markdown or HTML of its own (ACP agents name their
+    tools with titles: words, paths and punctuation stay)."""
+    return _plain(tool) or "a tool"
+
+
+def _plain(text: str) -> str:
+    """One line of plain words: no character that makes markdown, HTML or a box of its own."""
+    kept = "".join(c for c in text if c.isprintable() and c not in _MARKUP)
+    return " ".join(kept.split())[:200]
+
+
+_MARKUP = set("*`[]<>\\|~&")
 
 
 def render_decision(tool: str, tool_input: Mapping[str, Any], answer: Answer) -> str:
@@ -133,8 +168,9 @@ def find_block(text: str, nonce: str) -> tuple[int, int] | None:
     return start, end + len(end_marker)
 
 
-def read_answer(text: str, nonce: str) -> Answer | None:
+def read_answer(text: str, nonce: str, kinds: Sequence[str] | None = None) -> Answer | None:
     """The box ticked in the block, or None (no box ticked, or no block with this nonce).
+    `kinds`: the kinds of the agent's options, one box each in order (else Claude's three).
 
     More than one box ticked: a deny among them wins, since allowing is the one that matters.
     """
@@ -142,28 +178,37 @@ def read_answer(text: str, nonce: str) -> Answer | None:
     if span is None:
         return None
     lines = text[span[0] : span[1]].splitlines()[1:-1]
-    ticked: list[Behavior] = []
+    ticked: list[tuple[Behavior, int]] = []
     reason: list[str] = []
     in_deny = False
+    boxes = 0
     for line in lines:
         box = _BOX.match(line)
         if box is not None:
-            kind = _kind(box.group(2))
+            kind = _kind(box.group(2)) if kinds is None else _option_kind(kinds, boxes)
             in_deny = kind == "deny" and box.group(1) != " "
             if box.group(1) != " " and kind is not None:
-                ticked.append(kind)
+                ticked.append((kind, boxes))
+            boxes += 1
             continue
         stripped = _QUOTE.sub("", line).strip()
         if stripped.startswith("<details>"):
             in_deny = False
         elif in_deny and stripped:
             reason.append(stripped)
-    if "deny" in ticked:
-        return Answer("deny", "\n".join(reason))
-    if "always" in ticked:
-        return Answer("always")
-    if "allow" in ticked:
-        return Answer("allow")
+    return _decided(ticked, "\n".join(reason), per_option=kinds is not None)
+
+
+def _option_kind(kinds: Sequence[str], index: int) -> Behavior | None:
+    return KIND_BEHAVIOR.get(kinds[index]) if index < len(kinds) else None
+
+
+def _decided(ticked: list[tuple[Behavior, int]], reason: str, *, per_option: bool) -> Answer | None:
+    for behavior in ("deny", "always", "allow"):
+        for kind, index in ticked:
+            if kind == behavior:
+                option = index if per_option else None
+                return Answer(kind, reason if kind == "deny" else "", option=option)
     return None
 
 

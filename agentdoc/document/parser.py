@@ -31,7 +31,9 @@ logger = logging.getLogger(__name__)
 Role = headings.Role
 _LABEL: dict[Role, str] = {"user": "User", "assistant": "Assistant"}
 
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# A session id as agents make them (Claude, Gemini and codex: UUIDs; OpenCode: `ses_…`): never a
+# path or a flag, since it names a file in an agent's store and rides in an argv.
+_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 # The first character can never be "-", so a model name can never be read as a CLI flag.
 _MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:\[\]/-]{0,127}")
 # The footer line agentdoc writes under each reply: bookkeeping, not conversation.
@@ -64,6 +66,10 @@ class AgentdocMeta(BaseModel):
     thinking: bool | None = None
     # Lineage of a fork: {document, session, turn} of the parent.
     forked_from: dict[str, Any] | None = None
+    # The agent that answers: a name from the user's config (default: the config's `agent`).
+    agent: str | None = None
+    # The agent whose session `session` is (written with it; absent: Claude's).
+    session_agent: str | None = None
     # Set by `undo`: the next prompt continues `session` from this point of it (the agent's id
     # of the end of the turn before the undone one); removed once that turn has a reply.
     resume_at: str | None = None
@@ -81,10 +87,21 @@ class AgentdocMeta(BaseModel):
 
     @field_validator("session", "resume_at")
     @classmethod
-    def _session_is_uuid(cls, value: str | None) -> str | None:
-        if value is not None and not _UUID.fullmatch(value):
-            raise ValueError("must be a Claude session id (a UUID)")
+    def _session_is_an_id(cls, value: str | None) -> str | None:
+        if value is not None and not _SESSION.fullmatch(value):
+            raise ValueError(
+                "must be a Claude session id (a UUID) or another agent's (letters, digits, _ "
+                "and -, not starting with -)"
+            )
         return value
+
+    @field_validator("agent", mode="before")
+    @classmethod
+    def _agent_as_written(cls, value: object) -> object:
+        # Whether this names a known agent depends on the user's config, so the check (and its
+        # message listing the known names) happens when the turn resolves it; a list or a
+        # number is kept as written so that check refuses it too.
+        return value if value is None or isinstance(value, str) else repr(value)
 
     @field_validator("model")
     @classmethod

@@ -19,6 +19,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -44,7 +45,7 @@ from agentdoc.turn.writer import ReplyWriter
 log = logging.getLogger(__name__)
 
 SELF_REFUSAL = (
-    "agentdoc refused: Claude may not change the session document, its thinking sidecar or "
+    "agentdoc refused: the agent may not change the session document, its thinking sidecar or "
     ".agentdoc/ (they hold the person's answers)"
 )
 
@@ -106,7 +107,10 @@ def option_for(request: PermissionAsked, answer: Answer) -> str | None:
 
 
 def send(proc: AgentTurn | None, request: PermissionAsked, answer: Answer) -> None:
-    option = option_for(request, answer)
+    if answer.option is not None and answer.option < len(request.options):
+        option: str | None = request.options[answer.option].option_id  # the box ticked
+    else:
+        option = option_for(request, answer)
     if proc is None or option is None:
         log.warning("cannot pass on the answer to %s: no matching option", request.tool_name)
         return
@@ -128,6 +132,8 @@ class Approvals:
     document: Path
     ledger: WriteLedger
     timeout: float
+    # Who asks: Claude's requests get its three boxes, other agents' one box per option.
+    agent: str = "claude"
     shown: dict[str, str] = field(default_factory=dict)  # tool_use_id → block or record
     # False while the person's copy has the open block: a merging write then would carry
     # their tick into our text, so the turn's idle write waits until an answer is read.
@@ -156,7 +162,9 @@ class Approvals:
         answer_path(self.document).unlink(missing_ok=True)
         nonce = secrets.token_hex(8)
         full = self._keep_input(request)
-        block = render_approval(request.tool_name, request.input, nonce, full)
+        block = render_approval(
+            request.tool_name, request.input, nonce, full, **self._shape(request)
+        )
         self._open[request.request_id] = Open(request, nonce, block, time.monotonic())
         self.shown[self._key(request)] = block
         return False
@@ -168,6 +176,17 @@ class Approvals:
             path.write_text(json.dumps(request.input, ensure_ascii=False, indent=2))
             return f".agentdoc/{path.name}"
         return None
+
+    def _shape(self, request: PermissionAsked) -> dict[str, Any]:
+        """Claude's block, or one box per option the agent offers."""
+        if self.agent == "claude" or not request.options:
+            return {}
+        return {"options": [o.name for o in request.options], "agent": self.agent}
+
+    def _kinds(self, request: PermissionAsked) -> list[str] | None:
+        if self.agent == "claude" or not request.options:
+            return None
+        return [o.kind for o in request.options]
 
     @staticmethod
     def _key(request: PermissionAsked) -> str:
@@ -186,7 +205,7 @@ class Approvals:
         for request_id, item in list(self._open.items()):
             answer = command
             if answer is None and text is not None:
-                answer = read_answer(text, item.nonce)
+                answer = read_answer(text, item.nonce, self._kinds(item.request))
             if answer is None and now - item.asked >= self.timeout:
                 answer = Answer("deny", _no_answer(self.timeout), by="timeout")
             if answer is None:

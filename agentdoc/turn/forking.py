@@ -102,7 +102,7 @@ def plan_fork(
     parent_folder, new_folder = path.parent.absolute(), new.parent.absolute()
     last = turn == doc.turn_count() and not doc.meta.resume_at
     session, at = _branch_point(doc, turn, branch)
-    meta: dict[str, Any] = {"session": None}
+    meta: dict[str, Any] = {"session": None, "session_agent": None}
     link = None
     same_cwd = True
     if os.path.realpath(parent_folder) != os.path.realpath(new_folder):

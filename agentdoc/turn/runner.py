@@ -46,6 +46,7 @@ from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
+from agentdoc.turn.whose import check_agent
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,7 @@ class TurnRunner:
                 ", ".join(unknown),
                 known,
             )
+        agent = check_agent(self.path, doc, self.settings)
         prompt = self._writer.prompt = sub.prompt
         try:
             plan = prepare_turn(
@@ -143,10 +145,12 @@ class TurnRunner:
                 session=self.session,
                 model=self.model,
                 environ=self.environ,
+                agent=agent,
             )
         except PromptRefused as exc:
             self._refuse(doc.turn_count() + 1, exc)
             raise
+        self._approvals.agent = plan.request.agent
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
@@ -296,7 +300,8 @@ class TurnRunner:
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
                     self._problem = (
-                        f"no output from Claude for {self.settings.stall_timeout:.0f} s; "
+                        f"no output from {_label(plan.request.agent)} for "
+                        f"{self.settings.stall_timeout:.0f} s; "
                         "the turn was stopped (stall timeout)"
                     )
                     proc.stop()
@@ -388,7 +393,7 @@ class TurnRunner:
             document_name=self.path.name,
             thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
             footer=self.settings.footer,
-            note=plan.note,
+            note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
             pending=pending,
             approvals=self._approvals.shown,
             context_hint=self.settings.context_hint,
@@ -399,7 +404,7 @@ class TurnRunner:
             # A retry of a prompt that got no reply must not resume a session holding it.
             session_id = None
         try:
-            self._writer.close(body, session_id, next_prompt=not pending)
+            self._writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
         except RegionGone:
             return self._cancelled(plan, reply)
         except AgentdocError:
@@ -467,3 +472,7 @@ class TurnRunner:
         usage = reply.usage if reply is not None else None
         context = (usage.context_used, usage.context_size) if usage else (None, None)
         self._status.report(turn, state, chars, session_id, detail, tokens, context)
+
+
+def _label(agent: str) -> str:
+    return "Claude" if agent == "claude" else agent

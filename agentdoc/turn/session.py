@@ -35,11 +35,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.agents import AgentRequest, ImagePart, has_session, last_reply_text
+from agentdoc.agents import AgentRequest, AgentSpec, ImagePart, has_session, last_reply_text
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import history, includes
+from agentdoc.turn.whose import native as _native
+from agentdoc.turn.whose import session_owner, switch_note
 
 log = logging.getLogger(__name__)
 
@@ -200,8 +202,10 @@ def _request(
     fork: bool = False,
     resume_at: str | None = None,
     session_id: str | None = None,
+    agent: str = "claude",
 ) -> AgentRequest:
     return AgentRequest(
+        agent=agent,
         prompt=prompt,
         cwd=working_dir(path, doc, allow_outside=settings.allow_cwd_outside),
         resume=resume,
@@ -231,10 +235,14 @@ def _new_session(
     model: str | None,
     note: str | None,
     archived: str = "",
+    agent: AgentSpec | None = None,
 ) -> TurnPlan:
     known = history.joined(archived, doc.transcript())
     seeded = compose_prompt(prompt, transcript=known)
-    request = _request(path, doc, settings, model, seeded, session_id=str(uuid.uuid4()))
+    # Claude takes the new session's id from us; an ACP agent chooses its own.
+    chosen = str(uuid.uuid4()) if _native(agent) else None
+    name = agent.name if agent else "claude"
+    request = _request(path, doc, settings, model, seeded, session_id=chosen, agent=name)
     return TurnPlan(request, doc.turn_count() + 1, True, known, note)
 
 
@@ -248,9 +256,12 @@ def plan_turn(
     session: str | None = None,
     model: str | None = None,
     facts: Facts = Facts(),
+    agent: AgentSpec | None = None,
 ) -> TurnPlan:
     """Decide start/resume/fork/rebuild for the pending ``prompt`` (pure, given ``facts``)."""
-    plan = _plan(path, doc, prompt, mode, settings, session=session, model=model, facts=facts)
+    plan = _plan(
+        path, doc, prompt, mode, settings, session=session, model=model, facts=facts, agent=agent
+    )
     return _attach(plan, facts.images)
 
 
@@ -273,6 +284,7 @@ def _plan(
     session: str | None,
     model: str | None,
     facts: Facts,
+    agent: AgentSpec | None = None,
 ) -> TurnPlan:
     found = resume_target(doc, session)
     target, fork = found.session, found.fork
@@ -280,10 +292,15 @@ def _plan(
         raise AgentdocError(
             f"{path} has no session to resume yet; use `agentdoc start` or `agentdoc run`"
         )
+    switched = None if session else switch_note(doc, agent)
+    if switched is not None:
+        return _new_session(path, doc, prompt, settings, model, switched, facts.archived, agent)
     if mode == "start" or target is None:
-        return _new_session(
-            path, doc, prompt, settings, model, _fork_note(doc, seeded=True), facts.archived
-        )
+        note = _fork_note(doc, seeded=True)
+        return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
+    if not _native(agent):
+        assert agent is not None
+        return _continue_elsewhere(path, doc, prompt, settings, model, agent, found, facts)
     if facts.session_found is False:
         if session:
             folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
@@ -319,6 +336,38 @@ def _plan(
     return TurnPlan(request, doc.turn_count() + 1, fork, known, note, fallback)
 
 
+def _continue_elsewhere(
+    path: Path,
+    doc: Document,
+    prompt: str,
+    settings: Settings,
+    model: str | None,
+    agent: AgentSpec,
+    found: Target,
+    facts: Facts,
+) -> TurnPlan:
+    """Continue an ACP agent's own session: it finds out itself whether it can (resume, load,
+    fork) and sends the seeded prompt in a new session when it cannot. A point inside the
+    session (`undo`, a fork at an earlier turn) is not something ACP can continue from."""
+    known = history.joined(facts.archived, doc.transcript())
+    if found.at is not None:
+        note = "new session, sent the conversation so far (the agent cannot go back in its own)"
+        return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
+    assert found.session is not None
+    text = compose_prompt(
+        prompt,
+        edits=history.history_edits(facts.snapshot, known, found.session),
+        unfinished=history.unfinished_to_send(history.unfinished_reply(doc), None),
+    )
+    request = _request(
+        path, doc, settings, model, text, resume=found.session, fork=found.fork, agent=agent.name
+    )
+    seeded = compose_prompt(prompt, transcript=known)
+    request = dataclasses.replace(request, seeded_prompt=seeded)
+    fork_note = _fork_note(doc) if found.fork else None
+    return TurnPlan(request, doc.turn_count() + 1, found.fork, known, fork_note)
+
+
 def prepare_turn(
     path: Path,
     doc: Document,
@@ -329,6 +378,7 @@ def prepare_turn(
     session: str | None = None,
     model: str | None = None,
     environ: Mapping[str, str] | None = None,
+    agent: AgentSpec | None = None,
 ) -> TurnPlan:
     """Gather the facts (includes, session store, history snapshot), then `plan_turn`.
 
@@ -339,7 +389,7 @@ def prepare_turn(
     context = includes.resolve(prompt, includes.place_for(cwd, settings.add_dirs), limits(settings))
     target = resume_target(doc, session).session
     found = reply = None
-    if target is not None and mode != "start":
+    if target is not None and mode != "start" and _native(agent) and session_owner(doc) == "claude":
         env = os.environ if environ is None else environ
         found = has_session(env, target, cwd)
         # Only an interrupted reply needs the session's own copy of it.
@@ -353,7 +403,15 @@ def prepare_turn(
         archived=history.archived_transcript(path, doc),
     )
     return plan_turn(
-        path, doc, context.text, mode, settings, session=session, model=model, facts=facts
+        path,
+        doc,
+        context.text,
+        mode,
+        settings,
+        session=session,
+        model=model,
+        facts=facts,
+        agent=agent,
     )
 
 

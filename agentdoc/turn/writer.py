@@ -134,7 +134,14 @@ class ReplyWriter:
                 self._earlier.append(self._written_body)
             self._written_body = body
 
-    def close(self, final_body: str, session_id: str | None, *, next_prompt: bool = True) -> None:
+    def close(
+        self,
+        final_body: str,
+        session_id: str | None,
+        *,
+        next_prompt: bool = True,
+        agent: str = "claude",
+    ) -> None:
         def transform(text: str) -> str | None:
             current = self._region(text)
             if current is None:
@@ -150,7 +157,10 @@ class ReplyWriter:
             )
             if closed is None or not session_id:
                 return closed
+            # Whose session it is, unless Claude's: documents of Claude alone stay as they were.
+            owner = None if agent == "claude" else agent
             # A point to resume from (`undo`) served its purpose once the session moved on.
-            return document.set_meta(closed, {"session": session_id, "resume_at": None})
+            updates = {"session": session_id, "session_agent": owner, "resume_at": None}
+            return document.set_meta(closed, updates)
 
         self.update(transform)

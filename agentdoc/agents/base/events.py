@@ -50,6 +50,7 @@ class SessionStarted:
 
     session_id: str
     model: str | None = None
+    note: str | None = None  # how the session came about, when the footer should say it
 
 
 @dataclass(frozen=True, slots=True)

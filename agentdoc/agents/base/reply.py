@@ -83,6 +83,7 @@ class Reply:
     thinking: tuple[ThinkingPart, ...] = ()
     session_id: str | None = None
     model: str | None = None
+    session_note: str | None = None  # how the agent's session came about (resumed, seeded…)
     retry: Retrying | None = None
     usage: Usage | None = None
     stop_reason: StopReason | None = None  # set once the turn ended with a TurnEnd
@@ -125,6 +126,7 @@ class ReplyBuilder:
         self._tools: dict[str, _Block] = {}
         self._message: str | None = None
         self._session_id: str | None = None
+        self._session_note: str | None = None
         self._model: str | None = None
         self._retry: Retrying | None = None
         self._end: TurnEnd | None = None
@@ -162,6 +164,7 @@ class ReplyBuilder:
             case SessionStarted():
                 self._session_id = self._session_id or event.session_id
                 self._model = self._model or event.model
+                self._session_note = self._session_note or event.note
             case TurnEnd():
                 self._on_end(event)
             case _:
@@ -206,6 +209,7 @@ class ReplyBuilder:
             thinking=tuple(thinking),
             session_id=self._session_id,
             model=self._model,
+            session_note=self._session_note,
             retry=self._retry,
             usage=end.usage if end else None,
             stop_reason=end.stop_reason if end else None,

@@ -34,6 +34,9 @@ class AgentRequest:
     turn: int = 0
     # Which agent answers (a name the launcher knows, never a command).
     agent: str = "claude"
+    # What to send instead of `prompt` if the agent finds it cannot continue `resume` (the
+    # prompt with the conversation so far); agents that check the session first ignore it.
+    seeded_prompt: str | None = None
     # Pictures the prompt names, checked and read by agentdoc; each protocol sends them after
     # the text as image content (an agent that cannot take pictures must refuse the turn).
     images: tuple[ImagePart, ...] = ()

@@ -1,11 +1,22 @@
-"""An offline Messages API on loopback: the demo's canned model and the end-to-end tests' fake.
+"""Offline vendor APIs on loopback: the demo's canned model and the end-to-end tests' fakes.
 
-`script` reads and validates scripts, `wire` turns an entry into SSE events and JSON bodies,
-`server` answers the CLI's requests. Others use `FakeMessagesAPI` and the names below.
+`script` reads and validates scripts (one model for every vendor); `wire` is Anthropic's
+Messages API, `gemini` Gemini's and `responses` OpenAI's Responses API, each a `dialect` that
+turns an entry into SSE events and JSON bodies; `server` answers the agent's requests. Others
+use `FakeMessagesAPI` (Claude Code, OpenCode), `FakeGeminiAPI`, `FakeResponsesAPI` and the
+names below.
 """
 
 from agentdoc.agents.fakeapi.script import ScriptEntry, load_script, parse_entry
-from agentdoc.agents.fakeapi.server import FakeMessagesAPI
+from agentdoc.agents.fakeapi.server import FakeGeminiAPI, FakeMessagesAPI, FakeResponsesAPI
 from agentdoc.agents.fakeapi.wire import RecordedRequest
 
-__all__ = ["FakeMessagesAPI", "RecordedRequest", "ScriptEntry", "load_script", "parse_entry"]
+__all__ = [
+    "FakeGeminiAPI",
+    "FakeMessagesAPI",
+    "FakeResponsesAPI",
+    "RecordedRequest",
+    "ScriptEntry",
+    "load_script",
+    "parse_entry",
+]

@@ -1,13 +1,20 @@
-"""The HTTP server of the offline Messages API: each request gets the next script entry."""
+"""The HTTP server of the offline vendor APIs: each model call gets the next script entry.
+
+`FakeMessagesAPI` speaks Anthropic's Messages API (Claude Code, OpenCode); `FakeGeminiAPI` and
+`FakeResponsesAPI` are the same server speaking Gemini's and OpenAI's Responses dialects.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal, Self
 
+from agentdoc.agents.fakeapi.dialect import ANTHROPIC, Dialect, Route
+from agentdoc.agents.fakeapi.gemini import GEMINI
+from agentdoc.agents.fakeapi.responses import RESPONSES
 from agentdoc.agents.fakeapi.script import (
     FALLBACK_REPLY,
     Answer,
@@ -17,14 +24,12 @@ from agentdoc.agents.fakeapi.script import (
     tool_use_block,
 )
 from agentdoc.agents.fakeapi.transport import LoopbackServer
-from agentdoc.agents.fakeapi.wire import (
-    RecordedRequest,
-    is_messages_post,
-)
+from agentdoc.agents.fakeapi.wire import RecordedRequest
 
 logger = logging.getLogger(__name__)
 
 _STOP_JOIN_SECONDS = 5.0
+_SIDE_REPLY = parse_entry([{"type": "text", "text": "Side answer"}]).answer
 
 
 @dataclass
@@ -48,7 +53,13 @@ class _Counters:
 
 
 class FakeMessagesAPI:
-    """Serves a script of replies to the Claude Code CLI on loopback; see the module docstring."""
+    """Serves a script of replies to an agent on loopback; see the module docstrings.
+
+    `side_calls` picks out model calls an agent makes besides the conversation (OpenCode's
+    title request): they get a short fixed reply and never take a scripted entry.
+    """
+
+    dialect: Dialect = ANTHROPIC
 
     def __init__(
         self,
@@ -58,7 +69,9 @@ class FakeMessagesAPI:
         host: str = "127.0.0.1",
         port: int = 0,
         delta_delay: float = 0.0,
+        side_calls: Callable[[RecordedRequest], bool] | None = None,
     ) -> None:
+        self._side_calls = side_calls
         self._queue = [_slot(entry) for entry in script]
         self._default = parse_entry(FALLBACK_REPLY if default is None else default).answer
         self._address = (host, port)
@@ -72,7 +85,7 @@ class FakeMessagesAPI:
         self._server: LoopbackServer | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self) -> FakeMessagesAPI:
+    def start(self) -> Self:
         if self._server is not None:
             raise RuntimeError("FakeMessagesAPI is already running")
         self._stopping.clear()
@@ -99,7 +112,7 @@ class FakeMessagesAPI:
         thread.join()
         self._server = self._thread = None
 
-    def __enter__(self) -> FakeMessagesAPI:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -141,7 +154,7 @@ class FakeMessagesAPI:
         with self._cond:
             if not self._cond.wait_for(lambda: len(self._messages_posts()) >= n, timeout):
                 got = len(self._messages_posts())
-                raise TimeoutError(f"expected {n} POST /v1/messages requests, got {got}")
+                raise TimeoutError(f"expected {n} {self.dialect.name} model calls, got {got}")
             return self._messages_posts()
 
     def wait_paused(self, timeout: float = 30.0) -> None:
@@ -158,8 +171,24 @@ class FakeMessagesAPI:
 
     # --- used by the request handlers ---
 
+    def user_texts(self, request: RecordedRequest) -> list[str]:
+        """The user's texts a recorded model call carried, in this API's dialect."""
+        return self.dialect.user_texts(request)
+
     def _messages_posts(self) -> list[RecordedRequest]:
-        return [r for r in self._requests if is_messages_post(r)]
+        return [r for r in self._requests if self._route(r) == "model"]
+
+    def _route(self, request: RecordedRequest) -> Route:
+        route = self.dialect.route(request)
+        if route == "model" and self._side_calls is not None and self._side_calls(request):
+            return "side"
+        return route
+
+    def _side_answer(self, request: RecordedRequest) -> Answer | dict[str, Any]:
+        """A side call's fixed answer: a model call `side_calls` picked out gets a short reply."""
+        if self.dialect.route(request) == "model":
+            return _SIDE_REPLY
+        return self.dialect.side_answer(request)
 
     def _record(self, request: RecordedRequest) -> None:
         with self._cond:
@@ -208,6 +237,18 @@ class FakeMessagesAPI:
 
     def _new_request_id(self) -> str:
         return f"req_fake_{self._counters.next('request')}"
+
+
+class FakeGeminiAPI(FakeMessagesAPI):
+    """The Gemini API (`:streamGenerateContent`), for Gemini CLI."""
+
+    dialect = GEMINI
+
+
+class FakeResponsesAPI(FakeMessagesAPI):
+    """The OpenAI Responses API (`/v1/responses`), for Codex."""
+
+    dialect = RESPONSES
 
 
 def _slot(entry: ScriptEntry) -> _Slot:

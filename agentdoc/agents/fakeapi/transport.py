@@ -1,4 +1,4 @@
-"""HTTP plumbing of the offline Messages API: the loopback server, and one exchange per request."""
+"""HTTP plumbing of the offline vendor APIs: the loopback server, and one exchange per request."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from agentdoc.agents.fakeapi.dialect import Dialect, ReplyContext, Route
 from agentdoc.agents.fakeapi.script import (
     Answer,
     Failure,
@@ -22,13 +23,7 @@ from agentdoc.agents.fakeapi.script import (
 )
 from agentdoc.agents.fakeapi.wire import (
     RecordedRequest,
-    SseEvent,
     checkpoint_due,
-    error_json,
-    input_tokens_for,
-    is_messages_post,
-    message_events,
-    message_json,
     status_for_error_type,
 )
 
@@ -42,9 +37,12 @@ class FakeMessagesAPI(Protocol):
     so the two modules do not import each other)."""
 
     delta_delay: float
+    dialect: Dialect
     _stopping: threading.Event
 
     def _record(self, request: RecordedRequest) -> None: ...
+    def _route(self, request: RecordedRequest) -> Route: ...
+    def _side_answer(self, request: RecordedRequest) -> Answer | dict[str, Any]: ...
     def _next_answer(self) -> Answer: ...
     def _hold(self) -> None: ...
     def _sleep(self, seconds: float) -> bool: ...
@@ -121,17 +119,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._answer_probe(with_body=False)
 
     def do_GET(self) -> None:
-        self._record(b"")
-        self._answer_probe(with_body=True)
+        request = self._record(b"")
+        if self.server.api._route(request) == "side":
+            self._answer_side(request)
+        else:
+            self._answer_probe(with_body=True)
 
     def do_POST(self) -> None:
         api = self.server.api
         try:
             request = self._record(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-            if not is_messages_post(request):
+            route = api._route(request)
+            if route == "unknown":
                 self.send_api_error(HttpError(404, "not_found_error", f"Not found: {self.path}"))
             elif not request.body:
                 self.send_api_error(HttpError(400, "invalid_request_error", "Body is not JSON"))
+            elif route == "side":
+                self._answer_side(request)
             else:
                 _Exchange(self, api, request).run(api._next_answer())
         except OSError as exc:  # the client went away, or stop() cut the connection
@@ -150,6 +154,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.server.api._record(request)
         return request
 
+    def _answer_side(self, request: RecordedRequest) -> None:
+        answer = self.server.api._side_answer(request)
+        if isinstance(answer, dict):
+            self.send_json(200, answer, {})
+        else:
+            _Exchange(self, self.server.api, request).run(answer)
+
     def _answer_probe(self, *, with_body: bool) -> None:
         if urlsplit(self.path).path == "/":
             self.send_response(200)
@@ -165,7 +176,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def send_api_error(self, error: HttpError) -> None:
         request_id = self.server.api._new_request_id()
-        body = error_json(error.error_type, error.message, request_id)
+        body = self.server.api.dialect.error_body(error, request_id)
         headers = {"request-id": request_id}
         if error.retry_after is not None:
             headers["retry-after"] = f"{error.retry_after:g}"
@@ -201,14 +212,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 class _Exchange:
-    """Answers one POST /v1/messages with a scripted answer."""
+    """Answers one model call with a scripted answer, in the API's dialect."""
 
     def __init__(self, handler: _Handler, api: FakeMessagesAPI, request: RecordedRequest) -> None:
         self.handler = handler
         self.api = api
+        self.dialect = api.dialect
         self.request = request
-        self.model = str(request.body.get("model", "claude-fake"))
-        self.input_tokens = input_tokens_for(request.body)
+        self.model = self.dialect.model_of(request)
+        self.input_tokens = self.dialect.input_tokens(request)
+
+    def _context(self) -> ReplyContext:
+        return ReplyContext(self.api._new_message_id(), self.model, self.input_tokens)
 
     def run(self, answer: Answer) -> None:
         if isinstance(answer, HttpError):
@@ -217,7 +232,7 @@ class _Exchange:
         if not self.api._sleep(answer.first_byte_delay):
             return
         reply = self.api._assign_ids(answer)
-        if self.request.stream:
+        if self.dialect.streams(self.request):
             self._stream(reply)
         else:
             self._respond_whole(reply)
@@ -227,7 +242,7 @@ class _Exchange:
         headers["Transfer-Encoding"] = "chunked"
         self.handler.start_response(200, "text/event-stream", headers)
         delay = self.api.delta_delay if reply.delta_delay is None else reply.delta_delay
-        events = message_events(reply, self.api._new_message_id(), self.model, self.input_tokens)
+        events = self.dialect.events(reply, self._context())
         sent, pause_at = 0, reply.pause_after_deltas
         for event in events:
             if pause_at is not None and checkpoint_due(event, sent, pause_at):
@@ -252,8 +267,7 @@ class _Exchange:
             self.handler.reset()
             return
         if fail.mode == "sse_error":
-            request_id = self.api._new_request_id()
-            error = SseEvent("error", error_json(fail.error_type, fail.message, request_id))
+            error = self.dialect.stream_error(fail, self.api._new_request_id())
             self.handler.write_chunk(error.encode())
         elif fail.mode == "hang" and not self.api._sleep(fail.seconds):
             return
@@ -264,7 +278,7 @@ class _Exchange:
             self.api._hold()
         fail = reply.fail
         if fail is None:
-            body = message_json(reply, self.api._new_message_id(), self.model, self.input_tokens)
+            body = self.dialect.whole(reply, self._context())
             self.handler.send_json(200, body, {"request-id": self.api._new_request_id()})
         elif fail.mode == "sse_error":
             status = status_for_error_type(fail.error_type)
@@ -275,8 +289,7 @@ class _Exchange:
             self.handler.reset()
 
     def _send_truncated_json(self, reply: Reply) -> None:
-        body = message_json(reply, self.api._new_message_id(), self.model, self.input_tokens)
-        payload = json.dumps(body).encode()
+        payload = json.dumps(self.dialect.whole(reply, self._context())).encode()
         headers = {"request-id": self.api._new_request_id(), "Content-Length": str(len(payload))}
         self.handler.start_response(200, "application/json", headers)
         self.handler.wfile.write(payload[: len(payload) // 2])

@@ -45,14 +45,20 @@ class RecordedRequest:
 
 @dataclass(frozen=True)
 class SseEvent:
-    """One server-sent event; `counted` marks the text/thinking deltas that script points count."""
+    """One server-sent event (`name` None: a data-only event, as Gemini sends them).
 
-    name: str
+    `counted` marks the text/thinking deltas that script points count; `closing` marks the event
+    that ends a complete message, before which a point set past the last delta still fires.
+    """
+
+    name: str | None
     data: dict[str, Any]
     counted: bool = False
+    closing: bool = False
 
     def encode(self) -> bytes:
-        return f"event: {self.name}\ndata: {json.dumps(self.data)}\n\n".encode()
+        head = "" if self.name is None else f"event: {self.name}\n"
+        return f"{head}data: {json.dumps(self.data)}\n\n".encode()
 
 
 def _user_message_texts(content: Any) -> list[str]:
@@ -144,7 +150,8 @@ def message_events(
         yield from _block_events(index, block, reply.chunk_chars)
     delta = {"stop_reason": stop_reason_for(reply), "stop_sequence": None}
     out = {"output_tokens": estimate_tokens(output_chars(reply.content))}
-    yield SseEvent("message_delta", {"type": "message_delta", "delta": delta, "usage": out})
+    data = {"type": "message_delta", "delta": delta, "usage": out}
+    yield SseEvent("message_delta", data, closing=True)
     yield SseEvent("message_stop", {"type": "message_stop"})
 
 
@@ -182,9 +189,9 @@ def _delta(index: int, delta: dict[str, Any], *, counted: bool = False) -> SseEv
 def checkpoint_due(event: SseEvent, deltas_sent: int, after: int) -> bool:
     """Whether a pause/failure point set at `after` deltas fires before `event` is sent.
 
-    A point beyond the last delta fires before `message_delta`, so it always fires once.
+    A point beyond the last delta fires before the closing event, so it always fires once.
     """
-    return event.name == "message_delta" or (event.counted and deltas_sent >= after)
+    return event.closing or (event.counted and deltas_sent >= after)
 
 
 def input_tokens_for(body: Mapping[str, Any]) -> int:

@@ -1,0 +1,140 @@
+"""Starting an ACP agent for a turn: one process per turn, or a warm one the daemon keeps.
+
+The command and its environment come from the agent's entry in the user's config (the face
+resolves the name a document gives); nothing of the document reaches the argv. A warm process
+is reused for a document's next turn when the command, cwd and environment are the same (the
+key) and the process is in the session the turn continues, having run the turn before it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentdoc.agents.acp.process import AcpProcess
+from agentdoc.agents.acp.turn import AcpTurn
+from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd
+
+
+def agent_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment passes through; the agent's config entry adds to it."""
+    env = dict(base)
+    env.update(extra)
+    return env
+
+
+def turn_args(request: AgentRequest) -> dict[str, Any]:
+    """What a request asks of an ACP turn. ACP agents choose their own session ids, so a
+    Claude-style `session_id` for a new session is not used."""
+    return {
+        "prompt": request.prompt,
+        "session_id": request.resume,
+        "fork": request.fork,
+        "seeded_prompt": request.seeded_prompt,
+        "turn": request.turn,
+        "extra": tuple(image_block(image) for image in request.images),
+    }
+
+
+def image_block(image: ImagePart) -> dict[str, Any]:
+    """A picture the prompt names, as ACP image content after the prompt's text."""
+    return {"type": "image", "mimeType": image.media_type, "data": image.base64()}
+
+
+class OneShotTurn(AcpTurn):
+    """The turn of a process started for it alone: closing the turn ends the process."""
+
+    def close(self, grace: float) -> TurnEnd | None:
+        end = super().close(grace)
+        self.process.close(grace)
+        return end
+
+
+def start(
+    request: AgentRequest,
+    command: Sequence[str],
+    extra_env: Mapping[str, str],
+    environ: Mapping[str, str] | None = None,
+) -> AcpTurn:
+    """A process for one turn; AgentCannotStart (document untouched) if it cannot begin."""
+    env = agent_env(os.environ if environ is None else environ, extra_env)
+    process = AcpProcess(list(command), request.cwd, env, name=request.agent, turn_type=OneShotTurn)
+    process.start()
+    try:
+        return process.begin(**turn_args(request))
+    except BaseException:
+        process.close(1.0)
+        raise
+
+
+class WarmAcp:
+    """A warm ACP agent as the daemon's pool sees it."""
+
+    def __init__(self, process: AcpProcess) -> None:
+        self.process = process
+
+    @property
+    def key(self) -> object:
+        return self.process.key
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    @property
+    def busy(self) -> bool:
+        return self.process.busy
+
+    @property
+    def last_used(self) -> float:
+        return self.process.last_used
+
+    def alive(self) -> bool:
+        return self.process.alive()
+
+    def reusable_for(self, request: AgentRequest) -> bool:
+        process = self.process
+        return (
+            not process.busy
+            and process.alive()
+            and request.resume is not None
+            and request.resume == process.session_id
+            # A turn run elsewhere meanwhile (`agentdoc run`) is in the agent's stored session,
+            # not in this process's memory of it.
+            and request.turn == process.last_turn + 1
+            and not request.fork
+        )
+
+    def begin(self, request: AgentRequest) -> AcpTurn:
+        # The pool holds its lock here: the handshake and the session open on the turn's thread.
+        return self.process.begin(**turn_args(request), background=True)
+
+    def close(self, grace: float = 5.0) -> None:
+        self.process.close(grace)
+
+
+@dataclass(frozen=True)
+class WarmAcpStart:
+    key: object
+    command: tuple[str, ...]
+    cwd: Path
+    env: dict[str, str]
+    name: str
+
+    def start(self) -> WarmAcp:
+        process = AcpProcess(list(self.command), self.cwd, self.env, name=self.name, key=self.key)
+        return WarmAcp(process.spawn())
+
+
+def warm(
+    request: AgentRequest,
+    command: Sequence[str],
+    extra_env: Mapping[str, str],
+    environ: Mapping[str, str] | None = None,
+) -> WarmAcpStart:
+    env = agent_env(os.environ if environ is None else environ, extra_env)
+    key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())))
+    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent)

@@ -1,0 +1,356 @@
+"""An ACP agent process that lives across turns: one handshake, then sessions and prompts.
+
+:meth:`AcpProcess.start` runs ``initialize`` (protocol version 1 only) and remembers what the
+agent offers. :meth:`AcpProcess.begin` puts the turn in a session — the one the process is
+already in, else the stored one continued by ``session/resume``, else by ``session/load``, else a
+new session seeded with the conversation so far; a fork by ``session/fork`` or seeded — and sends
+the prompt. :attr:`AcpProcess.opened` says which it was, for the footer.
+
+``session/load`` replays the whole history as updates before it answers. Updates reach a turn
+only once it is registered, which is after that answer, and the reader handles messages in
+order: the replay can never reach a turn's events.
+
+Everything that can fail before the prompt is sent raises
+:class:`~agentdoc.errors.AgentCannotStart` with a message for people; later failures end the
+turn with ``TurnEnd(stop_reason="error")``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentdoc.agents.acp.quirks import quirks_for
+from agentdoc.agents.acp.rpc import Connection, RequestId
+from agentdoc.agents.acp.schema import (
+    AUTH_REQUIRED,
+    METHOD_NOT_FOUND,
+    PROTOCOL_VERSION,
+    InitializeResult,
+    SessionResult,
+    client_capabilities,
+    text_block,
+)
+from agentdoc.agents.acp.sessions import Refused, SessionHow, SessionOpened, reopen_way, why
+from agentdoc.agents.acp.translate import UpdateTranslator
+from agentdoc.agents.acp.turn import AcpTurn
+from agentdoc.errors import AgentCannotStart
+
+log = logging.getLogger(__name__)
+
+HANDSHAKE_TIMEOUT = 45.0  # node-based agents took 11 s to start on a busy two-core machine
+SESSION_TIMEOUT = 60.0  # a session/load replays the whole history first
+
+
+class AcpProcess:
+    """One agent process; one turn at a time, plus :meth:`close` from another thread."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        *,
+        name: str = "agent",
+        key: object = None,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        session_timeout: float = SESSION_TIMEOUT,
+        turn_type: type[AcpTurn] = AcpTurn,
+    ) -> None:
+        self.name = name
+        self.turn_type = turn_type  # what `begin` returns (a one-shot's turn also ends it)
+        self.key = key  # what a turn must share with this process to reuse it
+        self.cwd = cwd
+        self.handshake_timeout = handshake_timeout
+        self.session_timeout = session_timeout
+        self.connection = Connection(argv, cwd, env, self._on_request, self._on_update, name)
+        self.info: InitializeResult | None = None
+        self.session_id: str | None = None  # the session the agent is in after the last turn
+        self.opened: SessionOpened | None = None  # how the current turn's session came about
+        self.turns = 0
+        self.last_turn = 0
+        self.last_used = time.monotonic()
+        self._turn: AcpTurn | None = None
+        self._lock = threading.Lock()
+        self._ready_lock = threading.Lock()
+
+    # -- start ------------------------------------------------------------------------------
+
+    def start(self) -> AcpProcess:
+        """Start the agent and shake hands with it."""
+        return self.spawn().ready()
+
+    def spawn(self) -> AcpProcess:
+        """Start the agent's program (AgentCannotStart if there is none); no handshake yet."""
+        self.connection.start()
+        return self
+
+    def ready(self) -> AcpProcess:
+        """Shake hands, once; a failed handshake stops the agent."""
+        with self._ready_lock:
+            if self.info is not None:
+                return self
+            try:
+                self.info = self._handshake()
+            except BaseException:
+                self.kill(grace=0.5)
+                raise
+        return self
+
+    def _handshake(self) -> InitializeResult:
+        params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client_capabilities()}
+        try:
+            raw = self._call("initialize", params, self.handshake_timeout)
+        except Refused as exc:
+            raise self._cannot(f"refused the handshake: {exc.reason}") from exc
+        try:
+            info = InitializeResult.model_validate(raw)
+        except ValidationError as exc:
+            raise self._cannot(
+                f"answered initialize with something that is not ACP: {why(exc)}"
+            ) from exc
+        if info.protocol_version != PROTOCOL_VERSION:
+            raise self._cannot(
+                f"speaks ACP version {info.protocol_version}; agentdoc speaks version "
+                f"{PROTOCOL_VERSION}. Use a release of the agent that supports version 1."
+            )
+        return info
+
+    def _call(self, method: str, params: Mapping[str, Any], timeout: float) -> Any:
+        """The result of one request, or AgentCannotStart saying why there is none."""
+        pending = self.connection.request(method, params)
+        if not pending.wait(timeout):
+            tail = self.connection.output_tail()
+            said = f"; it said:\n{tail}" if tail else ""
+            raise self._cannot(f"did not answer {method} within {timeout:.0f} s{said}")
+        if pending.closed is not None:
+            raise AgentCannotStart(f"{pending.closed}\n(during {method})")
+        if pending.error is not None:
+            if pending.error.code == AUTH_REQUIRED:
+                raise self._cannot(self._login_hint(pending.error.describe()))
+            raise Refused(method, pending.error.describe())
+        return pending.result
+
+    def _cannot(self, what: str) -> AgentCannotStart:
+        return AgentCannotStart(f"{self.name} {what}")
+
+    def _login_hint(self, message: str) -> str:
+        methods = [m.name or m.id for m in self.info.auth_methods] if self.info else []
+        ways = f" (it offers: {', '.join(methods)})" if methods else ""
+        return (
+            f"needs you to log in ({message}): run `{self.name}` in a terminal once and log "
+            f"in{ways}, or set its API key in the agent's `env` in your agentdoc config"
+        )
+
+    # -- properties the daemon's pool uses ---------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        return self.connection.pid
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None
+
+    def alive(self) -> bool:
+        return self.connection.alive()
+
+    @property
+    def can_resume(self) -> bool:
+        return bool(
+            self.info and self.info.agent_capabilities.session_capabilities.resume is not None
+        )
+
+    @property
+    def can_load(self) -> bool:
+        return bool(self.info and self.info.agent_capabilities.load_session)
+
+    @property
+    def can_fork(self) -> bool:
+        return bool(
+            self.info and self.info.agent_capabilities.session_capabilities.fork is not None
+        )
+
+    @property
+    def accepts_images(self) -> bool:
+        return bool(self.info and self.info.agent_capabilities.prompt_capabilities.image)
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def open_session(
+        self, session_id: str | None, *, fork: bool = False, seeded: bool = False
+    ) -> SessionOpened:
+        """Put the process in the session a turn asks for (see the module's docstring)."""
+        if session_id is not None and session_id == self.session_id and not fork:
+            return SessionOpened(
+                session_id, "continued", self.opened.model if self.opened else None
+            )
+        note = None
+        if session_id is not None:
+            opened = self._reopen(session_id, fork=fork)
+            if isinstance(opened, SessionOpened):
+                return opened
+            note = opened
+        return self._new("seeded" if seeded else "new", note)
+
+    def _reopen(self, session_id: str, *, fork: bool) -> SessionOpened | str:
+        """The session continued (or forked) by the agent, or why it could not be."""
+        way = reopen_way(self.can_resume, self.can_load, self.can_fork, fork=fork)
+        if isinstance(way, str):
+            return f"{self.name} {way}"
+        method, how = way
+        params = {"sessionId": session_id, "cwd": str(self.cwd), "mcpServers": []}
+        try:
+            result = self._session_result(method, params)
+        except Refused as exc:
+            log.info("%s; starting a new session instead", exc)
+            return f"{self.name} could not continue its session ({exc.reason})"
+        new_id = result.session_id if how == "forked" else session_id
+        if not new_id:
+            raise self._cannot(f"answered {method} without a session id")
+        return SessionOpened(new_id, how, result.model())
+
+    def _new(self, how: SessionHow, note: str | None = None) -> SessionOpened:
+        params = {"cwd": str(self.cwd), "mcpServers": []}
+        try:
+            result = self._session_result("session/new", params)
+        except Refused as exc:
+            raise self._cannot(f"refused to start a session: {exc.reason}") from exc
+        if not result.session_id:
+            raise self._cannot("answered session/new without a session id")
+        return SessionOpened(result.session_id, how, result.model(), note)
+
+    def _session_result(self, method: str, params: Mapping[str, Any]) -> SessionResult:
+        raw = self._call(method, params, self.session_timeout)
+        try:
+            return SessionResult.model_validate(raw if raw is not None else {})
+        except ValidationError as exc:
+            raise self._cannot(
+                f"answered {method} with something that is not ACP: {why(exc)}"
+            ) from exc
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def begin(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        fork: bool = False,
+        seeded_prompt: str | None = None,
+        turn: int = 0,
+        extra: tuple[dict[str, Any], ...] = (),
+        background: bool = False,
+    ) -> AcpTurn:
+        """Send a prompt in the session asked for; the returned turn reads its events.
+
+        `seeded_prompt`: what to send instead of `prompt` when the session turns out new (a
+        session the agent cannot continue, a fork it cannot do): the prompt with the
+        conversation so far. `extra`: more content blocks (images) after the prompt's text.
+
+        The handshake (if it is still due) and opening the session can take seconds. Without
+        `background` they happen here and a failure raises AgentCannotStart; with it the turn
+        is returned at once, they happen on a thread, and a failure ends the turn with an
+        error — so a caller holding a lock (the daemon's pool) never waits for the agent.
+        """
+        assert self._turn is None, "an agent process runs one turn at a time"
+        current = self.turn_type(self)
+        with self._lock:
+            self._turn = current
+        self.turns += 1
+        self.last_turn = turn
+        send = functools.partial(
+            self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra
+        )
+        if background:
+            threading.Thread(target=self._send_later, args=(current, send), daemon=True).start()
+            return current
+        try:
+            send()
+        except BaseException:
+            self.end_turn(current)
+            raise
+        return current
+
+    def _send_later(self, current: AcpTurn, send: Callable[[], None]) -> None:
+        try:
+            send()
+        except AgentCannotStart as exc:
+            current.end_early(str(exc))
+        except Exception as exc:  # a thread's error must end the turn, not vanish
+            log.exception("%s: cannot start the turn", self.name)
+            current.end_early(f"{self.name}: {exc}")
+
+    def _open_and_send(
+        self,
+        current: AcpTurn,
+        prompt: str,
+        session_id: str | None,
+        fork: bool,
+        seeded_prompt: str | None,
+        extra: tuple[dict[str, Any], ...],
+    ) -> None:
+        self.ready()
+        if any(block.get("type") == "image" for block in extra) and not self.accepts_images:
+            raise self._cannot(
+                "does not take pictures (its handshake says so): remove the ![…](…) lines "
+                "from the prompt, or ask another agent"
+            )
+        opened = self.open_session(session_id, fork=fork, seeded=seeded_prompt is not None)
+        self.opened, self.session_id = opened, opened.session_id
+        # Updates reach the turn from here on: a load's replay came before its answer.
+        translator = UpdateTranslator(quirks_for(self.agent_name), opened.session_id, opened.model)
+        if not current.session_ready(opened.session_id, translator, opened.model, opened.footer()):
+            return  # cancelled or stopped while the session was opening
+        text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
+        params = {"sessionId": opened.session_id, "prompt": [text_block(text), *extra]}
+        self.connection.request("session/prompt", params).then(current.prompt_answered)
+
+    @property
+    def agent_name(self) -> str | None:
+        info = self.info.agent_info if self.info else None
+        return info.name if info else None
+
+    def end_turn(self, turn: AcpTurn) -> None:
+        with self._lock:
+            if self._turn is turn:
+                self._turn = None
+        self.last_used = time.monotonic()
+
+    # -- what the agent sends unasked -------------------------------------------------------
+
+    def _on_update(self, method: str, params: dict[str, Any]) -> None:
+        if method != "session/update":
+            return  # notifications we do not know are ignored (the protocol allows more)
+        current = self._turn
+        update = params.get("update")
+        if current is None or params.get("sessionId") != current.session_id:
+            return  # between turns, or another session's (a load's replay)
+        if isinstance(update, dict):
+            current.update(update)
+
+    def _on_request(self, rpc_id: RequestId, method: str, params: dict[str, Any]) -> None:
+        current = self._turn
+        if method != "session/request_permission":
+            # We advertised no fs/* or terminal/*: the agent's own tools do that work.
+            self.connection.respond_error(rpc_id, METHOD_NOT_FOUND, f"agentdoc offers no {method}")
+        elif current is None or params.get("sessionId") != current.session_id:
+            self.connection.respond(rpc_id, {"outcome": {"outcome": "cancelled"}})
+        else:
+            current.permission(rpc_id, params)
+
+    # -- ending -----------------------------------------------------------------------------
+
+    def kill(self, grace: float = 2.0) -> None:
+        self.connection.stop(grace)
+
+    def close(self, grace: float = 5.0) -> None:
+        """End of input lets the agent save its session and exit; stop it if it does not."""
+        self.connection.stop(grace)

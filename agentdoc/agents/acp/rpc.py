@@ -1,0 +1,305 @@
+"""Newline-delimited JSON-RPC 2.0 over an agent's stdin and stdout.
+
+:class:`Connection` starts the agent in its own process group, reads its stdout on a thread
+(one JSON message a line), hands its requests and notifications to the callbacks it was given,
+matches answers to our requests by id, and drains stderr concurrently so a chatty agent can
+never block on a full pipe. The callbacks run on the reader thread: they must not block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from agentdoc.agents.acp.schema import RpcError
+from agentdoc.errors import AgentCannotStart
+
+log = logging.getLogger(__name__)
+
+RequestId = int | str
+OnRequest = Callable[[RequestId, str, dict[str, Any]], None]
+OnNotification = Callable[[str, dict[str, Any]], None]
+TAIL = 8  # lines of stderr and of non-protocol output kept for messages
+EOF_GRACE = 1.0  # seconds an agent gets to exit at end of input before it is signalled
+
+
+class Pending:
+    """An answer we wait for: a result, a JSON-RPC error, or the connection's end."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.result: Any = None
+        self.error: RpcError | None = None
+        self.closed: str | None = None  # why no answer will ever come
+        self._done = threading.Event()
+        self._callbacks: list[Callable[[Pending], None]] = []
+        self._lock = threading.Lock()
+
+    def wait(self, timeout: float | None) -> bool:
+        return self._done.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def then(self, callback: Callable[[Pending], None]) -> None:
+        """Call `callback` once answered (now, if it already is)."""
+        with self._lock:
+            if not self._done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback(self)
+
+    def settle(
+        self, result: Any = None, error: RpcError | None = None, closed: str | None = None
+    ) -> None:
+        with self._lock:
+            if self._done.is_set():
+                return
+            self.result, self.error, self.closed = result, error, closed
+            self._done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback(self)
+
+
+def resolve_command(argv: list[str], env: Mapping[str, str]) -> list[str]:
+    """The argv with its program found on the agent's PATH, or a message saying it is not."""
+    if not argv or not argv[0]:
+        raise AgentCannotStart("the agent's command is empty; set `command` in its config entry")
+    found = shutil.which(argv[0], path=env.get("PATH"))
+    if found is None:
+        raise AgentCannotStart(
+            f"cannot find {argv[0]!r}: install the agent, or set `command` in the agent's "
+            "entry of your agentdoc config to where it is"
+        )
+    return [found, *argv[1:]]
+
+
+class Connection:
+    def __init__(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        on_request: OnRequest,
+        on_notification: OnNotification,
+        name: str = "the agent",
+    ) -> None:
+        self.name = name  # for messages: the agent's name in the user's config
+        self.argv = argv
+        self.cwd = cwd
+        self.env = dict(env)
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._pending: dict[int, Pending] = {}
+        self._next_id = 0
+        self._lock = threading.Lock()  # ids, the pending table, writes to stdin
+        self._stderr: deque[str] = deque(maxlen=TAIL)
+        self._garbage: deque[str] = deque(maxlen=TAIL)
+        self.gone = threading.Event()  # stdout ended: the agent exited or closed it
+        self._stderr_reader: threading.Thread | None = None
+
+    def start(self) -> Connection:
+        argv = resolve_command(self.argv, self.env)
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except (OSError, ValueError) as exc:
+            raise AgentCannotStart(f"cannot run {argv[0]!r}: {exc}") from exc
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        return self
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None and not self.gone.is_set()
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def request(self, method: str, params: Mapping[str, Any]) -> Pending:
+        pending = Pending(method)
+        with self._lock:
+            self._next_id += 1
+            request_id = self._next_id
+            self._pending[request_id] = pending
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)}
+        if not self._send(message):
+            self._pending.pop(request_id, None)
+            pending.settle(closed=self.ended_message())
+        return pending
+
+    def notify(self, method: str, params: Mapping[str, Any]) -> bool:
+        return self._send({"jsonrpc": "2.0", "method": method, "params": dict(params)})
+
+    def respond(self, request_id: RequestId, result: Mapping[str, Any]) -> bool:
+        return self._send({"jsonrpc": "2.0", "id": request_id, "result": dict(result)})
+
+    def respond_error(self, request_id: RequestId, code: int, message: str) -> bool:
+        error = {"code": code, "message": message}
+        return self._send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        """One line to the agent; False if its stdin is gone."""
+        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            return False
+        with self._lock:
+            try:
+                proc.stdin.write(data)
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                return False
+        return True
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _read_stdout(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        try:
+            for raw in iter(self._proc.stdout.readline, b""):
+                self._dispatch(raw)
+        finally:
+            self._proc.stdout.close()
+            self.gone.set()
+            self._close_pending()
+
+    def _dispatch(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", "replace").strip()
+        if not line:
+            return
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            log.info("agent (pid %s) wrote a line that is not JSON-RPC: %.200s", self.pid, line)
+            self._garbage.append(line[:300])
+            return
+        try:
+            self._route(message)
+        except Exception:  # a bad message must not end the reader, and so the connection
+            log.exception("agent (pid %s): cannot handle %.200s", self.pid, line)
+
+    def _route(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if isinstance(method, str) and "id" in message:
+            self._on_request(message["id"], method, params)
+        elif isinstance(method, str):
+            self._on_notification(method, params)
+        elif "id" in message:
+            self._answer(message)
+        else:
+            self._garbage.append(json.dumps(message)[:300])
+
+    def _answer(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        with self._lock:
+            pending = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
+        if pending is None:
+            log.info("agent (pid %s) answered an unknown request id %r", self.pid, request_id)
+            return
+        error = message.get("error")
+        if error is not None:
+            parsed = RpcError.model_validate(error) if isinstance(error, dict) else None
+            pending.settle(error=parsed or RpcError(code=0, message=str(error)))
+        else:
+            pending.settle(result=message.get("result"))
+
+    def _close_pending(self) -> None:
+        with self._lock:
+            pending, self._pending = list(self._pending.values()), {}
+        reason = self.ended_message()
+        for item in pending:
+            item.settle(closed=reason)
+
+    def _read_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        for raw in iter(self._proc.stderr.readline, b""):
+            text = raw.decode("utf-8", "replace").rstrip()
+            if text:
+                self._stderr.append(text[:500])
+        self._proc.stderr.close()
+
+    # -- for messages -----------------------------------------------------------------------
+
+    def exit_code(self, timeout: float = 0.5) -> int | None:
+        if self._proc is None:
+            return None
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def output_tail(self) -> str:
+        """What the agent said besides the protocol: its stderr and stray stdout lines."""
+        lines = [*self._stderr, *(f"(stdout) {g}" for g in self._garbage)]
+        return "\n".join(lines[-TAIL:])
+
+    def ended_message(self) -> str:
+        code = self.exit_code()
+        if self._stderr_reader is not None:
+            self._stderr_reader.join(0.5)  # its last words, usually the reason
+        how = "closed its output" if code is None else _exit_words(code)
+        tail = self.output_tail()
+        return f"{self.name} {how}" + (f"; it said:\n{tail}" if tail else "")
+
+    # -- ending -----------------------------------------------------------------------------
+
+    def stop(self, grace: float = 2.0) -> None:
+        """End of input, then SIGTERM and SIGKILL to the agent's process group."""
+        proc = self._proc
+        if proc is None:
+            return
+        # A write blocked on an agent that stopped reading holds the lock: then skip the polite
+        # end of input and go straight to the signals.
+        if proc.stdin is not None and self._lock.acquire(timeout=0.5):
+            try:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+            finally:
+                self._lock.release()
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, sig)
+            try:
+                # Gemini CLI and OpenCode exit at end of input at once; codex-acp never does.
+                proc.wait(min(grace, EOF_GRACE) if sig is None else grace)
+                break
+            except subprocess.TimeoutExpired:
+                log.info("agent (pid %s) still running after %s", proc.pid, sig or "end of input")
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # helpers it left in its group (node → binary)
+
+
+def _exit_words(code: int) -> str:
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"

@@ -1,0 +1,201 @@
+"""The ACP (version 1) messages agentdoc sends and reads, as pydantic models.
+
+Only the fields agentdoc uses are modelled; everything else an agent sends is ignored, so a
+newer agent's additions never break a turn. Names follow the protocol's camelCase on the wire.
+Facts from the protocol's published schema (``schema/v1/schema.json``) and the real agents
+(``agents-acp.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+PROTOCOL_VERSION = 1
+
+# JSON-RPC error codes ACP gives a meaning to.
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+AUTH_REQUIRED = -32000
+
+
+class Wire(BaseModel):
+    """camelCase on the wire, snake_case in Python; unknown fields ignored."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+
+class AgentInfo(Wire):
+    name: str = ""
+    title: str | None = None
+    version: str | None = None
+
+
+class PromptCapabilities(Wire):
+    image: bool = False
+
+
+class SessionCapabilities(Wire):
+    # Each is an (empty) object when offered, absent or null when not.
+    resume: dict[str, Any] | None = None
+    fork: dict[str, Any] | None = None
+
+
+class AgentCapabilities(Wire):
+    load_session: bool = False
+    prompt_capabilities: PromptCapabilities = PromptCapabilities()
+    session_capabilities: SessionCapabilities = SessionCapabilities()
+
+
+class AuthMethod(Wire):
+    id: str = ""
+    name: str = ""
+    description: str | None = None
+
+
+class InitializeResult(Wire):
+    protocol_version: int
+    agent_capabilities: AgentCapabilities = AgentCapabilities()
+    auth_methods: list[AuthMethod] = []
+    agent_info: AgentInfo | None = None
+
+
+class ModelState(Wire):
+    current_model_id: str | None = None
+
+
+class ConfigOption(Wire):
+    id: str = ""
+    category: str | None = None
+    current_value: Any = None
+
+
+class SessionResult(Wire):
+    """The answer to session/new, /load, /resume or /fork (``sessionId`` only from new, fork)."""
+
+    session_id: str | None = None
+    models: ModelState | None = None
+    config_options: list[ConfigOption] | None = None
+
+    def model(self) -> str | None:
+        if self.models and self.models.current_model_id:
+            return self.models.current_model_id
+        for option in self.config_options or ():
+            if option.category == "model" and isinstance(option.current_value, str):
+                return option.current_value
+        return None
+
+
+class TokenUsage(Wire):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_read_tokens: int | None = None
+    cached_write_tokens: int | None = None
+
+
+class PromptResult(Wire):
+    stop_reason: str
+    usage: TokenUsage | None = None
+    meta: dict[str, Any] | None = Field(
+        default=None, validation_alias=AliasChoices("_meta", "meta")
+    )
+
+
+class ContentBlock(Wire):
+    type: str
+    text: str | None = None
+
+
+class ContentChunk(Wire):
+    content: ContentBlock
+    message_id: str | None = None
+
+
+class Location(Wire):
+    path: str
+    line: int | None = None
+
+
+class ToolCallFields(Wire):
+    """A tool call (``tool_call``) or an update to one (``tool_call_update``): all but the id
+    optional, only what changed is sent."""
+
+    tool_call_id: str
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    content: list[dict[str, Any]] | None = None
+    locations: list[Location] | None = None
+    raw_input: Any = None
+    raw_output: Any = None
+
+
+class Cost(Wire):
+    amount: float
+    currency: str
+
+
+class UsageUpdate(Wire):
+    used: int
+    size: int
+    cost: Cost | None = None
+
+
+class NoticeUpdate(Wire):
+    severity: str = "info"
+    title: str = ""
+
+
+class PermissionOptionWire(Wire):
+    option_id: str
+    name: str = ""
+    kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+class PermissionRequest(Wire):
+    session_id: str
+    tool_call: ToolCallFields
+    options: list[PermissionOptionWire]
+
+
+class RpcError(Wire):
+    code: int = 0
+    message: str = ""
+    data: Any = None
+
+    def describe(self) -> str:
+        """The message, plus the details agents put in ``data`` (Gemini: ``details``; codex-acp:
+        ``message``, the vendor API's own error body as JSON)."""
+        detail = _detail(self.data)
+        if detail and detail not in self.message:
+            return f"{self.message}: {detail}"
+        return self.message or f"error {self.code}"
+
+
+def _detail(data: Any) -> str | None:
+    found = data
+    if isinstance(data, dict):
+        found = next(
+            (data[k] for k in ("details", "message") if isinstance(data.get(k), str)), None
+        )
+    if not isinstance(found, str) or not found.strip():
+        return None
+    try:
+        body = json.loads(found)
+    except ValueError:
+        return found.strip()
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else found.strip()
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def client_capabilities() -> dict[str, Any]:
+    """We offer the agent nothing beyond the prompt: its tools read and write by themselves."""
+    return {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}

@@ -1,0 +1,70 @@
+"""How a turn's session comes about, and the small pure parts of choosing it.
+
+A stored session is continued with what the agent offers: ``session/resume`` (no replay), else
+``session/load`` (the agent replays the history first), else not at all; a fork needs
+``session/fork``. Whatever cannot be continued becomes a new session, seeded with the
+conversation so far when the caller has it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import ValidationError
+
+from agentdoc.errors import AgentCannotStart
+
+# How the turn's session came about: "continued" (this process ran the previous turn), the
+# agent's own resume / load / fork, or a new session ("seeded": sent the conversation so far).
+SessionHow = Literal["continued", "resumed", "loaded", "forked", "seeded", "new"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOpened:
+    session_id: str
+    how: SessionHow
+    model: str | None = None
+    note: str | None = None  # why a resume or load was not used, when it failed
+
+    def footer(self) -> str | None:
+        """What the reply's footer says of the session: which way it was continued."""
+        said = _SAID.get(self.how)
+        if said is None:
+            return None
+        return f"{said} ({self.note})" if self.note else said
+
+
+_SAID: dict[SessionHow, str] = {
+    "resumed": "session resumed",
+    "loaded": "session loaded",
+    "forked": "session forked",
+    "seeded": "new session, sent the conversation so far",
+}
+
+
+def why(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the result"
+    return f"{where}: {first['msg']}"
+
+
+class Refused(AgentCannotStart):
+    """The agent answered a request with a JSON-RPC error (not an auth one)."""
+
+    def __init__(self, method: str, reason: str) -> None:
+        super().__init__(f"{method}: {reason}")
+        self.reason = reason
+
+
+def reopen_way(
+    resume: bool, load: bool, fork_offered: bool, *, fork: bool
+) -> tuple[str, SessionHow] | str:
+    """How to continue (or fork) a stored session with what the agent offers, or why not."""
+    if fork:
+        return ("session/fork", "forked") if fork_offered else "cannot fork a session"
+    if resume:
+        return "session/resume", "resumed"
+    if load:
+        return "session/load", "loaded"
+    return "cannot resume or load a session"

@@ -1,0 +1,327 @@
+"""ACP session updates → the agent-neutral events of a turn. Pure: no process, no clock.
+
+:class:`UpdateTranslator` keeps the little state the event contract needs (the message and
+block open now, the tool calls seen) and applies the agent's quirks row. Chunks are deltas in
+ACP too, so each one becomes one ``BlockDelta``; a new ``messageId`` starts a new message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, get_args
+
+from pydantic import ValidationError
+
+from agentdoc.agents.acp.quirks import NONE, Quirks, clean_thought, is_noise
+from agentdoc.agents.acp.schema import (
+    ContentChunk,
+    NoticeUpdate,
+    PermissionRequest,
+    PromptResult,
+    TokenUsage,
+    ToolCallFields,
+    UsageUpdate,
+)
+from agentdoc.agents.base import (
+    Activity,
+    BlockDelta,
+    BlockEnd,
+    BlockKind,
+    BlockStart,
+    Event,
+    MessageStart,
+    MessageStop,
+    Notice,
+    PermissionAsked,
+    PermissionOption,
+    StopReason,
+    ToolCall,
+    ToolUpdate,
+    TurnEnd,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
+FINAL_STATUSES = ("completed", "failed")
+ACTIVITY = Activity()  # the agent is working, though nothing shows
+# Where a command's output is in a raw output object (codex-acp: `formatted_output`, with the
+# command, timings and ids beside it), best first.
+OUTPUT_KEYS = ("formatted_output", "aggregated_output", "output", "stdout")
+
+
+class UpdateTranslator:
+    """The events of one turn, fed one ``session/update`` (or the prompt's answer) at a time."""
+
+    def __init__(
+        self, quirks: Quirks = NONE, session_id: str | None = None, model: str | None = None
+    ) -> None:
+        self.quirks = quirks
+        self.session_id = session_id
+        self.model = model  # the session's model, unless the prompt's answer names another
+        self.gauge: UsageUpdate | None = None
+        self.shown_text = False  # reply text reached the turn (a failure keeps it, not the prompt)
+        self._in_message = False
+        self._message_id: str | None = None
+        self._block: tuple[int, BlockKind] | None = None
+        self._next_index = 0
+        self._tools: dict[str, str] = {}  # the tool calls seen, with their names
+
+    def update(self, update: dict[str, Any]) -> list[Event]:
+        """The events of one ``session/update``'s ``update``; [] for kinds a turn ignores."""
+        kind = update.get("sessionUpdate")
+        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+        if handler is None:
+            return [ACTIVITY]  # plans, modes, commands…: not part of the reply, but not a stall
+        try:
+            return handler(self, update) or [ACTIVITY]
+        except ValidationError as exc:
+            log.info("ignoring a malformed %s update: %s", kind, exc.errors()[:1])
+            return [ACTIVITY]
+
+    # -- chunks -----------------------------------------------------------------------------
+
+    def _message_chunk(self, update: dict[str, Any]) -> list[Event]:
+        chunk = ContentChunk.model_validate(update)
+        text = chunk.content.text if chunk.content.type == "text" else None
+        if not text or is_noise(text, self.quirks):
+            return []
+        events = self._enter_message(chunk.message_id) + self._enter_block("text")
+        self.shown_text = True
+        return [*events, BlockDelta(self._index(), text)]
+
+    def _thought_chunk(self, update: dict[str, Any]) -> list[Event]:
+        chunk = ContentChunk.model_validate(update)
+        text = chunk.content.text if chunk.content.type == "text" else None
+        text = clean_thought(text or "", self.quirks)
+        if self._block is None or self._block[1] != "thinking":
+            text = text.lstrip()  # a thought opening with blank lines (codex: "\n\n")
+        if not text:
+            return []
+        events = self._enter_message(chunk.message_id) + self._enter_block("thinking")
+        return [*events, BlockDelta(self._index(), text)]
+
+    def _enter_message(self, message_id: str | None) -> list[Event]:
+        if self._in_message and (message_id is None or message_id == self._message_id):
+            return []
+        events = self._leave_message()
+        self._in_message, self._message_id = True, message_id
+        self._next_index = 0
+        return [*events, MessageStart(message_id=message_id)]
+
+    def _leave_message(self) -> list[Event]:
+        if not self._in_message:
+            return []
+        events = self._leave_block()
+        self._in_message = False
+        return [*events, MessageStop()]
+
+    def _enter_block(self, kind: BlockKind) -> list[Event]:
+        if self._block is not None and self._block[1] == kind:
+            return []
+        events = self._leave_block()
+        self._block = (self._next_index, kind)
+        self._next_index += 1
+        return [*events, BlockStart(self._block[0], kind)]
+
+    def _leave_block(self) -> list[Event]:
+        if self._block is None:
+            return []
+        index, self._block = self._block[0], None
+        return [BlockEnd(index)]
+
+    def _index(self) -> int:
+        assert self._block is not None
+        return self._block[0]
+
+    # -- tool calls -------------------------------------------------------------------------
+
+    def _tool_call(self, update: dict[str, Any]) -> list[Event]:
+        fields = ToolCallFields.model_validate(update)
+        if fields.tool_call_id in self._tools:
+            return self._tool_update(update)  # some agents repeat tool_call to update it
+        name = self._tools[fields.tool_call_id] = tool_name(fields)
+        events = self._enter_message(self._message_id) + self._leave_block()
+        call = ToolCall(
+            tool_id=fields.tool_call_id,
+            name=name,
+            input=tool_input(fields),
+            title=fields.title,
+        )
+        return [*events, call, *self._progress(fields, with_input=False)]
+
+    def _tool_update(self, update: dict[str, Any]) -> list[Event]:
+        fields = ToolCallFields.model_validate(update)
+        if fields.tool_call_id not in self._tools:
+            return self._tool_call(update)  # an update is the first we hear of this call
+        return self._progress(fields, with_input=True)
+
+    def _progress(self, fields: ToolCallFields, *, with_input: bool) -> list[Event]:
+        new_input = tool_input(fields) if with_input and fields.raw_input is not None else None
+        if fields.status not in FINAL_STATUSES:
+            return [ToolUpdate(fields.tool_call_id, input=new_input)] if new_input else []
+        failed = fields.status == "failed"
+        result = tool_result(fields)
+        return [ToolUpdate(fields.tool_call_id, result=result, is_error=failed, input=new_input)]
+
+    # -- the rest ---------------------------------------------------------------------------
+
+    def _usage(self, update: dict[str, Any]) -> list[Event]:
+        self.gauge = UsageUpdate.model_validate(update)
+        return []
+
+    def _notice(self, update: dict[str, Any]) -> list[Event]:
+        notice = NoticeUpdate.model_validate(update)
+        # A notice ends up as the reply's error: only an error is one.
+        return [Notice(notice.title)] if notice.severity == "error" else []
+
+    def permission(self, request_id: str, request: PermissionRequest) -> PermissionAsked:
+        fields = request.tool_call
+        options = tuple(PermissionOption(o.option_id, o.name, o.kind) for o in request.options)
+        # The tool's own name when its call was announced; its title says what it will do.
+        name = self._tools.get(fields.tool_call_id) or tool_name(fields)
+        return PermissionAsked(
+            request_id=request_id,
+            tool_name=name,
+            input=tool_input(fields),
+            description=fields.title,
+            tool_id=fields.tool_call_id,
+            options=options,
+        )
+
+    def finish(self, result: PromptResult) -> list[Event]:
+        """The prompt's answer: close what is open, then the turn's end."""
+        stop = result.stop_reason
+        if stop not in STOP_REASONS or stop == "error":
+            log.info("unknown stop reason %r taken as end_turn", stop)
+            stop = "end_turn"
+        end = TurnEnd(
+            stop_reason=stop,  # type: ignore[arg-type]  # checked against StopReason above
+            session_id=self.session_id,
+            model=meta_model(result.meta) or self.model,
+            usage=turn_usage(result, self.gauge),
+            interrupted=stop == "cancelled",
+        )
+        return [*self._leave_message(), end]
+
+    def fail(self, error: str, *, interrupted: bool = False) -> list[Event]:
+        """The turn cannot complete (an error answer, the process gone)."""
+        end = TurnEnd(
+            "error",
+            session_id=self.session_id,
+            model=self.model,
+            usage=turn_usage(None, self.gauge),
+            error=error,
+            interrupted=interrupted,
+        )
+        return [*self._leave_message(), end]
+
+    def cancelled(self) -> list[Event]:
+        """A cancelled turn whose process had to be stopped: it never answered the prompt."""
+        end = TurnEnd(
+            "cancelled",
+            session_id=self.session_id,
+            usage=turn_usage(None, self.gauge),
+            interrupted=True,
+        )
+        return [*self._leave_message(), end]
+
+
+_HANDLERS = {
+    "agent_message_chunk": UpdateTranslator._message_chunk,
+    "agent_thought_chunk": UpdateTranslator._thought_chunk,
+    "tool_call": UpdateTranslator._tool_call,
+    "tool_call_update": UpdateTranslator._tool_update,
+    "usage_update": UpdateTranslator._usage,
+    "notice": UpdateTranslator._notice,
+}
+
+
+def tool_name(fields: ToolCallFields) -> str:
+    return fields.title or fields.kind or "tool"
+
+
+def tool_input(fields: ToolCallFields) -> dict[str, Any]:
+    """The tool's raw input, with the files it acts on (``locations``, the paths of its diffs)
+    where a guard can see them even when the raw input does not name them."""
+    raw = fields.raw_input
+    data: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+    if raw is not None and not isinstance(raw, dict):
+        data["input"] = raw
+    paths = [loc.path for loc in fields.locations or ()]
+    paths += [
+        str(item["path"])
+        for item in fields.content or ()
+        if item.get("type") == "diff" and item.get("path")
+    ]
+    if paths and "locations" not in data:
+        data["locations"] = list(dict.fromkeys(paths))
+    return data
+
+
+def tool_result(fields: ToolCallFields) -> str:
+    parts = [_content_text(item) for item in fields.content or ()]
+    text = "\n".join(p for p in parts if p)
+    if text or fields.raw_output is None:
+        return text
+    output = fields.raw_output
+    if isinstance(output, dict):
+        found = [output[k] for k in OUTPUT_KEYS if isinstance(output.get(k), str)]
+        if found:
+            return str(found[0])
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+def _content_text(item: dict[str, Any]) -> str:
+    kind = item.get("type")
+    if kind == "content":
+        inner = item.get("content")
+        text = inner.get("text") if isinstance(inner, dict) else None
+        return text if isinstance(text, str) else ""
+    if kind == "diff":
+        return f"{item.get('path', '')}\n{item.get('newText', '')}"
+    return ""
+
+
+def turn_usage(result: PromptResult | None, gauge: UsageUpdate | None) -> Usage | None:
+    """One ``Usage`` from the forms agents report it in: the prompt result's ``usage``,
+    Gemini's ``_meta.quota.token_count``, the ``usage_update`` context gauge."""
+    tokens = result.usage if result else None
+    if tokens is None and result is not None:
+        tokens = _quota_tokens(result.meta)
+    if tokens is None and gauge is None:
+        return None
+    return Usage(
+        input_tokens=tokens.input_tokens if tokens else None,
+        output_tokens=tokens.output_tokens if tokens else None,
+        context_used=gauge.used if gauge else None,
+        context_size=gauge.size if gauge else None,
+    )
+
+
+def _quota(meta: dict[str, Any] | None) -> dict[str, Any]:
+    quota = meta.get("quota") if meta else None
+    return quota if isinstance(quota, dict) else {}
+
+
+def _quota_tokens(meta: dict[str, Any] | None) -> TokenUsage | None:
+    count = _quota(meta).get("token_count")
+    if not isinstance(count, dict):
+        return None
+    inputs, outputs = count.get("input_tokens"), count.get("output_tokens")
+    return TokenUsage(
+        input_tokens=inputs if isinstance(inputs, int) else None,
+        output_tokens=outputs if isinstance(outputs, int) else None,
+    )
+
+
+def meta_model(meta: dict[str, Any] | None) -> str | None:
+    """The model Gemini says it used (``_meta.quota.model_usage``); the last one named."""
+    usage = _quota(meta).get("model_usage")
+    names = (
+        [u.get("model") for u in usage if isinstance(u, dict)] if isinstance(usage, list) else []
+    )
+    models = [n for n in names if isinstance(n, str) and n]
+    return models[-1] if models else None

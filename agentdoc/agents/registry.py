@@ -1,0 +1,114 @@
+"""The agents a document may name: built-ins plus the user's `[agents.NAME]` config entries.
+
+An agent is data (a name, the protocol agentdoc speaks to it, the command that starts it and
+what it adds to the environment), never code. A document names an agent; the command comes only
+from here, so a document can never choose a program to run (PRODUCT.md §8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentdoc.config import AGENT_NAME, AgentConfig, Settings
+from agentdoc.errors import AgentdocError
+
+Protocol = Literal["claude", "acp"]
+
+
+class AgentSpec(BaseModel):
+    """One agent: how to start it and which protocol it speaks."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    protocol: Protocol
+    command: tuple[str, ...] = Field(min_length=1)
+    env: Mapping[str, str] = Field(default_factory=dict)
+    builtin: bool = False
+
+    def describe(self) -> str:
+        return f"{self.name} ({' '.join(self.command)})"
+
+
+# The npm package each built-in ships in, for install hints.
+PACKAGES: Mapping[str, str] = MappingProxyType(
+    {
+        "claude": "@anthropic-ai/claude-code",
+        "gemini": "@google/gemini-cli",
+        "codex": "@zed-industries/codex-acp",
+        "opencode": "opencode-ai",
+    }
+)
+_BUILTIN_ACP: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "gemini": ("gemini", "--acp"),
+        "codex": ("codex-acp",),
+        "opencode": ("opencode", "acp"),
+    }
+)
+
+
+def package_of(agent: AgentSpec) -> str | None:
+    """The npm package a built-in agent ships in (None for the user's own agents)."""
+    return PACKAGES.get(agent.name) if agent.builtin else None
+
+
+def builtin_agents(settings: Settings) -> dict[str, AgentSpec]:
+    """The built-ins before the config's overrides: Claude natively (the `claude` setting names
+    its program), the others over ACP."""
+    agents = {"claude": AgentSpec(name="claude", protocol="claude", command=(settings.claude,))}
+    for name, command in _BUILTIN_ACP.items():
+        agents[name] = AgentSpec(name=name, protocol="acp", command=command)
+    return {name: spec.model_copy(update={"builtin": True}) for name, spec in agents.items()}
+
+
+def known_agents(settings: Settings) -> dict[str, AgentSpec]:
+    """Every agent a document may name, by name (sorted): built-ins, overridden or not, and the
+    user's own, which speak ACP."""
+    agents = builtin_agents(settings)
+    for name, entry in settings.agents.items():
+        agents[name] = _from_config(name, entry, agents.get(name))
+    return dict(sorted(agents.items()))
+
+
+def _from_config(name: str, entry: AgentConfig, builtin: AgentSpec | None) -> AgentSpec:
+    if builtin is not None and builtin.protocol == "claude" and len(entry.command) != 1:
+        # agentdoc builds Claude's argv itself; only the program is the user's to choose.
+        raise AgentdocError(
+            f"[agents.claude] command must name only the claude program, got {list(entry.command)}"
+        )
+    protocol: Protocol = "acp" if builtin is None else builtin.protocol
+    return AgentSpec(
+        name=name,
+        protocol=protocol,
+        command=entry.command,
+        env=dict(entry.env),
+        builtin=builtin is not None,
+    )
+
+
+def resolve_agent(requested: object, settings: Settings, *, where: str = "") -> AgentSpec:
+    """The agent a document (or option) asks for, None meaning the config's default.
+
+    Anything that is not the name of a known agent (a list, a command with spaces, a leading
+    "-", a name nobody configured) is refused with the names the user has.
+    """
+    agents = known_agents(settings)
+    name = settings.agent if requested is None else requested
+    if isinstance(name, str) and name in agents and AGENT_NAME.fullmatch(name):
+        return agents[name]
+    source = "the config's `agent`" if requested is None else "agent"
+    prefix = f"{where}: " if where else ""
+    raise AgentdocError(
+        f"{prefix}{source} {_shown(name)} is not an agent's name; known agents: "
+        f"{', '.join(agents)} (add others as [agents.NAME] in your agentdoc config)"
+    )
+
+
+def _shown(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."

@@ -1,0 +1,348 @@
+"""The real ACP agents (Gemini CLI, codex-acp, OpenCode) kept offline on the project's fakes.
+
+For each agent: where its npm binary is, the fake vendor API it talks to, and the environment
+and scratch configuration that point it there, keep it out of the real home and make a write
+tool ask permission. `AcpDriver` is a minimal JSON-RPC client for proving the fakes with the
+real binaries, independent of agentdoc's own ACP client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentdoc.agents.fakeapi import (
+    FakeGeminiAPI,
+    FakeMessagesAPI,
+    FakeResponsesAPI,
+    RecordedRequest,
+)
+from tests.e2e_support import REPO_ROOT
+
+AGENTS = ("gemini", "codex", "opencode")
+_EXECUTABLES = {"gemini": "gemini", "codex": "codex-acp", "opencode": "opencode"}
+_ARGS = {"gemini": ["--acp"], "codex": [], "opencode": ["acp"]}
+_FAKES: dict[str, type[FakeMessagesAPI]] = {
+    "gemini": FakeGeminiAPI,
+    "codex": FakeResponsesAPI,
+    "opencode": FakeMessagesAPI,
+}
+# The tool each agent uses to write a file, with the arguments that write `name` in `cwd`:
+# the tool call a permission test scripts.
+WRITE_TOOLS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
+    "gemini": lambda cwd, name, text: {
+        "type": "tool_use",
+        "name": "write_file",
+        "input": {"file_path": str(cwd / name), "content": text},
+    },
+    "codex": lambda cwd, name, text: {
+        "type": "tool_use",
+        "name": "exec_command",
+        "input": {
+            "cmd": f"printf %s {json.dumps(text)} > {name}",
+            "workdir": str(cwd),
+            "sandbox_permissions": "require_escalated",
+            "justification": "write the file the user asked for",
+        },
+    },
+    "opencode": lambda cwd, name, text: {
+        "type": "tool_use",
+        "name": "write",
+        "input": {"filePath": str(cwd / name), "content": text},
+    },
+}
+_MISSING = (
+    "the {name} agent is not installed: run `npm ci` in the repository root "
+    "(or point $AGENTDOC_AGENT_BIN at a folder holding {exe})"
+)
+
+
+def find_agent(name: str) -> Path | None:
+    """The agent's npm-installed program ($AGENTDOC_AGENT_BIN, else node_modules/.bin)."""
+    folder = os.environ.get("AGENTDOC_AGENT_BIN") or str(REPO_ROOT / "node_modules" / ".bin")
+    path = Path(folder) / _EXECUTABLES[name]
+    return path if path.exists() else None
+
+
+def require_agent(name: str) -> Path:
+    """The program to test with; missing fails the run on CI and skips the test elsewhere."""
+    path = find_agent(name)
+    if path is not None:
+        return path
+    message = _MISSING.format(name=name, exe=_EXECUTABLES[name])
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def launch_args(name: str) -> list[str]:
+    """The arguments after the program that start the agent's ACP server."""
+    return list(_ARGS[name])
+
+
+def agent_command(name: str) -> list[str]:
+    return [str(require_agent(name)), *launch_args(name)]
+
+
+def fake_api_for(name: str, **options: Any) -> FakeMessagesAPI:
+    """A (not yet started) fake of the vendor API the agent calls."""
+    if name == "opencode":
+        return FakeMessagesAPI(side_calls=is_title_request, **options)
+    return _FAKES[name](**options)
+
+
+def is_title_request(request: RecordedRequest) -> bool:
+    """OpenCode asks for a conversation title (without tools) before the first real call."""
+    return not request.body.get("tools")
+
+
+def _base_env(home: Path) -> dict[str, str]:
+    # Built from scratch, never copied from os.environ: a developer's real keys or base URLs
+    # can never reach a test run.
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "NO_COLOR": "1"}
+    for kind in ("CONFIG", "DATA", "CACHE", "STATE"):
+        env[f"XDG_{kind}_HOME"] = str(home / f"xdg-{kind.lower()}")
+    return env
+
+
+def gemini_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    _write(home / ".gemini" / "settings.json", json.dumps(settings))
+    return _base_env(home) | {
+        "GOOGLE_GEMINI_BASE_URL": api.base_url,
+        "GEMINI_API_KEY": "fake-key",
+        "GEMINI_CLI_HOME": str(home),
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+
+
+def codex_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
+    codex_home = home / "codex"
+    config = f"""\
+model = "gpt-5.4-mini"
+model_provider = "fake"
+approval_policy = "on-request"
+
+[model_providers.fake]
+name = "fake"
+base_url = "{api.base_url}/v1"
+env_key = "FAKE_OPENAI_KEY"
+wire_api = "responses"
+supports_websockets = false
+request_max_retries = 0
+stream_max_retries = 0
+"""
+    _write(codex_home / "config.toml", config)
+    return _base_env(home) | {"CODEX_HOME": str(codex_home), "FAKE_OPENAI_KEY": "fake-key"}
+
+
+def opencode_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
+    provider = {
+        "npm": "@ai-sdk/anthropic",
+        "options": {"baseURL": f"{api.base_url}/v1", "apiKey": "fake-key"},
+        "models": {"m": {}},
+    }
+    config = {
+        "model": "fake/m",
+        "small_model": "fake/m",
+        "provider": {"fake": provider},
+        "permission": {"edit": "ask", "bash": "ask"},
+        "share": "disabled",
+        "autoupdate": False,
+    }
+    return _base_env(home) | {
+        "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        # OpenCode installs `@opencode-ai/plugin` into its config folder in the background at
+        # every start, whatever its config says; offline and on a dead loopback registry that
+        # fails quietly (a warning in its log) instead of reaching the npm registry.
+        "npm_config_offline": "true",
+        "npm_config_registry": "http://127.0.0.1:9/",
+    }
+
+
+_ENVS: dict[str, Callable[[FakeMessagesAPI, Path], dict[str, str]]] = {
+    "gemini": gemini_env,
+    "codex": codex_env,
+    "opencode": opencode_env,
+}
+
+
+def agent_env(name: str, api: FakeMessagesAPI, home: Path) -> dict[str, str]:
+    """The environment (and, written under `home`, the config) that keeps `name` on `api`."""
+    return _ENVS[name](api, home)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+# --- a minimal ACP client -------------------------------------------------------------------
+
+
+@dataclass
+class PromptResult:
+    """What one session/prompt produced: its result, and the updates that arrived meanwhile."""
+
+    result: dict[str, Any]
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    permissions: list[dict[str, Any]] = field(default_factory=list)
+
+    def chunks(self, kind: str) -> list[str]:
+        return [
+            str(u["content"].get("text", ""))
+            for u in self.updates
+            if u.get("sessionUpdate") == kind and isinstance(u.get("content"), dict)
+        ]
+
+    def text(self) -> str:
+        return "".join(self.chunks("agent_message_chunk"))
+
+    def thought(self) -> str:
+        return "".join(self.chunks("agent_thought_chunk"))
+
+
+PermissionAnswer = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class AcpDriver:
+    """Newline-delimited JSON-RPC over an agent's stdio: just enough to drive a turn."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, log: Path) -> None:
+        self._stderr = log.open("wb")
+        self.process = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._stderr, start_new_session=True,
+        )  # fmt: skip
+        self._inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._next_id = 0
+        self._reader = threading.Thread(target=self._read, daemon=True, name="acp-driver")
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue  # agents may print non-protocol lines; the protocol ignores them
+            if isinstance(message, dict):
+                self._inbox.put(message)
+        self._inbox.put(None)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def start(self, method: str, params: dict[str, Any]) -> int:
+        self._next_id += 1
+        self.send({"id": self._next_id, "method": method, "params": params})
+        return self._next_id
+
+    def messages(self, timeout: float) -> Iterator[dict[str, Any]]:
+        while True:
+            message = self._inbox.get(timeout=timeout)
+            if message is None:
+                raise AssertionError(f"the agent exited ({self.process.poll()}) mid-exchange")
+            yield message
+
+    def call(self, method: str, params: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+        """A request whose answer needs no updates in between (initialize, session/new)."""
+        return self.prompt_like(method, params, timeout=timeout).result
+
+    def prompt_like(
+        self,
+        method: str,
+        params: dict[str, Any],
+        answer: PermissionAnswer | None = None,
+        timeout: float = 60.0,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
+    ) -> PromptResult:
+        request_id = self.start(method, params)
+        out = PromptResult({})
+        for message in self.messages(timeout):
+            if message.get("id") == request_id and "method" not in message:
+                if "error" in message:
+                    raise AcpError(method, message["error"])
+                out.result = message.get("result") or {}
+                return out
+            self._dispatch(message, out, answer, on_update)
+        raise AssertionError("unreachable")
+
+    def _dispatch(
+        self,
+        message: dict[str, Any],
+        out: PromptResult,
+        answer: PermissionAnswer | None,
+        on_update: Callable[[dict[str, Any]], None] | None,
+    ) -> None:
+        method = message.get("method")
+        params = message.get("params") or {}
+        if method == "session/update":
+            out.updates.append(params.get("update") or {})
+            if on_update is not None:
+                on_update(params.get("update") or {})
+        elif method == "session/request_permission":
+            out.permissions.append(params)
+            outcome = answer(params) if answer else {"outcome": "cancelled"}
+            self.send({"id": message["id"], "result": {"outcome": outcome}})
+        elif "id" in message and method is not None:  # a request we did not advertise
+            error = {"code": -32601, "message": f"method not found: {method}"}
+            self.send({"id": message["id"], "error": error})
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, 9)
+            self.process.wait()
+        self._reader.join(timeout=5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self._stderr.close()
+
+
+class AcpError(AssertionError):
+    def __init__(self, method: str, error: dict[str, Any]) -> None:
+        super().__init__(f"{method} failed: {error}")
+        self.error = error
+
+
+INITIALIZE = {
+    "protocolVersion": 1,
+    "clientCapabilities": {
+        "fs": {"readTextFile": False, "writeTextFile": False},
+        "terminal": False,
+    },
+    "clientInfo": {"name": "agentdoc-tests", "version": "0"},
+}
+
+
+def select(kind: str) -> PermissionAnswer:
+    """Answer a permission request with the first option of `kind` (allow_once, reject_once…)."""
+
+    def choose(params: dict[str, Any]) -> dict[str, Any]:
+        option = next(o for o in params["options"] if o["kind"] == kind)
+        return {"outcome": "selected", "optionId": option["optionId"]}
+
+    return choose
