@@ -231,3 +231,17 @@ def test_a_prompt_saved_behind_a_streaming_reply_shows_as_queued(
     finally:
         gate.touch()
     assert not _status(doc).queued
+
+
+def test_the_start_up_check_follows_the_default_agent(tmp_path: Path) -> None:
+    from agentdoc.config import Settings
+    from agentdoc.daemon.notices import agent_problems
+
+    nowhere = {"PATH": str(tmp_path)}
+    [gemini] = agent_problems(Settings.model_validate({"agent": "gemini"}), nowhere)
+    assert gemini.startswith("agent 'gemini': gemini not found")
+    missing = str(tmp_path / "claude")
+    [claude] = agent_problems(Settings.model_validate({"claude": missing}), nowhere)
+    assert "cannot find the Claude Code CLI" in claude
+    here = Settings.model_validate({"claude": sys.executable})
+    assert agent_problems(here, nowhere) == []

@@ -7,9 +7,11 @@ in `agentdoc status` and an editor's status line), not only in the daemon's log.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from agentdoc.agents import resolve_executable
+from agentdoc.agents import find_program, resolve_agent, resolve_executable
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Status, now_iso, read_status, write_status
@@ -26,13 +28,17 @@ def hold(path: Path, why: str) -> None:
     )
 
 
-def agent_problems(settings: Settings) -> list[str]:
-    """What keeps the configured agents from starting, one message each (today the one Claude
-    Code CLI; an agent named per document adds its own check here)."""
+def agent_problems(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
+    """What keeps the default agent (the one for documents that name none) from starting; an
+    agent a document names is checked when its turn starts, and told in that document."""
     try:
-        resolve_executable(settings.claude)
+        agent = resolve_agent(None, settings)
+        if agent.protocol == "claude":
+            resolve_executable(agent.command[0])  # its messages say how to install it
+        else:
+            find_program(agent, os.environ if environ is None else environ)
     except AgentdocError as exc:
-        return [str(exc)]
+        return [f"agent {settings.agent!r}: {exc}"]
     return []
 
 

@@ -499,5 +499,5 @@ class Daemon:
     def _check_agents(self) -> None:
         """Say at start-up that the configured agent cannot run, rather than at the first prompt
         (which then gets the same message in its document)."""
-        for problem in agent_problems(self.settings):
+        for problem in agent_problems(self.settings, self.environ):
             log.error("%s (agentdoc watch goes on; prompts fail until this is fixed)", problem)
