@@ -42,9 +42,12 @@ DOUBLE_WATCH_WARNING = r"Callback with id .* already exists for watch"
 warnings.filterwarnings("ignore", message=DOUBLE_WATCH_WARNING, category=RuntimeWarning)
 
 # Opened/closed-without-write events are left out: reading a document must not look like a save.
-# Attribute changes (`chmod`) are watched: a document made writable again may be owed the close
-# of a reply that could not be written (the daemon ignores them otherwise, the content is equal).
-WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed", "attrib"})
+# Attribute changes (`chmod`) are watched through inotify: a document made writable again may be
+# owed the close of a reply that could not be written (the daemon ignores them otherwise, the
+# content is equal). Polling leaves them out (a poll can split a save from its chmod); there the
+# daemon's periodic retry closes such a reply.
+WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
+INOTIFY_EVENTS = WATCHED_EVENTS | {"attrib"}
 TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptly
 
 # A rescan that finds nothing doubles the wait before the next one, up to this many times the
@@ -140,8 +143,8 @@ def changed_paths(old: dict[Path, Stamp], new: dict[Path, Stamp]) -> list[Path]:
     return [path for path, s in new.items() if old.get(path) != s] + gone
 
 
-def _event_paths(event: FileSystemEvent) -> list[Path]:
-    if event.is_directory or event.event_type not in WATCHED_EVENTS:
+def _event_paths(event: FileSystemEvent, wanted: frozenset[str] = WATCHED_EVENTS) -> list[Path]:
+    if event.is_directory or event.event_type not in wanted:
         return []
     raw = [event.src_path, event.dest_path] if event.event_type == "moved" else [event.src_path]
     return [Path(os.fsdecode(p)) for p in raw if p]
@@ -150,14 +153,17 @@ def _event_paths(event: FileSystemEvent) -> list[Path]:
 class _EventHandler(FileSystemEventHandler):
     """Enqueues wanted paths; never raises, since that would stop watchdog's dispatcher."""
 
-    def __init__(self, roots: Roots, sink: Callable[[Path], None]) -> None:
+    def __init__(
+        self, roots: Roots, sink: Callable[[Path], None], wanted: frozenset[str] = WATCHED_EVENTS
+    ) -> None:
         super().__init__()
         self._roots = roots
         self._sink = sink
+        self._wanted = wanted
 
     def dispatch(self, event: FileSystemEvent) -> None:
         try:
-            for path in _event_paths(event):
+            for path in _event_paths(event, self._wanted):
                 if self._roots.wants(path):
                     self._sink(path)
         except Exception:
@@ -250,7 +256,8 @@ class Watcher:
         log.debug("indexed %d folders under %s", len(index.folders), self._roots)
 
     def _start_observer(self) -> BaseObserver:
-        handler = _EventHandler(self._roots, self._queue.put)
+        wanted = WATCHED_EVENTS if self._poll else INOTIFY_EVENTS
+        handler = _EventHandler(self._roots, self._queue.put, wanted)
         try:
             observer = PollingObserver(timeout=self._poll_interval) if self._poll else Observer()
         except OSError as exc:  # inotify_init fails here when the instance limit is hit
