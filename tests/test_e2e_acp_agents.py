@@ -281,6 +281,40 @@ def test_neither_model_text_nor_frontmatter_approves_a_write(served: Served) -> 
     assert not out.exists() and not (served.folder / "pwned").exists()
 
 
+# The agent's own tool reading a file beside the working folder.
+OUTSIDE_READS = {
+    "gemini": lambda path: {"type": "tool_use", "name": "read_file",
+                            "input": {"file_path": str(path)}},
+    "opencode": lambda path: {"type": "tool_use", "name": "read",
+                              "input": {"filePath": str(path)}},
+}  # fmt: skip
+
+
+def test_the_agents_own_read_outside_the_folder_sends_nothing_unless_allowed(
+    served: Served,
+) -> None:
+    """Gemini refuses by itself; OpenCode asks, and the person says no (which ends its turn).
+    Codex is left out: its read-only sandbox may read the whole disk without asking
+    (docs/failures.md)."""
+    if served.name not in OUTSIDE_READS:
+        pytest.skip(f"{served.name} reads without asking; agentdoc cannot refuse it")
+    secret = served.folder.parent / "beside.txt"
+    secret.write_text("SECRET-READ-BESIDE")
+    served.script([OUTSIDE_READS[served.name](secret)], [{"type": "text", "text": "Not read."}])
+    served.ask("Read the file beside the folder.")
+    wait_for(
+        lambda: _waiting(served) or "Not read." in served.doc.read_text(),
+        "a request or the reply",
+        timeout=TIMEOUT,
+    )
+    if _waiting(served):
+        denied = run_cli(["deny", str(served.doc)], served.env, timeout=TIMEOUT)
+        assert denied.returncode == 0, denied.stderr
+    # OpenCode ends the turn at a rejection of a path outside its folder.
+    wait_for(lambda: state_of(served.doc) in ENDED, "the turn's end", timeout=TIMEOUT)
+    assert "SECRET-READ-BESIDE" not in json.dumps([r.body for r in served.api.all_requests])
+
+
 def _protected_writes(served: Served) -> list[dict[str, object]]:
     """The agent's own tools aimed at the document, its sidecar and agentdoc's answer file.
     Codex writes new files with apply_patch (the paths only as keys of its `changes`)."""
