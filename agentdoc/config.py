@@ -63,6 +63,10 @@ class Settings(BaseModel):
     submit_marker: str = "/send"
     settle_step: float = Field(0.3, gt=0, le=60, description="quiet time after a save")
     settle_max: float = Field(2.0, gt=0, le=600, description="longest wait for a file to settle")
+    # Where the kernel reports a save's end (inotify), the wait after it for a second write.
+    settle_guard: float = Field(
+        0.01, ge=0, le=60, description="wait after a save the kernel reports complete"
+    )
     # The daemon keeps a document's CLI running between turns (0: a new process every turn).
     warm_sessions: int = Field(4, ge=0, le=64, description="most warm CLI processes at once")
     warm_idle: float = Field(600.0, gt=0, le=DAY, description="close a warm CLI idle this long")

@@ -4,13 +4,12 @@ One daemon serves a document per agent and repetition, with warm processes (the 
 first turn starts the agent, the measured figure is the **second** turn, from the save to the
 moment the agent's fake API receives that turn's request. Claude (its own fake Messages API)
 is the baseline; Gemini CLI, Codex (codex-acp) and OpenCode speak ACP to agentdoc and call
-their vendors' fakes. An agent whose program is not installed (`make install`), or the whole
-set when this tree has no ACP client, is left out with a note rather than failing the run.
+their vendors' fakes. An agent whose program is not installed (`make install`) is left out
+with a note rather than failing the run.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -94,8 +93,6 @@ class _Bench:
 
 
 def _available() -> tuple[list[str], str]:
-    if importlib.util.find_spec("agentdoc.agents.acp") is None:
-        return [], "ACP agents not measured: this tree has no ACP client"
     names = [name for name in AGENTS if find_agent(name) is not None]
     missing = [name for name in AGENTS if name not in names]
     return names, f"not installed: {', '.join(missing)}" if missing else ""

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import agents
 import core
+import instant
 import live
 import scale
 import warm
@@ -46,6 +47,7 @@ class Reps:
     idle: float  # seconds of idle daemon CPU measured per tree
     warm: int
     agents: int
+    first: int  # daemons started for a first save, and first words timed
 
 
 FULL = Reps(
@@ -59,9 +61,20 @@ FULL = Reps(
     idle=10.0,
     warm=9,
     agents=5,
+    first=7,
 )
 QUICK = Reps(
-    parse=5, flush=7, memory=3, document=5, turn=3, saves=5, stream=1, idle=3.0, warm=3, agents=2
+    parse=5,
+    flush=7,
+    memory=3,
+    document=5,
+    turn=3,
+    saves=5,
+    stream=1,
+    idle=3.0,
+    warm=3,
+    agents=2,
+    first=3,
 )
 
 # name -> (what it is, how to run it in a scratch folder)
@@ -79,6 +92,8 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "tree": ("daemon on a tree", lambda d, r, c: watching.bench_tree(d, r.idle, c, BIG)),
     "warm": ("warm vs cold, real CLI", lambda d, r, c: warm.bench_warm(d, r.warm, c)),
     "agents": ("each agent's warm 2nd turn", lambda d, r, c: agents.bench_agents(d, r.agents, c)),
+    "first": ("first save after start", lambda d, r, c: instant.bench_first_save(d, r.first, c)),
+    "word": ("first word of a reply", lambda d, r, c: instant.bench_first_word(d, r.first, c)),
 }
 # Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds) and the
 # 100,000-file tree.

@@ -102,14 +102,33 @@ def test_one_turn_per_logical_save_whatever_the_editor(
 
 
 def test_autosave_burst_sends_once(folder: Path, fake_claude: Callable[..., FakeClaude]) -> None:
+    """With `settle_guard` as long as the quiet step (the setting for an editor that autosaves
+    in bursts under `trigger: save`), a burst is one save: its last version is sent."""
     doc = folder / "chat.md"
     doc.write_text(DOC)
     fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    settings = fake.settings(settle_step=0.1, settle_max=1.0, settle_guard=0.1)
+    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
         autosave_burst(doc, [DOC + "h", DOC + "hi", DOC + "hi th", DOC + "hi there\n"], 0.03)
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
     calls = fake.calls()
     assert len(calls) == 1 and calls[0]["stdin"] == "hi there"
+
+
+@pytest.mark.parametrize("strategy", ["in_place", "vim_rename", "jetbrains"])
+def test_a_completed_save_is_sent_without_waiting_for_quiet(
+    folder: Path, fake_claude: Callable[..., FakeClaude], strategy: str
+) -> None:
+    """The quiet step is a minute here: the turn can only start because the save was seen
+    complete (close-write, or a rename into place)."""
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    settings = fake.settings(settle_step=60.0, settle_max=120.0)
+    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+        save(doc, DOC + "hi there\n", strategy)
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply", timeout=20)
+    assert [call["stdin"] for call in fake.calls()] == ["hi there"]
 
 
 def test_prompt_saved_while_streaming_is_queued_then_sent(

@@ -116,9 +116,87 @@ def test_next_deadline_is_none_once_everything_is_popped() -> None:
     assert not settler.pending()
 
 
+# -- saves the kernel reports complete (close-write, a rename into place) --------------------
+
+M, C = "m", "c"  # an event of a save in progress, an event that completed a write
+
+
+@dataclass(frozen=True)
+class CompleteCase:
+    name: str
+    touches: list[tuple[float, Path, str]]  # (time, path, M or C)
+    expect: list[tuple[float, list[Path]]]
+
+
+# Times are multiples of 1/8 s, exact in binary, so sums land exactly on the boundaries.
+COMPLETE_CASES = [
+    CompleteCase(
+        "a completed save is ready after the guard, not the quiet step",
+        [(0.0, A, M), (0.25, A, C)],
+        [(0.375, []), (0.5, [A]), (2.0, [])],
+    ),
+    CompleteCase(
+        "an event after the completion means more is coming: the quiet step again",
+        [(0.0, A, C), (0.125, A, M)],
+        [(0.5, []), (1.0, []), (1.125, [A])],
+    ),
+    CompleteCase(
+        "an editor writing twice within the guard is ready once, after its second write",
+        [(0.0, A, C), (0.125, A, M), (0.25, A, C)],
+        [(0.25, []), (0.375, []), (0.5, [A]), (2.0, [])],
+    ),
+    CompleteCase(
+        "a save soon after a completed one is a burst: it waits for quiet",
+        [(0.0, A, C), (0.5, A, M), (0.75, A, C), (1.0, A, C)],
+        [(0.25, [A]), (1.5, []), (1.875, []), (2.0, [A])],
+    ),
+    CompleteCase(
+        "after the burst has been quiet for a step, a save is quick again",
+        [(0.0, A, C), (0.5, A, C), (3.0, A, C)],
+        [(0.25, [A]), (1.5, [A]), (3.25, [A])],
+    ),
+    CompleteCase(
+        "a completion of one path does not hurry another",
+        [(0.0, B, M), (0.125, A, C)],
+        [(0.375, [A]), (0.875, []), (1.0, [B])],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", COMPLETE_CASES, ids=[c.name for c in COMPLETE_CASES])
+def test_completed_saves(case: CompleteCase) -> None:
+    clock = FakeClock()
+    settler = Settler(step=1.0, max_wait=4.0, clock=clock, guard=0.25)
+    events = sorted(
+        [(t, 0, p, kind) for t, p, kind in case.touches]
+        + [(t, 1, None, "") for t, _ in case.expect],
+        key=lambda item: (item[0], item[1]),
+    )
+    seen: list[tuple[float, list[Path]]] = []
+    for at, what, path, kind in events:
+        clock.now = at
+        if what == 0 and path is not None:
+            settler.touch(path, complete=kind == C)
+        elif what == 1:
+            seen.append((at, settler.ready()))
+    assert seen == case.expect
+
+
+def test_without_a_guard_completions_are_not_trusted() -> None:
+    clock = FakeClock()
+    settler = Settler(step=1.0, max_wait=4.0, clock=clock)  # polling, other platforms
+    settler.touch(A, complete=True)
+    clock.now = 0.5
+    assert settler.ready() == []
+    clock.now = 1.0
+    assert settler.ready() == [A]
+
+
 def test_negative_times_are_rejected() -> None:
     with pytest.raises(ValueError, match="negative"):
         Settler(step=-1.0, max_wait=1.0)
+    with pytest.raises(ValueError, match="negative"):
+        Settler(step=1.0, max_wait=1.0, guard=-0.1)
 
 
 def test_read_stable_returns_content(tmp_path: Path) -> None:

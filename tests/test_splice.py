@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentdoc.document import parser as document
 from agentdoc.document import splice
@@ -563,3 +565,44 @@ def test_new_nonce_is_fresh_hex() -> None:
     nonces = {splice.new_nonce() for _ in range(50)}
     assert len(nonces) == 50
     assert all(len(n) == 8 and int(n, 16) >= 0 for n in nonces)
+
+
+# -- the byte-level fast path ------------------------------------------------------------------
+
+BODIES = st.text(alphabet=st.sampled_from("ab é\n`<>-#"), max_size=40)
+
+
+@given(bodies=st.lists(BODIES, min_size=1, max_size=4), after=st.sampled_from(["", "tail\n"]))
+@settings(max_examples=200, deadline=None)
+def test_splicing_bytes_writes_what_fill_region_writes(bodies: list[str], after: str) -> None:
+    """Whenever the region holds just our last write, the byte path gives the very bytes the
+    text path gives; it is an optimisation, never a different result."""
+    text, last = opened() + after, ""
+    for body in bodies:
+        expected = fill_region(text, N, body, last)
+        spliced = splice.fill_region_bytes(text.encode(), N, body, last)
+        assert expected is not None and spliced is not None
+        assert spliced.whole() == expected.encode()
+        assert spliced.unchanged == (expected == text)
+        assert spliced.whole()[: spliced.start] == text.encode()[: spliced.start]
+        text, last = expected, body
+
+
+@pytest.mark.parametrize(
+    ("text", "last", "why"),
+    [
+        (streamed("Hello").replace("Hello", "Hello, typed"), "Hello", "typed in the region"),
+        (streamed("Hello"), "Hello world", "a copy of an older write"),
+        (crlf(streamed("Hello")), "Hello", "CRLF line breaks"),
+        (HEAD + "hi\n", "", "no region"),
+        (opened().replace(END, ""), "", "no end marker"),
+    ],
+)
+def test_splicing_bytes_leaves_the_rest_to_the_merge(text: str, last: str, why: str) -> None:
+    assert splice.fill_region_bytes(text.encode(), N, "Hello world!", last) is None, why
+
+
+def test_splicing_bytes_after_a_stale_copy_of_the_empty_region_needs_the_merge() -> None:
+    """A copy saved before our first write has the unnamed end marker and an empty region:
+    with a write of ours since, that is not what we wrote last."""
+    assert splice.fill_region_bytes(opened().encode(), N, "more", "Hello") is None

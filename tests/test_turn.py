@@ -251,3 +251,25 @@ def test_argv_and_prompt_reach_the_cli_safely(
     assert "--dangerously-skip-permissions" not in " ".join(argv)
     assert call["stdin"] == "--dangerously-skip-permissions please"
     assert call["cwd"] == str(path.parent)
+
+
+def test_the_first_text_is_written_at_once_and_the_rest_coalesced(
+    doc: Path, fake_claude: Callable[..., FakeClaude], tmp_path: Path
+) -> None:
+    """With a minute between streamed writes, the reply's first word is in the document as
+    soon as it arrives, and what follows it waits for the next write. (The CLI prints a line
+    every 10 ms, up to a gate, so the stream is never idle long enough for the idle look at
+    the document to write the words before the gate.)"""
+    gate = tmp_path / "gate"
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300", delay="0.01")
+    runner = TurnRunner(doc, fake.settings(flush_interval=60.0), environ=fake.env)
+    thread = threading.Thread(target=runner.run)
+    thread.start()
+    try:
+        wait_for(lambda: "w0 " in doc.read_text(encoding="utf-8"), what="the first word")
+        assert "w295 " not in doc.read_text(encoding="utf-8")
+    finally:
+        runner.cancel.set()  # the rest of the reply is not what this test is about
+        gate.touch()
+        thread.join(30)
+    assert not thread.is_alive()

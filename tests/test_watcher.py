@@ -8,6 +8,7 @@ import logging
 import os
 import queue
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -90,15 +91,20 @@ def watch() -> Iterator[StartWatch]:
         *,
         observer: str = "inotify",
         step: float = STEP,
+        max_wait: float = MAX_WAIT,
         rescan_interval: float = 0.0,  # off unless under test: it would hide missed events
+        guard: float | None = None,
+        on_open: Callable[[Path], None] = lambda _path: None,
     ) -> Running:
         watcher = Watcher(
             roots,
             step=step,
-            max_wait=MAX_WAIT,
+            max_wait=max_wait,
             poll=observer == "poll",
             poll_interval=POLL_INTERVAL,
             rescan_interval=rescan_interval,
+            guard=guard,
+            on_open=on_open,
         )
         watcher.start()
         running.append(Running(watcher))
@@ -142,6 +148,78 @@ def test_an_autosave_burst_settles_once(watch: StartWatch, folder: Path, observe
     assert run.next() == doc
     assert run.barrier(folder / "marker.md") == []
     assert read_stable(doc) == texts[-1].encode()
+
+
+# A quiet step and a maximum wait far longer than a test waits for anything: a save that settles
+# in time was settled by its completion (close-write, rename into place), not by quiet. (Each
+# path is saved once: a second save within the step would be a burst, which waits for quiet.)
+NEVER_QUIET = {"step": 60.0, "max_wait": 120.0, "guard": 0.02}
+
+
+def once_each(run: Running, *paths: Path) -> list[Path]:
+    """Save each of `paths` once, in turn, and return whatever settled before each one did."""
+    before: list[Path] = []
+    for path in paths:
+        path.write_text("barrier\n")
+        while (found := run.next()) != path:
+            before.append(found)
+    return before
+
+
+@pytest.mark.parametrize("strategy", sorted(editor_saves.STRATEGIES))
+def test_each_save_strategy_completes_without_waiting_for_quiet(
+    watch: StartWatch, folder: Path, strategy: str
+) -> None:
+    doc = folder / "doc.md"
+    run = watch([folder], **NEVER_QUIET)
+    save(doc, f"# saved by {strategy}\n", strategy)
+    assert run.next() == doc
+    assert read_stable(doc) == f"# saved by {strategy}\n".encode()
+    assert once_each(run, folder / "m1.md", folder / "m2.md") == []
+
+
+def test_only_inotify_reports_the_end_of_a_write() -> None:
+    """Polling (and FSEvents, kqueue, ReadDirectoryChangesW) see that a file changed, never
+    that a write ended: those settle by quiet only."""
+    assert not watcher_mod.completions_trusted(poll=True)
+    assert watcher_mod.completions_trusted(poll=False) == sys.platform.startswith("linux")
+
+
+def test_an_autosave_burst_is_coalesced_after_its_first_save(
+    watch: StartWatch, folder: Path
+) -> None:
+    """The first save of a burst is complete and goes at once; the saves right after it are a
+    burst, which settles by quiet: at most one more hand-out, of the last version."""
+    doc = folder / "doc.md"
+    run = watch([folder], step=0.3, guard=0.01)
+    texts = [f"# draft {'.' * n}\n" for n in range(5)]
+    autosave_burst(doc, texts, interval=0.05)
+    assert run.next() == doc
+    later = run.barrier(folder / "marker.md")
+    assert later in ([], [doc])
+    assert read_stable(doc) == texts[-1].encode()
+
+
+def test_opens_by_other_processes_are_reported_and_our_own_reads_are_not(
+    watch: StartWatch, folder: Path
+) -> None:
+    doc = folder / "doc.md"
+    opened: queue.Queue[Path] = queue.Queue()
+    run = watch([folder], on_open=opened.put, **NEVER_QUIET)
+    assert read_stable(doc) == b"# v1\n"  # agentdoc's own read
+    once_each(run, folder / "m1.md")
+    assert [p for p in _drain(opened) if p == doc] == []
+    with doc.open("rb") as handle:  # another program's read, as far as agentdoc knows
+        handle.read()
+    once_each(run, folder / "m2.md")
+    assert [p for p in _drain(opened) if p == doc] == [doc]
+
+
+def _drain(found: queue.Queue[Path]) -> list[Path]:
+    items: list[Path] = []
+    while not found.empty():
+        items.append(found.get_nowait())
+    return items
 
 
 ARTEFACTS = [

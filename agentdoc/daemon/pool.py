@@ -45,6 +45,8 @@ class WarmPool:
     _procs: dict[Path, WarmAgent] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     started: int = field(default=0, init=False)  # processes started, for tests and benchmarks
+    # Documents whose process was started ahead of a prompt and has not run a turn yet.
+    _unused: set[Path] = field(default_factory=set, init=False)
 
     def launcher(self, document: Path) -> Launcher:
         def launch(
@@ -75,8 +77,57 @@ class WarmPool:
                 self._procs[document] = process
                 log.debug("started a warm %s (pid %s) for %s", request.agent, process.pid, document)
             turn = process.begin(request)
+            self._unused.discard(document)
             self._evict()
         return turn
+
+    def prewarm(
+        self,
+        document: Path,
+        request: AgentRequest,
+        settings: Settings,
+        environ: Mapping[str, str] | None,
+    ) -> bool:
+        """Start the process the document's next turn, `request` (its prompt unknown yet),
+        would start; True if one was started. Never replacing a process the document has, and
+        only where the agent can start ahead (`WarmStart.start_ahead`: for Claude, to resume a
+        session; a new session's id is chosen when its prompt is sent). When the pool is full,
+        the least recently used idle process that has run a turn makes room; one started ahead
+        of its prompt and not used yet is never closed for another (opening many documents in
+        a row would start and close a process for each)."""
+        with self._lock:
+            if document in self._procs or not self._room_for_hint(close=False):
+                return False
+        request = replace(request, protect=protected(document.absolute()))
+        start = prepare_warm(request, settings, environ)
+        with self._lock:
+            if document in self._procs or not self._room_for_hint(close=True):
+                return False  # a turn (or another hint) got there first
+            process = start.start_ahead()
+            if process is None:
+                return False
+            self.started += 1
+            self._procs[document] = process
+            self._unused.add(document)
+            log.debug(
+                "started a warm %s (pid %s) ahead for %s", request.agent, process.pid, document
+            )
+        return True
+
+    def _room_for_hint(self, *, close: bool) -> bool:
+        if len(self._procs) < self.capacity:
+            return True
+        used = [
+            (p.last_used, path)
+            for path, p in self._procs.items()
+            if not p.busy and path not in self._unused
+        ]
+        if not used:
+            return False
+        if close:
+            _, path = min(used, key=lambda item: item[0])
+            self._close_later(self._procs.pop(path), "a document about to be used needs room")
+        return True
 
     def _evict(self) -> None:
         idle = sorted(

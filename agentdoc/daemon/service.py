@@ -22,6 +22,7 @@ from pathlib import Path
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import bulk_reason, git_busy, written_by_git
+from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.settle import read_stable
@@ -35,6 +36,7 @@ from agentdoc.document import (
     digest,
     is_session_document,
     parse,
+    read_bytes,
 )
 from agentdoc.errors import AgentdocError, NoPendingPrompt
 from agentdoc.turn import (
@@ -93,10 +95,12 @@ class Daemon:
     ready: threading.Event = field(default_factory=threading.Event, init=False)
     discovered: threading.Event = field(default_factory=threading.Event, init=False)
     pool: WarmPool | None = field(default=None, init=False)
+    hints: Hints = field(init=False)
 
     def __post_init__(self) -> None:
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
+        self.hints = Hints(self.pool, self.settings, self.environ)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -109,6 +113,8 @@ class Daemon:
             max_wait=self.settings.settle_max,
             poll=self.poll,
             rescan_interval=self.rescan_interval,
+            guard=self.settings.settle_guard,
+            on_open=lambda path: self._events.put(("opened", path, "")),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -127,6 +133,7 @@ class Daemon:
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
                     self.discovered.set()
                     log.info("start-up done: %d session documents", len(self._docs))
+                    self.hints.start_up_done()
                 if self.pool is not None:
                     self.pool.close_idle()
             self._shutdown()
@@ -156,6 +163,10 @@ class Daemon:
                 self._on_done(path, outcome)
             elif kind == "recheck" and self._docs.get(path, _Doc()).thread is None:
                 self._recheck(path)
+            elif kind == "opened" and (doc := self._docs.get(path)) and doc.thread is None:
+                # Only conversations the daemon knows: a search through a tree of notes opens
+                # every file, and none of them needs reading again.
+                self.hints.hint(path, "opened")
         except Exception as exc:  # one document's fault must not stop the daemon
             log.exception("%s: unexpected error", path)
             self._error(path, f"unexpected error: {exc}")
@@ -170,6 +181,7 @@ class Daemon:
             doc.thread.join(SHUTDOWN_GRACE)
             if doc.thread.is_alive():
                 log.error("%s: the turn did not stop in time", path)
+        self.hints.close()
         if self.pool is not None:
             self.pool.close_all()
 
@@ -197,7 +209,8 @@ class Daemon:
     def _discover_one(self, path: Path) -> None:
         # Read before anything else, so what the walk found after the watch began and a save
         # changed meanwhile is not taken for the start-up state (see `_fresh`).
-        fresh = mtime_ns(path) >= self._started_ns
+        mtime = mtime_ns(path)
+        fresh = mtime >= self._started_ns
         if not starts_as_session(path):
             return
         data = read_stable(path)
@@ -210,7 +223,7 @@ class Daemon:
             # Replies left open by a killed process; one a live `agentdoc run` is still
             # streaming is left alone.
             if recover(path, self.ledger):
-                data = path.read_bytes()
+                data = read_bytes(path)
                 text = decode(path, data)
             clear_dead_turn(path)
         # A file written since the watch began was saved by someone, and its event is on its
@@ -218,6 +231,7 @@ class Daemon:
         known = self._docs.setdefault(path, _Doc())
         known.seen, known.text = (None if fresh else digest(data)), text
         self._follow(path)
+        self.hints.found_at_start(path, mtime)
         if self.send_pending:
             self._consider(path, text)
         else:
@@ -256,11 +270,12 @@ class Daemon:
             if self.pool is not None and doc.thread is None:
                 self.pool.forget(path)
             return
-        if self.ledger.is_own(path, data) or digest(data) == doc.seen:
-            doc.seen = digest(data)
+        hashed = digest(data)  # once: a long document costs milliseconds per hash
+        if self.ledger.is_own(path, data, hashed) or hashed == doc.seen:
+            doc.seen = hashed
             doc.text = data.decode("utf-8", "replace")
             return
-        doc.seen = digest(data)
+        doc.seen = hashed
         if not maybe_session(data):
             return
         try:
@@ -303,6 +318,8 @@ class Daemon:
         marker = wants_marker(parsed, self.settings.trigger)
         sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
         if sub is None:
+            if awaits_prompt(parsed):
+                self.hints.hint(path, "a `## User` heading waits for its prompt", text)
             return
         verdict = None if previous is None else bulk_reason(previous, parsed)
         if verdict is None and saved and written_by_git(path, text.encode("utf-8")):

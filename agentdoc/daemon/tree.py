@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.document import note_own_open
+
 log = logging.getLogger(__name__)
 
 Stamp = tuple[int, int, int]  # (mtime_ns, size, inode)
@@ -234,6 +236,7 @@ def maybe_session(data: bytes) -> bool:
 def starts_as_session(path: Path) -> bool:
     """`maybe_session` on the first bytes only, so start-up does not read every note whole."""
     try:
+        note_own_open(path)
         with path.open("rb") as handle:
             return maybe_session(handle.read(8))
     except FileNotFoundError:

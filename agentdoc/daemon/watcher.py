@@ -8,6 +8,13 @@ Deleted paths are yielded too; the consumer checks whether the file still exists
 
 Single files are watched through their folder, because Vim, Emacs and JetBrains save by
 replacing the file, and a watch on the old inode would go silent after the first save.
+
+With inotify, the kernel says when a save is over: a close after writing, or a rename that lands
+a finished file under the document's name. Those events settle a path after a short guard
+instead of the quiet window (see `Settler`). Polling, and other platforms' observers, only see
+that something changed, so they keep the quiet window. An open of a document by another process
+is passed to `on_open` (a hint that the person is about to write a prompt); agentdoc's own reads
+are told apart by `fileio.take_own_open`.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import errno
 import logging
 import os
 import queue
+import sys
 import threading
 import time
 import warnings
@@ -30,6 +38,7 @@ from watchdog.observers.polling import PollingObserver
 
 from agentdoc.daemon.settle import Settler
 from agentdoc.daemon.tree import IGNORED_DIRS, Stamp, TreeIndex, build, stamp_of, wanted_name
+from agentdoc.document import take_own_open
 from agentdoc.errors import AgentdocError
 
 log = logging.getLogger(__name__)
@@ -139,28 +148,57 @@ def changed_paths(old: dict[Path, Stamp], new: dict[Path, Stamp]) -> list[Path]:
     return [path for path, s in new.items() if old.get(path) != s] + gone
 
 
-def _event_paths(event: FileSystemEvent) -> list[Path]:
+def _path(raw: bytes | str) -> Path:
+    return Path(os.fsdecode(raw))
+
+
+def _event_paths(event: FileSystemEvent) -> list[tuple[Path, bool]]:
+    """The paths an event touched, each with whether the event completed a write to it: the
+    close of a file opened for writing, or a rename that put a finished file in place."""
     if event.is_directory or event.event_type not in WATCHED_EVENTS:
         return []
-    raw = [event.src_path, event.dest_path] if event.event_type == "moved" else [event.src_path]
-    return [Path(os.fsdecode(p)) for p in raw if p]
+    if event.event_type == "moved":
+        moved = [(event.src_path, False), (event.dest_path, True)]
+        return [(_path(p), done) for p, done in moved if p]
+    return [(_path(event.src_path), event.event_type == "closed")] if event.src_path else []
+
+
+def _opened_path(event: FileSystemEvent) -> Path | None:
+    if event.is_directory or event.event_type != "opened" or not event.src_path:
+        return None
+    return _path(event.src_path)
 
 
 class _EventHandler(FileSystemEventHandler):
     """Enqueues wanted paths; never raises, since that would stop watchdog's dispatcher."""
 
-    def __init__(self, roots: Roots, sink: Callable[[Path], None]) -> None:
+    def __init__(
+        self,
+        roots: Roots,
+        sink: Callable[[tuple[Path, bool]], None],
+        on_open: Callable[[Path], None],
+    ) -> None:
         super().__init__()
         self._roots = roots
         self._sink = sink
+        self._on_open = on_open
 
     def dispatch(self, event: FileSystemEvent) -> None:
         try:
-            for path in _event_paths(event):
+            for path, complete in _event_paths(event):
                 if self._roots.wants(path):
-                    self._sink(path)
+                    self._sink((path, complete))
+            opened = _opened_path(event)
+            if opened is not None and self._roots.wants(opened) and not take_own_open(opened):
+                self._on_open(opened)
         except Exception:
             log.exception("ignoring a filesystem event that could not be handled: %r", event)
+
+
+def completions_trusted(poll: bool) -> bool:
+    """Whether the observer reports the end of a write: inotify does; polling, FSEvents,
+    kqueue and ReadDirectoryChangesW report only that something changed."""
+    return not poll and sys.platform.startswith("linux")
 
 
 def _start_error(exc: OSError, roots: Roots) -> AgentdocError:
@@ -200,14 +238,20 @@ class Watcher:
         poll: bool = False,
         rescan_interval: float = 2.0,
         poll_interval: float = 1.0,
+        guard: float | None = None,
+        on_open: Callable[[Path], None] = lambda _path: None,
     ) -> None:
-        """`rescan_interval` <= 0 turns the rescan off; `poll_interval` paces polling."""
+        """`rescan_interval` <= 0 turns the rescan off; `poll_interval` paces polling. `guard`
+        (seconds) settles a save the kernel reports complete; None waits for quiet always.
+        `on_open` is called on watchdog's thread: it must be quick and must not raise."""
         self._roots = plan_roots(roots)
-        self._settler = Settler(step, max_wait)
+        trusted = guard is not None and completions_trusted(poll)
+        self._settler = Settler(step, max_wait, guard=guard if trusted else None)
         self._poll = poll
         self._poll_interval = poll_interval
         self._rescan_interval = rescan_interval
-        self._queue: queue.SimpleQueue[Path] = queue.SimpleQueue()
+        self._on_open = on_open
+        self._queue: queue.SimpleQueue[tuple[Path, bool]] = queue.SimpleQueue()
         self._index: TreeIndex | None = None  # None until the first walk is done
         self._to_follow: set[Path] = set()  # asked for while the first walk went on
         self._overflows = OVERFLOWS.count
@@ -249,7 +293,7 @@ class Watcher:
         log.debug("indexed %d folders under %s", len(index.folders), self._roots)
 
     def _start_observer(self) -> BaseObserver:
-        handler = _EventHandler(self._roots, self._queue.put)
+        handler = _EventHandler(self._roots, self._queue.put, self._on_open)
         try:
             observer = PollingObserver(timeout=self._poll_interval) if self._poll else Observer()
         except OSError as exc:  # inotify_init fails here when the instance limit is hit
@@ -321,15 +365,18 @@ class Watcher:
 
     def _collect(self, timeout: float) -> bool:
         try:
-            path = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+            path, complete = (
+                self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+            )
         except queue.Empty:
             return False
-        self._settler.touch(path)
+        self._settler.touch(path, complete=complete)
         while True:
             try:
-                self._settler.touch(self._queue.get_nowait())
+                path, complete = self._queue.get_nowait()
             except queue.Empty:
                 return True
+            self._settler.touch(path, complete=complete)
 
     def _rescan(self) -> bool:
         """Look for changes the observer did not report; True if there were any."""

@@ -25,13 +25,16 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.archive import move as move
     from agentdoc.document.fileio import NEW_FILE_MODE as NEW_FILE_MODE
     from agentdoc.document.fileio import TEMP_PREFIX as TEMP_PREFIX
+    from agentdoc.document.fileio import PrefixDigest as PrefixDigest
     from agentdoc.document.fileio import WriteLedger as WriteLedger
     from agentdoc.document.fileio import atomic_write as atomic_write
     from agentdoc.document.fileio import decode as decode
     from agentdoc.document.fileio import digest as digest
     from agentdoc.document.fileio import fitting_name as fitting_name
+    from agentdoc.document.fileio import note_own_open as note_own_open
     from agentdoc.document.fileio import read_bytes as read_bytes
     from agentdoc.document.fileio import read_text as read_text
+    from agentdoc.document.fileio import take_own_open as take_own_open
     from agentdoc.document.fileio import write_bytes as write_bytes
     from agentdoc.document.fileio import write_text as write_text
     from agentdoc.document.frontmatter import LINE_BREAK as LINE_BREAK
@@ -55,8 +58,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.seal import escape_reply as escape_reply
     from agentdoc.document.seal import seal_reply as seal_reply
     from agentdoc.document.splice import STREAMING_MARK as STREAMING_MARK
+    from agentdoc.document.splice import Spliced as Spliced
     from agentdoc.document.splice import close_region as close_region
     from agentdoc.document.splice import fill_region as fill_region
+    from agentdoc.document.splice import fill_region_bytes as fill_region_bytes
     from agentdoc.document.splice import find_region as find_region
     from agentdoc.document.splice import new_nonce as new_nonce
     from agentdoc.document.splice import open_reply as open_reply
@@ -84,13 +89,16 @@ __all__, __getattr__ = lazy_exports(
         "fileio": (
             "NEW_FILE_MODE",
             "TEMP_PREFIX",
+            "PrefixDigest",
             "WriteLedger",
             "atomic_write",
             "decode",
             "digest",
             "fitting_name",
+            "note_own_open",
             "read_bytes",
             "read_text",
+            "take_own_open",
             "write_bytes",
             "write_text",
         ),
@@ -116,8 +124,10 @@ __all__, __getattr__ = lazy_exports(
         "seal": ("escape_reply", "seal_reply"),
         "splice": (
             "STREAMING_MARK",
+            "Spliced",
             "close_region",
             "fill_region",
+            "fill_region_bytes",
             "find_region",
             "new_nonce",
             "open_reply",

@@ -19,8 +19,9 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentdoc.errors import AgentdocError, DocumentGone
@@ -41,6 +42,27 @@ NEW_FILE_MODE = 0o666 & ~_current_umask()
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+class PrefixDigest:
+    """`digest` of successive versions of a document that share a long unchanged start (the
+    conversation above a streaming reply): the start is hashed once, and each version costs
+    only what follows it."""
+
+    def __init__(self) -> None:
+        self._prefix = b""
+        self._state = hashlib.sha256()
+
+    def digest(self, source: bytes, unchanged: int, rest: Sequence[bytes | memoryview]) -> str:
+        """The digest of `source`'s first `unchanged` bytes (likely the last call's) followed
+        by the pieces of `rest`."""
+        if len(self._prefix) != unchanged or not source.startswith(self._prefix):
+            self._prefix = source[:unchanged]
+            self._state = hashlib.sha256(self._prefix)
+        state = self._state.copy()
+        for piece in rest:
+            state.update(piece)
+        return state.hexdigest()
 
 
 NAME_MAX = 255  # bytes in one file name on Linux and macOS filesystems
@@ -79,10 +101,47 @@ def _too_large(path: Path, size: int) -> AgentdocError:
     )
 
 
+# Opens of a document by agentdoc itself, so the watcher can tell them from an editor's: the
+# kernel reports every open, not who made it. Each open leaves a token the watcher takes back
+# when its event arrives; a token whose event never comes (polling, a failed open) expires.
+OWN_OPEN_TTL = 2.0
+_own_opens: dict[str, deque[float]] = {}
+_own_lock = threading.Lock()
+
+
+def _own_key(path: Path) -> str:
+    return os.path.abspath(path)
+
+
+def note_own_open(path: Path) -> None:
+    """Call just before agentdoc itself opens `path` for reading."""
+    now = time.monotonic()
+    with _own_lock:
+        _own_opens.setdefault(_own_key(path), deque(maxlen=64)).append(now)
+        if len(_own_opens) > 1024:  # files whose opens nobody watches (sidecars, other trees)
+            for key in [k for k, t in _own_opens.items() if now - t[-1] > OWN_OPEN_TTL]:
+                del _own_opens[key]
+
+
+def take_own_open(path: Path) -> bool:
+    """Whether an open reported for `path` now was one of agentdoc's own (takes its token)."""
+    now = time.monotonic()
+    with _own_lock:
+        tokens = _own_opens.get(_own_key(path))
+        while tokens and now - tokens[0] > OWN_OPEN_TTL:
+            tokens.popleft()
+        if not tokens:
+            _own_opens.pop(_own_key(path), None)
+            return False
+        tokens.popleft()
+        return True
+
+
 def read_bytes(path: Path) -> bytes:
     try:
         st = path.stat()
         _check_readable(path, st)
+        note_own_open(path)
         with path.open("rb") as f:
             # Read what the stat saw plus a little, never the whole limit at once: a read of
             # N bytes allocates N up front. Growth since the stat is still caught below.
@@ -136,20 +195,50 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _write_in_place(target: Path, data: bytes) -> None:
+# A document as bytes, or as pieces written one after the other (a spliced write: the long
+# unchanged parts are views of the version read, never copied into a new whole).
+Content = bytes | Sequence[bytes | memoryview]
+
+
+def _pieces(data: Content) -> Sequence[bytes | memoryview]:
+    return (data,) if isinstance(data, bytes) else data
+
+
+def _write_in_place(target: Path, data: Content) -> None:
     fd = os.open(target, os.O_WRONLY)
     try:
         _write_all(fd, data)
-        os.ftruncate(fd, len(data))
+        os.ftruncate(fd, sum(len(piece) for piece in _pieces(data)))
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _write_all(fd: int, data: Content) -> None:
+    for piece in _pieces(data):
+        view = memoryview(piece)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+COMPARE_CHUNK = 1 << 16
+
+
+def _displaced(tmp: str, expected: bytes) -> bytes | None:
+    """The content a swap moved to `tmp`, unless it is `expected`: compared chunk by chunk, so
+    the usual answer (nothing landed meanwhile) allocates no copy of a long document."""
+    with open(tmp, "rb") as old:
+        if os.fstat(old.fileno()).st_size == len(expected):
+            at = 0
+            while chunk := old.read(COMPARE_CHUNK):
+                if not expected.startswith(chunk, at):
+                    break
+                at += len(chunk)
+            else:
+                if at == len(expected):
+                    return None
+        old.seek(0)
+        return old.read()
 
 
 def _rename_exchange() -> Callable[[str, str], bool] | None:
@@ -181,7 +270,7 @@ def _rename_exchange() -> Callable[[str, str], bool] | None:
 _EXCHANGE = _rename_exchange() if sys.platform == "linux" else None
 
 
-def atomic_write(path: Path, data: bytes, *, expected: bytes | None = None) -> bytes | None:
+def atomic_write(path: Path, data: Content, *, expected: bytes | None = None) -> bytes | None:
     """Replace the file's content with `data` so readers only ever see a whole version.
 
     With `expected` (the bytes the new content was merged from), a save that lands between
@@ -208,10 +297,8 @@ def atomic_write(path: Path, data: bytes, *, expected: bytes | None = None) -> b
         os.close(fd)
         fd = -1
         if expected is not None and st is not None and _EXCHANGE and _EXCHANGE(tmp, str(target)):
-            with open(tmp, "rb") as old:
-                previous = old.read()
+            displaced = _displaced(tmp, expected)
             os.unlink(tmp)
-            displaced = None if previous == expected else previous
         else:
             os.replace(tmp, target)
     except BaseException:
@@ -232,14 +319,17 @@ class WriteLedger:
         self._lock = threading.Lock()
         self._hashes: dict[Path, deque[str]] = {}
 
-    def record(self, path: Path, data: bytes) -> None:
+    def record(self, path: Path, data: bytes, hashed: str | None = None) -> None:
+        """Remember `data` as written by us; `hashed` is its `digest`, if already known."""
         key = path.absolute()
+        found = digest(data) if hashed is None else hashed
         with self._lock:
-            self._hashes.setdefault(key, deque(maxlen=self._keep)).append(digest(data))
+            self._hashes.setdefault(key, deque(maxlen=self._keep)).append(found)
 
-    def is_own(self, path: Path, data: bytes) -> bool:
+    def is_own(self, path: Path, data: bytes, hashed: str | None = None) -> bool:
+        found = digest(data) if hashed is None else hashed
         with self._lock:
-            return digest(data) in self._hashes.get(path.absolute(), ())
+            return found in self._hashes.get(path.absolute(), ())
 
 
 def _check_writable(path: Path) -> None:
@@ -278,13 +368,22 @@ def write_text(
 
 
 def write_bytes(
-    path: Path, data: bytes, ledger: WriteLedger | None = None, *, expected: bytes | None = None
+    path: Path,
+    data: Content,
+    ledger: WriteLedger | None = None,
+    *,
+    expected: bytes | None = None,
+    hashed: str | None = None,
 ) -> bytes | None:
     """`write_text` of text the caller has already encoded (UTF-8), so a long document
-    written on every streamed flush is not encoded twice."""
+    written on every streamed flush is not encoded twice; `hashed` is its `digest`, if the
+    caller knows it more cheaply (`PrefixDigest`)."""
     _check_writable(path)
     if ledger is not None:
-        ledger.record(path, data)
+        whole = data if isinstance(data, bytes) else b""
+        if hashed is None and not isinstance(data, bytes):
+            raise ValueError("a document written in pieces needs its digest")
+        ledger.record(path, whole, hashed)
     try:
         return atomic_write(path, data, expected=expected)
     except OSError as exc:

@@ -9,6 +9,8 @@ decided here, once, so the settings and the turns can never disagree about where
 
 from __future__ import annotations
 
+import copy
+import functools
 import logging
 import re
 import warnings
@@ -197,6 +199,13 @@ def read_meta(text: str) -> dict[str, Any] | None:
     yaml_text = split(text).frontmatter
     if yaml_text is None:
         return None
+    # A document's frontmatter rarely changes while its conversation grows, and a turn parses
+    # the document several times: the YAML is loaded once per distinct frontmatter.
+    return copy.deepcopy(_meta_of(yaml_text))
+
+
+@functools.lru_cache(maxsize=64)
+def _meta_of(yaml_text: str) -> dict[str, Any] | None:
     meta = meta_mapping(root_mapping(load_yaml(yaml_text)))
     return None if meta is None else to_plain(meta)
 

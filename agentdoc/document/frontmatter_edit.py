@@ -32,6 +32,7 @@ from agentdoc.document.frontmatter import (
     locate,
     meta_mapping,
     new_yaml,
+    read_meta,
     root_mapping,
     to_plain,
 )
@@ -48,6 +49,8 @@ class _CannotEdit(Exception):
 
 def set_meta(text: str, updates: Mapping[str, Any | None]) -> str:
     """``text`` with ``agentdoc.<key>`` set for each update (None removes the key)."""
+    if _already(read_meta(text), updates):
+        return text  # the usual case (a turn re-recording its session): no YAML round trip
     parts, yaml_start = locate(text)
     if parts.frontmatter is None:
         return _with_new_frontmatter(parts, updates)
@@ -72,6 +75,16 @@ def _edited(src: str, changes: Mapping[str, Any], nl: str, expected: dict[str, A
             return candidate
         logger.debug("%s did not read back as intended; trying the next way", strategy.__name__)
     return _redump_all(src, changes, nl)
+
+
+def _already(current: Mapping[str, Any] | None, updates: Mapping[str, Any | None]) -> bool:
+    """Whether the ``agentdoc`` mapping already reads as ``updates`` would make it."""
+    if current is None:
+        return False
+    return all(
+        (key not in current) if value is None else (key in current and current[key] == value)
+        for key, value in updates.items()
+    )
 
 
 def _changed(meta: CommentedMap | None, updates: Mapping[str, Any | None]) -> dict[str, Any]:

@@ -43,6 +43,9 @@ _MD = MarkdownIt("commonmark").disable("inline")
 # Documents remembered (a daemon has a few conversations going) and boundaries kept per
 # document: the last ones, since saves append or edit the end of a conversation.
 CACHE_DOCUMENTS = 64
+# Scans kept under one key: documents that start alike (the same frontmatter and title, or none)
+# share a key, and one must not push another's scan out.
+SCANS_PER_KEY = 4
 BOUNDARIES = 4
 RETRIES = 3
 _LOOKS_LIKE_TURN = re.compile(r"^[ ]{0,3}##[ \t]+(?:User|Assistant)\b", re.MULTILINE)
@@ -70,7 +73,7 @@ class _Scan:
     boundaries: tuple[_Boundary, ...]
 
 
-_cache: OrderedDict[int, _Scan] = OrderedDict()
+_cache: OrderedDict[int, list[_Scan]] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -127,16 +130,23 @@ def _boundaries(text: str, headings: tuple[Heading, ...]) -> tuple[_Boundary, ..
     )
 
 
-def _reuse(text: str, scan: _Scan) -> tuple[Heading, ...] | None:
-    """The headings of ``text`` re-using ``scan`` up to its latest boundary still intact."""
-    for boundary in reversed(scan.boundaries):
+def _reuse(text: str, scans: list[_Scan]) -> tuple[tuple[Heading, ...], _Scan] | None:
+    """The headings of ``text`` re-using the latest boundary still intact among ``scans``, and
+    the scan it came from. The latest, not the first found: a document forked from another
+    shares its start, and re-parsing from there would cost nearly a whole parse."""
+    boundaries = sorted(
+        ((scan.headings[b.index].offset, b, scan) for scan in scans for b in scan.boundaries),
+        key=lambda item: item[0],
+        reverse=True,
+    )
+    for offset, boundary, scan in boundaries:
+        if not text.startswith(boundary.heading_line, offset):
+            continue
+        if hash(text[:offset]) != boundary.prefix_hash:
+            continue
         head = scan.headings[boundary.index]
-        if not text.startswith(boundary.heading_line, head.offset):
-            continue
-        if hash(text[: head.offset]) != boundary.prefix_hash:
-            continue
-        rest = _headings(text[head.offset :], head.offset, head.line)
-        return scan.headings[: boundary.index] + rest
+        rest = _headings(text[offset:], offset, head.line)
+        return scan.headings[: boundary.index] + rest, scan
     return None
 
 
@@ -150,19 +160,16 @@ def scan(markdown: str) -> tuple[Heading, ...]:
     first = _first_heading_offset(markdown)
     name = hash(markdown[:first])
     with _lock:
-        same = _cache.get(name)
-        recent = [scan for key, scan in reversed(_cache.items()) if key != name][:RETRIES]
-    found = None
-    for cached in ([same] if same else []) + recent:
-        found = _reuse(markdown, cached)
-        if found is not None:
-            break
-    if found is None:
-        found = full_scan(markdown)
+        same = list(_cache.get(name, ()))
+        recent = [scans[0] for key, scans in reversed(_cache.items()) if key != name][:RETRIES]
+    reused = _reuse(markdown, same + recent)
+    found, used = reused if reused is not None else (full_scan(markdown), None)
     if found:
         entry = _Scan(found, _boundaries(markdown, found))
+        # The scan this one grew from is the same document's: it is replaced, the others stay.
+        kept = [scan for scan in same if scan is not used][: SCANS_PER_KEY - 1]
         with _lock:
-            _cache[name] = entry
+            _cache[name] = [entry, *kept]
             _cache.move_to_end(name)
             while len(_cache) > CACHE_DOCUMENTS:
                 _cache.popitem(last=False)

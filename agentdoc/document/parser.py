@@ -201,8 +201,8 @@ class Document:
 def is_unanswered(turn: Turn) -> bool:
     """An `## Assistant` block holding only agentdoc's failure notice: the mark, a callout, a
     footer. Anything else typed into it makes it an answer like any other."""
-    if turn.role != "assistant":
-        return False
+    if turn.role != "assistant" or UNANSWERED_MARK not in turn.content:
+        return False  # the usual answer, found without splitting a long reply into lines
     lines = [line for line in LINE_BREAK.split(turn.content) if line.strip()]
     return (
         bool(lines)
@@ -212,9 +212,14 @@ def is_unanswered(turn: Turn) -> bool:
 
 
 def _transcript_text(turn: Turn) -> str:
-    text = LINE_BREAK.sub("\n", strip_comments(turn.content)).strip()
+    text = strip_comments(turn.content)
+    if "\r" in text:
+        text = LINE_BREAK.sub("\n", text)
+    text = text.strip()
     if turn.role == "assistant":
-        text = _FOOTER.sub("", text).rstrip()
+        # The footer can only be the last line: look there, not at every offset of a long reply.
+        footer = _FOOTER.search(text, max(text.rfind("\n"), 0))
+        text = text[: footer.start()].rstrip() if footer else text
     return text
 
 

@@ -125,6 +125,62 @@ def fill_region(
     return text[: region.content_start] + merged + marker + text[region.marker_end :]
 
 
+@dataclass(frozen=True)
+class Spliced:
+    """A new version of a document: `source` with its bytes `start:end` replaced by `filled`."""
+
+    source: bytes
+    start: int  # where the region's content starts
+    end: int  # where the text after the region's end marker starts
+    filled: bytes  # the region's new content and end marker
+
+    @property
+    def unchanged(self) -> bool:
+        return self.source[self.start : self.end] == self.filled
+
+    def pieces(self) -> list[bytes | memoryview]:
+        """The new version in three pieces, the long ones views of `source` (no copies)."""
+        view = memoryview(self.source)
+        return [view[: self.start], self.filled, view[self.end :]]
+
+    def whole(self) -> bytes:
+        return b"".join(self.pieces())
+
+
+def fill_region_bytes(data: bytes, nonce: str, body: str, last_body: str) -> Spliced | None:
+    """`fill_region` on the encoded document, for the common case only: the region holds
+    exactly `last_body` (nothing typed in it, no older copy saved over it) and the document
+    uses LF line breaks. Only the region's bytes are built; the rest is copied as it is, never
+    decoded or encoded. None when the general path is needed (or the region is gone)."""
+    if b"\r" in data:
+        return None
+    start = data.find(START.format(nonce=nonce).encode())
+    if start < 0:
+        return None
+    content_start = data.find(b"\n", start)
+    if content_start < 0:
+        return None
+    content_start += 1
+    written = _region_text(last_body, "\n").encode("utf-8")
+    if not data.startswith(written, content_start):
+        return None
+    tail = _end_marker_bytes(nonce).match(data, content_start + len(written))
+    if tail is None:
+        return None
+    version = tail.group(1)
+    if version != _version(last_body).encode() and not (version is None and not last_body):
+        return None  # the marker names another write: a copy an editor saved, to be merged
+    marker = _END_WRITTEN.format(nonce=nonce, version=_version(body)).encode()
+    filled = _region_text(body, "\n").encode("utf-8") + marker
+    return Spliced(data, content_start, tail.end(), filled)
+
+
+def _end_marker_bytes(nonce: str) -> re.Pattern[bytes]:
+    return re.compile(
+        re.escape(f"<!-- agentdoc:end {nonce}".encode()) + rb"(?: ([0-9a-f]{8}))? -->"
+    )
+
+
 def close_region(
     text: str,
     nonce: str,

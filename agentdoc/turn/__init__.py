@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.recovery import recover as recover
     from agentdoc.turn.runner import TurnRunner as TurnRunner
     from agentdoc.turn.session import Mode as Mode
+    from agentdoc.turn.session import prepare_turn as prepare_turn
     from agentdoc.turn.status import Status as Status
     from agentdoc.turn.status import all_statuses as all_statuses
     from agentdoc.turn.status import clear_dead_turn as clear_dead_turn
@@ -41,7 +42,7 @@ __all__, __getattr__ = lazy_exports(
         "recovery": ("open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),
         "runner": ("TurnRunner",),
-        "session": ("Mode",),
+        "session": ("Mode", "prepare_turn"),
         "status": (
             "Status",
             "all_statuses",

@@ -1,10 +1,11 @@
 """The turn journal: what was sent, and the reply text as it arrived, for crash recovery.
 
 Before a turn's first write to the document, ``.agentdoc/<name>.journal.jsonl`` records the
-turn (nonce, prompt, session, the document's hash); streamed reply text is appended as it
-arrives, and the file is removed when the turn ends. A journal still there at start-up belongs
-to a turn that was killed: `recovery` closes that turn's region with the journal's text (which
-may be ahead of the last flush to the document) and marks it interrupted. Because the region is
+turn (nonce, prompt, session, the document's hash); the reply text is appended (only what is new)
+and synced just before each streamed write to the document, and the file is removed when the
+turn ends. A journal still there at start-up belongs to a turn that was killed: `recovery`
+closes that turn's region with the journal's text (at least as far as the last write to the
+document) and marks it interrupted. Because the region is
 written before the CLI starts, a prompt that was sent always has a region (or the user deleted
 it), so recovery never needs to send anything again.
 """

@@ -99,6 +99,7 @@ class TurnRunner:
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentTurn | None = None
         self._turn = 0
+        self._shown_text = False  # the reply's first text has been written
 
     # -- document writes -------------------------------------------------------------------
 
@@ -287,16 +288,23 @@ class TurnRunner:
                     return False
             elif self._feed(builder, event):
                 last_line, dirty = now, True
-                self._journal.record(builder.reply.text())
                 if builder.ended:
                     return False  # the agent's end of the turn, whatever still holds its output
             else:
                 last_line = now
-            if dirty and now - last_flush >= interval:
-                self._journal.sync()
+            if dirty and (now - last_flush >= interval or self._first_text(builder)):
                 self._publish(plan, builder.reply, sidecar)
                 last_flush, dirty = time.monotonic(), False
                 interval = max(self.settings.flush_interval, WRITE_BACKOFF * (last_flush - now))
+
+    def _first_text(self, builder: ReplyBuilder) -> bool:
+        """The reply's first text has arrived and is not in the document yet: it is written at
+        once, so the person sees the reply start; later text is coalesced per flush interval."""
+        if self._shown_text:
+            return False
+        # Only until the first text: the reply is rebuilt for this, which later events avoid.
+        self._shown_text = bool(builder.reply.text())
+        return self._shown_text
 
     def _feed(self, builder: ReplyBuilder, event: Event | EndOfStream) -> bool:
         """Take one event; True if it may change the reply."""
@@ -338,6 +346,10 @@ class TurnRunner:
             self._feed(builder, event)
 
     def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
+        # The journal gets the text at each write, not at each delta: it is synced only here,
+        # so what a crash leaves of it is the same, at a fraction of the cost.
+        self._journal.record(reply.text())
+        self._journal.sync()
         if self._thinking_on:
             sidecar.update(reply.thinking, reply.session_id)
         self._writer.flush(self._body(reply))
@@ -389,7 +401,7 @@ class TurnRunner:
             # Still not writable: the region stays open for recovery to close (the daemon does
             # at the document's next change, `run` before its next turn); `run` records the
             # error in the status as the turn's failure.
-            self._journal.keep = True
+            self._keep_journal(reply)
             raise
         state = final_state(reply, cancelled=cancelled)
         if not pending:
@@ -413,10 +425,16 @@ class TurnRunner:
     def _write_failed(
         self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
     ) -> TurnOutcome:
-        self._journal.keep = True  # the reply text so far, for whoever closes the region later
+        self._keep_journal(builder.reply)
         self._problem = f"the reply could not be written into the document: {exc}"
         builder.finish()
         return self._finish(plan, builder, sidecar, cancelled=False)
+
+    def _keep_journal(self, reply: Reply) -> None:
+        """Leave the journal, with the reply text so far, for whoever closes the region later."""
+        self._journal.keep = True
+        self._journal.record(reply.text())
+        self._journal.sync()
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None

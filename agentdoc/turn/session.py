@@ -236,8 +236,10 @@ def _new_session(
     note: str | None,
     archived: str = "",
     agent: AgentSpec | None = None,
+    known: str | None = None,
 ) -> TurnPlan:
-    known = history.joined(archived, doc.transcript())
+    """`known`: the transcript, if the caller made it already (a long one costs milliseconds)."""
+    known = history.joined(archived, doc.transcript()) if known is None else known
     seeded = compose_prompt(prompt, transcript=known)
     # Claude takes the new session's id from us; an ACP agent chooses its own.
     chosen = str(uuid.uuid4()) if _native(agent) else None
@@ -330,7 +332,9 @@ def _plan(
     fallback = (
         None
         if session
-        else _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived)
+        else _new_session(
+            path, doc, prompt, settings, model, LOST_NOTE, facts.archived, known=known
+        )
     )
     note = _fork_note(doc) if fork else None
     return TurnPlan(request, doc.turn_count() + 1, fork, known, note, fallback)

@@ -3,6 +3,10 @@
 Every write re-reads the document and changes only the reply region (see
 :mod:`agentdoc.document.splice`), so the user can keep typing anywhere while the reply streams.
 A stale editor copy saved over the region has it put back; a deleted region cancels the turn.
+
+A streamed write whose region holds just what we wrote last (the common case: nobody typed in
+it) is spliced at the byte level, and hashed for the ledger from the region on: the long
+conversation above the reply is neither decoded, encoded nor hashed again on every write.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentdoc import document
+from agentdoc.document import Spliced
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import detect
 from agentdoc.turn.reattach import reattach
@@ -54,15 +59,43 @@ class ReplyWriter:
         # The close put the fresh `## User` heading above text the user typed below the reply
         # while it streamed: that text is not a submitted prompt (see TurnOutcome.held).
         self.held = False
+        self._digests = document.PrefixDigest()
 
-    def update(self, transform: Callable[[str], str | None]) -> None:
+    def update(
+        self,
+        transform: Callable[[str], str | None],
+        splice: Callable[[bytes], Spliced | None] | None = None,
+    ) -> None:
         """Re-read the document, apply `transform`, write it back atomically.
+
+        `splice`, if given, is tried first on the bytes as read: the same change, for the case
+        it can make without decoding the document (it returns None otherwise).
+        """
+        on_disk = document.read_bytes(self.path)
+        spliced = splice(on_disk) if splice is not None else None
+        if spliced is None:
+            self._merge_and_write(transform, on_disk, on_disk)
+            return
+        if spliced.unchanged:
+            return
+        rest = spliced.pieces()[1:]
+        hashed = self._digests.digest(on_disk, spliced.start, rest)
+        displaced = document.write_bytes(
+            self.path, spliced.pieces(), self.ledger, expected=on_disk, hashed=hashed
+        )
+        if displaced is not None:
+            log.info("%s: a save landed while we wrote; merging it", self.path)
+            self._merge_and_write(transform, displaced, spliced.whole())
+
+    def _merge_and_write(
+        self, transform: Callable[[str], str | None], base: bytes, on_disk: bytes
+    ) -> None:
+        """Apply `transform` to `base` and write the result over `on_disk`.
 
         A save that lands between our read and our write is never overwritten by an older
         copy: the write swaps files atomically and hands back a displaced version we had not
         seen, and the merge is redone on it (our version stays on disk meanwhile).
         """
-        base = on_disk = document.read_bytes(self.path)
         for _ in range(10):
             new = transform(document.decode(self.path, base))
             if new is None:
@@ -128,7 +161,10 @@ class ReplyWriter:
                 current, self.nonce, body, self._written_body, self._earlier
             )
 
-        self.update(transform)
+        def splice(data: bytes) -> Spliced | None:
+            return document.fill_region_bytes(data, self.nonce, body, self._written_body)
+
+        self.update(transform, splice)
         if body != self._written_body:
             if self._written_body:
                 self._earlier.append(self._written_body)

@@ -128,6 +128,11 @@ class WarmAcpStart:
         process = AcpProcess(list(self.command), self.cwd, self.env, name=self.name, key=self.key)
         return WarmAcp(process.spawn())
 
+    def start_ahead(self) -> WarmAcp | None:
+        # Starting ahead would have to shake hands and load the session before the prompt, on
+        # a thread of its own that the first turn then waits for; not done yet.
+        return None
+
 
 def warm(
     request: AgentRequest,

@@ -92,3 +92,9 @@ class WarmStart(Protocol):
     def key(self) -> object: ...
 
     def start(self) -> WarmAgent: ...
+
+    def start_ahead(self) -> WarmAgent | None:
+        """Start the process before its prompt is known, ready to run the request it was
+        prepared for as its next turn; None if this agent cannot (for Claude: a new session's
+        id is chosen when its prompt is sent, so only a resumed session can start ahead)."""
+        ...

@@ -92,9 +92,21 @@ class WarmClaudeStart:
     argv: list[str]
     cwd: Path
     env: dict[str, str]
+    request: AgentRequest
 
     def start(self) -> WarmClaude:
         return WarmClaude(WarmProcess(self.argv, self.cwd, self.env, self.key).start())
+
+    def start_ahead(self) -> WarmClaude | None:
+        request = self.request
+        if request.resume is None or request.fork or request.session_id or request.resume_at:
+            return None
+        started = self.start()
+        # What `reusable_for` asks of the turn to come: the session the CLI resumes, and that
+        # it is the exchange right after the last one the session holds.
+        started.process.session_id = request.resume
+        started.process.last_turn = request.turn - 1
+        return started
 
 
 def warm(
@@ -104,4 +116,4 @@ def warm(
     check_argv(argv)
     env = build_env(os.environ if environ is None else environ, settings)
     key = (shape(argv), str(request.cwd), tuple(sorted(env.items())))
-    return WarmClaudeStart(key, argv, request.cwd, env)
+    return WarmClaudeStart(key, argv, request.cwd, env, request)

@@ -1,0 +1,77 @@
+"""Writing documents in pieces, hashing only what changed, and telling our own opens apart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentdoc.document import fileio
+from agentdoc.document.fileio import PrefixDigest, atomic_write, digest
+
+LONG = b"".join(b"line %d of the conversation so far\n" % n for n in range(10_000))  # ~350 KB
+
+
+def test_a_prefix_digest_is_the_digest_of_the_whole() -> None:
+    digests = PrefixDigest()
+    for tail in (b"reply 1\n", b"reply 1, longer\n", b"", b"reply 2\n"):
+        assert digests.digest(LONG + tail, len(LONG), [tail]) == digest(LONG + tail)
+
+
+def test_a_prefix_digest_notices_a_changed_prefix() -> None:
+    digests = PrefixDigest()
+    digests.digest(LONG + b"x", len(LONG), [b"x"])
+    edited = b"an edit at the top\n" + LONG[19:]  # same length, other bytes
+    assert digests.digest(edited + b"x", len(edited), [b"x"]) == digest(edited + b"x")
+
+
+def test_pieces_are_written_one_after_the_other(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_bytes(b"old\n")
+    view = memoryview(LONG)
+    assert atomic_write(doc, [view[:100], b"<inserted>", view[100:]]) is None
+    assert doc.read_bytes() == LONG[:100] + b"<inserted>" + LONG[100:]
+
+
+@pytest.mark.parametrize(
+    "landed",
+    [
+        LONG[:-1] + b"!",  # a save of the same size, changed at its end (past the first chunk)
+        LONG + b"typed\n",
+        b"",
+    ],
+    ids=["same size", "longer", "emptied"],
+)
+def test_a_save_displaced_by_our_write_is_handed_back(tmp_path: Path, landed: bytes) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_bytes(landed)  # what is on disk when we write: not what we read (LONG)
+    if fileio._EXCHANGE is None:
+        pytest.skip("this filesystem cannot swap two files atomically")
+    assert atomic_write(doc, b"ours\n", expected=LONG) == landed
+    assert doc.read_bytes() == b"ours\n"
+
+
+def test_nothing_is_handed_back_when_nothing_landed(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_bytes(LONG)
+    assert atomic_write(doc, b"ours\n", expected=LONG) is None
+    assert doc.read_bytes() == b"ours\n"
+
+
+def test_each_own_open_is_taken_back_once(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_bytes(b"x\n")
+    fileio.read_bytes(doc)
+    fileio.read_bytes(doc)
+    assert fileio.take_own_open(doc)
+    assert fileio.take_own_open(doc)
+    assert not fileio.take_own_open(doc)  # a third open is someone else's
+
+
+def test_an_own_open_whose_event_never_came_expires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = tmp_path / "doc.md"
+    fileio.note_own_open(doc)
+    monkeypatch.setattr(fileio, "OWN_OPEN_TTL", -1.0)  # as if its time had passed
+    assert not fileio.take_own_open(doc)
