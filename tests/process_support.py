@@ -25,7 +25,7 @@ from agentdoc.turn import status
 from tests.conftest import wait_for
 from tests.e2e_support import REPO_ROOT
 
-READY_LINE = "agentdoc.daemon.service: start-up done: "
+READY_LINE = "start-up done: "
 CLI = (sys.executable, "-m", "agentdoc.cli")
 
 

@@ -117,6 +117,10 @@ def _can_ask(quiet: bool) -> bool:
     return not quiet and all(s is not None and s.isatty() for s in (sys.stdin, sys.stderr))
 
 
+def _not_told(record: logging.LogRecord) -> bool:
+    return not getattr(record, "told", False)
+
+
 def watch_in_foreground(
     paths: list[Path],
     poll: bool,
@@ -135,6 +139,9 @@ def watch_in_foreground(
         signal.signal(sig, lambda *_: stop.set())
     roots = paths or [Path.cwd()]
     view = LiveView()
+    for shown in logging.getLogger().handlers:
+        if isinstance(shown, logging.StreamHandler) and shown.stream in (sys.stderr, sys.stdout):
+            shown.addFilter(_not_told)  # the view prints these failures itself
     daemon = Daemon(
         roots,
         load_settings(),
