@@ -97,7 +97,7 @@ def test_run_without_a_terminal_says_why_the_tool_was_refused(tmp_path: Path) ->
     assert not target.exists()
     reply = document.parse(doc.read_text()).turns[1].content
     assert NOT_ASKED_HINT in reply and "Done writing." in reply
-    assert "note: Claude was refused Write without being asked." in done.stderr
+    assert "note: the agent was refused Write without being asked." in done.stderr
 
 
 def read_until(fd: int, wanted: str, timeout: float = 60.0) -> str:

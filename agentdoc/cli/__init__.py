@@ -1,9 +1,10 @@
 """The command line: the click commands and what only a terminal needs.
 
-``commands`` is the thin click layer; ``foreground`` runs a one-shot turn or the daemon in a
-terminal (``terminal`` draws the live view, ``echo`` prints the reply to a pipe, ``interrupt``
-handles Ctrl-C); ``doctor``, ``completion``, ``recipes`` and ``demo`` serve their commands.
-Nothing below this package imports it.
+``commands`` assembles the thin click layer (``group``, and the ``*_commands`` modules by what
+they do); ``foreground`` runs a one-shot turn or the daemon in a terminal (``terminal`` draws
+the live view, ``echo`` prints the reply to a pipe, ``interrupt`` handles Ctrl-C); ``doctor``,
+``completion``, ``recipes`` and ``demo`` serve their commands. Nothing below this package
+imports it.
 """
 
 from agentdoc.cli.commands import cli, main

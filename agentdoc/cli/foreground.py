@@ -105,7 +105,8 @@ def run_turn(
         return caught.exit_code
     if (refused := refusals(outcome.reply)) and not quiet:
         click.echo(
-            f"note: Claude was refused {', '.join(refused)} without being asked. {NOT_ASKED_HINT}",
+            f"note: the agent was refused {', '.join(refused)} without being asked. "
+            f"{NOT_ASKED_HINT}",
             err=True,
         )
     # A failure was reported (once, in full) by the view.

@@ -1,0 +1,86 @@
+"""Commands about the watch daemon: watch, status, stop."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from agentdoc.cli.group import PATHS, cli, complete_documents
+from agentdoc.errors import require_existing
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=PATHS, shell_complete=complete_documents)
+@click.option("--poll", is_flag=True, help="Poll for changes (network drives, WSL, containers).")
+@click.option(
+    "--send-pending",
+    is_flag=True,
+    help="Also send prompts that were already pending when the daemon started.",
+)
+@click.option("--max-concurrent", default=4, show_default=True, help="Turns streaming at once.")
+@click.option("--log-file", type=click.Path(dir_okay=False, path_type=Path), help="Also log here.")
+def watch(
+    paths: tuple[Path, ...],
+    poll: bool,
+    send_pending: bool,
+    max_concurrent: int,
+    log_file: Path | None,
+) -> None:
+    """Watch folders or files (default: this folder) and answer every saved prompt.
+
+    Runs in the foreground until Ctrl-C or SIGTERM (systemd-friendly); running turns are then
+    stopped and marked interrupted. Each document's state is in `.agentdoc/NAME.status.json`.
+    """
+    from agentdoc.cli.foreground import watch_in_foreground
+
+    watch_in_foreground(list(paths), poll, send_pending, max_concurrent, log_file)
+
+
+@cli.command("status")
+@click.argument(
+    "path", required=False, type=click.Path(path_type=Path), shell_complete=complete_documents
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status_command(path: Path | None, as_json: bool) -> None:
+    """What each document is doing: idle, queued, streaming, waiting or error."""
+    from agentdoc.daemon import find_daemon
+    from agentdoc.turn import all_statuses, as_found, read_status
+
+    target = path or Path.cwd()
+    require_existing(target)
+    if target.is_file():
+        found = read_status(target)
+        statuses = [as_found(found)] if found else []
+    else:
+        statuses = [as_found(s) for s in all_statuses(target)]
+    holder = find_daemon(target)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
+                    "documents": [s.model_dump() for s in statuses],
+                },
+                indent=2,
+            )
+        )
+        return
+    click.echo(
+        f"daemon: pid {holder.pid}, watching {', '.join(holder.roots)}"
+        if holder
+        else "daemon: not running"
+    )
+    for s in statuses:
+        click.echo(s.describe())
+
+
+@cli.command()
+@click.argument("path", required=False, type=PATHS, shell_complete=complete_documents)
+@click.option("--wait", default=15.0, show_default=True, help="Seconds to wait for the exit.")
+def stop(path: Path | None, wait: float) -> None:
+    """Stop the daemon that watches PATH (default: this folder)."""
+    from agentdoc.daemon import stop_daemon
+
+    click.echo(f"stopped agentdoc watch (pid {stop_daemon(path or Path.cwd(), wait)})")

@@ -1,0 +1,97 @@
+"""The click group every command joins, and what several commands share.
+
+The group turns user-facing errors into click errors; each command module imports what it uses
+only when it runs: `--help`, `status` or `stop` should not pay for loading the parser, the models
+and the watcher (about 0.4 s) before doing a few milliseconds of work.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from agentdoc import __version__
+from agentdoc.errors import AgentdocError
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+
+def complete_documents(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion for document arguments: markdown files and folders (to go into)."""
+    from agentdoc.cli.completion import document_candidates
+
+    return document_candidates(incomplete)
+
+
+class _Group(click.Group):
+    """Turns user-facing errors into click errors, so every command reports them the same way."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AgentdocError as exc:
+            raise click.ClickException(str(exc)) from exc
+        except OSError as exc:
+            # A path the system refuses (too long, no permission, a loop of links) is the
+            # user's to fix: one line that names it, not a traceback.
+            raise click.ClickException(_os_error(exc)) from exc
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    if len(where) > 120:  # a 300-byte name would fill the terminal; its end identifies it
+        where = f"…{where[-100:]}"
+    return f"{where}{exc.strerror or exc}"
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="agentdoc")
+@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
+def cli(verbose: int) -> None:
+    """Keep a conversation with a coding agent in a markdown file.
+
+    Write a prompt under the last `## User` heading of a session document, then run
+    `agentdoc run FILE` (or keep `agentdoc watch` running): the reply streams into the file.
+    """
+    level = logging.WARNING - 10 * min(verbose, 2)
+    # What a user reads says what happened, not which module said it; -vv is for debugging.
+    shape = "%(levelname)s %(name)s: %(message)s" if verbose >= 2 else "%(levelname)s: %(message)s"
+    logging.basicConfig(level=level, format=shape)
+    if sys.platform == "win32":
+        # The tree lock (flock), process groups and permissions are POSIX: say so up front
+        # rather than fail half-way through a turn.
+        raise AgentdocError(
+            "agentdoc runs on Linux and macOS; on Windows, run it inside WSL "
+            "(Windows Subsystem for Linux)"
+        )
+
+
+def output_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option(
+        "-q", "--quiet", is_flag=True, help="Print nothing but errors (not even the reply)."
+    )(f)
+    return click.option(
+        "-p",
+        "--print",
+        "print_reply",
+        is_flag=True,
+        help="Also stream the reply into the terminal (it always goes to stdout when that is "
+        "a pipe or a file).",
+    )(f)
+
+
+# Existence and type are checked when the file is read, with messages that say what is wrong
+# (a folder, a loop of symbolic links…) and exit code 1, not click's usage error.
+path_arg = click.argument(
+    "path", type=click.Path(path_type=Path), shell_complete=complete_documents
+)
+
+PATHS = click.Path(exists=True, path_type=Path)

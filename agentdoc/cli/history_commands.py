@@ -1,0 +1,71 @@
+"""Commands over a document's history: fork, archive, undo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from agentdoc.cli.group import cli, complete_documents, path_arg
+from agentdoc.errors import require_existing
+
+
+@cli.command("fork")
+@path_arg
+@click.argument(
+    "new", type=click.Path(dir_okay=False, path_type=Path), shell_complete=complete_documents
+)
+@click.option("--turn", type=int, help="Copy exchanges 1..TURN (default: all completed ones).")
+def fork_command(path: Path, new: Path, turn: int | None) -> None:
+    """Copy the conversation in PATH into a new document NEW, with its lineage.
+
+    NEW's next prompt continues in a fork of the agent's session, cut at TURN (an agent that
+    cannot branch there gets a new session seeded with NEW's transcript). PATH and its session
+    are left untouched.
+    """
+    from agentdoc.config import load_settings
+    from agentdoc.turn import fork
+
+    plan = fork(path, new, turn, allow_cwd_outside=load_settings().allow_cwd_outside)
+    how = "a fork of its session" if plan.lineage.fork_session else "a new session"
+    click.echo(
+        f"created {new} from {path} (exchanges 1-{plan.turn}); write your prompt under the "
+        f"last `## User`, then `agentdoc run {new}` (it continues in {how})"
+    )
+
+
+@cli.command("archive")
+@path_arg
+@click.option(
+    "--keep", type=click.IntRange(min=0), default=3, show_default=True, help="Exchanges to keep."
+)
+def archive_command(path: Path, keep: int) -> None:
+    """Move all but the last KEEP exchanges of PATH into PATH's archive file, byte for byte.
+
+    The archive (NAME.archive.md beside PATH, linked from it) is not a session document. The
+    session goes on; a rebuilt session still gets the archived exchanges as history.
+    """
+    from agentdoc.document import archive_path
+    from agentdoc.turn import archive_document
+
+    require_existing(path)
+    moved = archive_document(path, keep)
+    click.echo(f"moved {moved.moved} exchange(s) of {path} into {archive_path(path)}")
+
+
+@cli.command()
+@path_arg
+def undo(path: Path) -> None:
+    """Take the last turn of PATH back: its reply, its file changes, the session's memory of it.
+
+    The prompt stays under the last `## User`, pending, for you to edit and send again. Refuses,
+    saying why, when a turn streams or its changes cannot be restored exactly.
+    """
+    from agentdoc.config import load_settings
+    from agentdoc.turn import undo as undo_turn
+
+    require_existing(path)
+    done = undo_turn(path, load_settings())
+    files = "; its file changes were restored" if done.restored else ""
+    git = "; committed" if done.committed else ""
+    click.echo(f"took turn {done.turn} of {path} back{files}{git}; its prompt is pending again")

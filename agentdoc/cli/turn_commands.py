@@ -1,0 +1,142 @@
+"""Commands that send, stop or answer a turn: new, start, resume, run, cancel, approve, deny."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agentdoc.cli.group import cli, complete_documents, output_options, path_arg
+from agentdoc.errors import AgentdocError
+
+
+@cli.command()
+@click.argument(
+    "path", type=click.Path(dir_okay=False, path_type=Path), shell_complete=complete_documents
+)
+@click.option("--title", help="Title (frontmatter and first heading); default: the file name.")
+@click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
+@click.option("--agent", help="Agent that answers (claude, gemini, codex, opencode or your own).")
+def new(path: Path, title: str | None, model: str | None, agent: str | None) -> None:
+    """Create a new session document at PATH, ready for the first prompt."""
+    from agentdoc.agents import resolve_agent
+    from agentdoc.config import load_settings
+    from agentdoc.document import add_frontmatter
+
+    if agent is not None:
+        resolve_agent(agent, load_settings())
+    if path.exists():
+        raise AgentdocError(f"{path} already exists; agentdoc will not overwrite it")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # `agentdoc new notes/x.md` just works
+    except OSError as exc:
+        raise AgentdocError(f"cannot create the folder {path.parent}: {exc.strerror}") from exc
+    title = title or path.stem.replace("-", " ").replace("_", " ").strip() or "Conversation"
+    meta: dict[str, Any] = {"agent": agent} if agent else {}
+    if model:
+        meta["model"] = model
+    body = f"\n# {title}\n\n## User\n\n"
+    text = add_frontmatter(body, meta, {"title": title})
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
+
+
+@cli.command()
+@path_arg
+@click.option("--model", help="Model for this turn (beats the document's).")
+@output_options
+@click.pass_context
+def start(
+    ctx: click.Context, path: Path, model: str | None, print_reply: bool, quiet: bool
+) -> None:
+    """Send the pending prompt as the first turn of a NEW agent session.
+
+    This is the clean rebuild: if the document already has history, the new session is given
+    its transcript (as the document shows it now), and the document continues in that session.
+    """
+    from agentdoc.cli.foreground import run_turn
+
+    ctx.exit(run_turn(path, "start", model=model, print_reply=print_reply, quiet=quiet))
+
+
+@cli.command()
+@path_arg
+@click.option("--session", help="Resume this session id instead of the stored one.")
+@click.option("--model", help="Model for this turn (beats the document's).")
+@output_options
+@click.pass_context
+def resume(
+    ctx: click.Context,
+    path: Path,
+    session: str | None,
+    model: str | None,
+    print_reply: bool,
+    quiet: bool,
+) -> None:
+    """Send the pending prompt into the document's stored (or the given) session."""
+    from agentdoc.cli.foreground import run_turn
+
+    ctx.exit(
+        run_turn(path, "resume", session=session, model=model, print_reply=print_reply, quiet=quiet)
+    )
+
+
+@cli.command()
+@path_arg
+@click.option("--model", help="Model for this turn (beats the document's).")
+@output_options
+@click.pass_context
+def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, quiet: bool) -> None:
+    """Resume the document's session if it has one, else start one (for editor hotkeys).
+
+    The reply streams into the document; when stdout is a pipe or a file it streams there too
+    (just the reply's text), and with --print also into the terminal.
+    """
+    from agentdoc.cli.foreground import run_turn
+
+    ctx.exit(run_turn(path, "run", model=model, print_reply=print_reply, quiet=quiet))
+
+
+@cli.command()
+@path_arg
+@click.option("--wait", default=5.0, show_default=True, help="Seconds to wait for the stop.")
+def cancel(path: Path, wait: float) -> None:
+    """Cancel the turn streaming into PATH (the partial reply is kept, marked interrupted)."""
+    from agentdoc.turn import read_status, request_cancel
+
+    current = read_status(path)
+    if current is None or current.state not in ("streaming", "waiting"):
+        raise AgentdocError(f"no turn is streaming into {path}")
+    request_cancel(path)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        now = read_status(path)
+        if now is not None and now.state not in ("streaming", "waiting"):
+            click.echo(f"cancelled the turn in {path}")
+            return
+        time.sleep(0.05)
+    raise AgentdocError(f"asked to cancel {path}, but the turn has not stopped yet")
+
+
+@cli.command()
+@path_arg
+@click.option("--always", is_flag=True, help="Allow this tool for the rest of the session.")
+def approve(path: Path, always: bool) -> None:
+    """Allow the tool use that waits for permission in PATH."""
+    from agentdoc.turn import request_answer
+
+    request_answer(path, "always" if always else "allow")
+    click.echo(f"answered the permission request in {path}: allow")
+
+
+@cli.command()
+@path_arg
+@click.option("--message", "-m", default="", help="Why; the agent is told this.")
+def deny(path: Path, message: str) -> None:
+    """Refuse the tool use that waits for permission in PATH."""
+    from agentdoc.turn import request_answer
+
+    request_answer(path, "deny", message)
+    click.echo(f"answered the permission request in {path}: deny")
