@@ -19,8 +19,9 @@ from watchdog.events import FileSystemEvent
 from watchdog.observers.inotify import InotifyObserver
 
 from agentdoc.daemon import watcher as watcher_mod
+from agentdoc.daemon.roots import changed_paths, is_ignored, plan_roots
 from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.watcher import Watcher, changed_paths, is_ignored, plan_roots
+from agentdoc.daemon.watcher import Watcher
 from agentdoc.errors import AgentdocError
 from tests import editor_saves
 from tests.editor_saves import autosave_burst, save

@@ -147,3 +147,12 @@ def bulk_reason(previous: str, current: Document) -> str | None:
         return None  # the last version was broken; the user's fix is what they saved
     found = judge(before, current)
     return found.why if found.verdict == "bulk" else None
+
+
+def not_typed(path: Path, current: Document, previous: str | None, *, saved: bool) -> str | None:
+    """Why the pending prompt in `current` came with a bulk change rather than the user's
+    typing, or None; `saved`: the change is a save of the file, which git may have written."""
+    verdict = None if previous is None else bulk_reason(previous, current)
+    if verdict is None and saved and written_by_git(path, current.text.encode("utf-8")):
+        verdict = "git wrote it: a checkout, stash, reset, pull or merge"
+    return verdict

@@ -7,14 +7,29 @@ in `agentdoc status` and an editor's status line), not only in the daemon's log.
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from agentdoc.agents import find_program, resolve_agent, resolve_executable
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import Status, now_iso, read_status, write_status
+from agentdoc.turn import Progress, Status, now_iso, read_status, write_status
+
+log = logging.getLogger(__name__)
+
+
+def tell_error(path: Path, message: str, on_progress: Callable[[Progress], None]) -> None:
+    """One failure, told everywhere someone may look: the log (the daemon's terminal), the
+    status file (editors, `agentdoc status`) and the live view."""
+    log.error("%s", message, extra={"told": True})  # the live view prints it on a terminal
+    if path.parent.is_dir():
+        write_status(
+            path,
+            Status(document=path.name, state="error", error=message, updated=now_iso()),
+        )
+    on_progress(Progress(path, 0, "failed", 0.0, 0, None, message))
 
 
 def hold(path: Path, why: str) -> None:
@@ -25,6 +40,22 @@ def hold(path: Path, why: str) -> None:
         shown.model_copy(
             update={"state": "pending", "pid": None, "held": why, "updated": now_iso()}
         ),
+    )
+
+
+def hold_bulk(path: Path, verdict: str) -> None:
+    """A pending prompt that came with a bulk change (`verdict` says which), held back."""
+    log.warning(
+        "%s: changed in bulk (%s); its pending prompt was not sent. Edit the prompt and save, "
+        "or run `agentdoc run %s`, to send it",
+        path,
+        verdict,
+        path.name,
+    )
+    hold(
+        path,
+        f"not sent: the document changed in bulk ({verdict}); edit the prompt and save, or run "
+        f"`agentdoc run {path.name}`, to send it",
     )
 
 

@@ -10,7 +10,6 @@ status file, and the loop goes on serving the others.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import queue
 import threading
@@ -21,16 +20,19 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
-from agentdoc.daemon.gitguard import bulk_reason, git_busy, written_by_git
+from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
-from agentdoc.daemon.notices import agent_problems, hold, replaced
+from agentdoc.daemon.notices import agent_problems, hold_bulk, tell_error
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.tree import maybe_session, mtime_ns, starts_as_session
+from agentdoc.daemon.startup import read_found, take, tell_unsent
+from agentdoc.daemon.tree import maybe_session
+from agentdoc.daemon.turns import DocState, after_unfinished, run_turn
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
+    Document,
     DocumentError,
     FrontmatterError,
     WriteLedger,
@@ -38,19 +40,15 @@ from agentdoc.document import (
     digest,
     is_session_document,
     parse,
-    read_bytes,
     session_problem,
 )
-from agentdoc.errors import AgentdocError, NoPendingPrompt
+from agentdoc.errors import AgentdocError
 from agentdoc.turn import (
     Progress,
     Status,
     TurnRunner,
-    clear_dead_turn,
-    live_turn,
     now_iso,
     open_regions,
-    recover,
     remove_state,
     submission,
     wants_marker,
@@ -66,19 +64,6 @@ GIT_WAIT = 0.5  # seconds between looks at a repository whose index git has lock
 
 
 @dataclass
-class _Doc:
-    seen: str | None = None  # digest of the last content handled
-    text: str | None = None  # that content, to tell a typed prompt from a bulk rewrite
-    thread: threading.Thread | None = None
-    runner: TurnRunner | None = None
-    cancel: threading.Event | None = None
-    queued: bool = False  # a prompt was saved while the turn streamed
-    waiting: bool = False  # submitted, waiting for a free slot
-    prompt: str | None = None  # the prompt of the turn last submitted
-    refused: bool = False  # its frontmatter could not be read: the status says why
-
-
-@dataclass
 class Daemon:
     roots: Sequence[Path]
     settings: Settings
@@ -90,7 +75,7 @@ class Daemon:
     ledger: WriteLedger = field(default_factory=WriteLedger)
     rescan_interval: float = 2.0
     retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
-    _docs: dict[Path, _Doc] = field(default_factory=dict, init=False)
+    _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
         default_factory=queue.SimpleQueue, init=False
     )
@@ -168,14 +153,14 @@ class Daemon:
                 kind, path, outcome = self._events.get_nowait()
         except queue.Empty:
             # Start-up discovery only when no save is waiting: a save goes first.
-            self._discover(self._take_found(DISCOVERY_BATCH))
+            self._discover(take(self._found, DISCOVERY_BATCH))
             return
         try:
             if kind == "changed":
                 self._on_change(path)
             elif kind == "done":
                 self._on_done(path, outcome)
-            elif kind == "recheck" and self._docs.get(path, _Doc()).thread is None:
+            elif kind == "recheck" and self._docs.get(path, DocState()).thread is None:
                 self._recheck(path)
             elif kind == "opened" and (doc := self._docs.get(path)) and doc.thread is None:
                 # Only conversations the daemon knows: a search through a tree of notes opens
@@ -203,15 +188,6 @@ class Daemon:
 
     # -- events ------------------------------------------------------------------------------
 
-    def _take_found(self, most: int) -> list[Path]:
-        paths: list[Path] = []
-        while len(paths) < most:
-            try:
-                paths.append(self._found.get_nowait())
-            except queue.Empty:
-                break
-        return paths
-
     def _discover(self, paths: Sequence[Path]) -> None:
         """Remember what each document holds at start-up; send nothing unless asked to."""
         for path in paths:
@@ -223,54 +199,25 @@ class Daemon:
                 self._error(path, str(exc))
 
     def _discover_one(self, path: Path) -> None:
-        # Read before anything else, so what the walk found after the watch began and a save
-        # changed meanwhile is not taken for the start-up state (see `_fresh`).
-        mtime = mtime_ns(path)
-        fresh = mtime >= self._started_ns
-        if not starts_as_session(path):
+        found = read_found(path, self.ledger)
+        if found is None:
             return
-        data = read_stable(path)
-        if data is None or not maybe_session(data):
+        if not found.session:
+            self._refuse(path, found.text)
             return
-        text = decode(path, data)
-        if not is_session_document(text):
-            self._refuse(path, text)
-            return
-        if live_turn(path) is None:
-            # Replies left open by a killed process; one a live `agentdoc run` is still
-            # streaming is left alone.
-            if recover(path, self.ledger):
-                data = read_bytes(path)
-                text = decode(path, data)
-            clear_dead_turn(path)
         # A file written since the watch began was saved by someone, and its event is on its
         # way: left unseen, that event counts as the save it is.
-        known = self._docs.setdefault(path, _Doc())
-        known.seen, known.text = (None if fresh else digest(data)), text
+        fresh = found.mtime >= self._started_ns
+        known = self._docs.setdefault(path, DocState())
+        known.seen, known.text = (None if fresh else digest(found.data)), found.text
         self._follow(path)
-        self.hints.found_at_start(path, mtime)
+        self.hints.found_at_start(path, found.mtime)
         if self.send_pending:
-            self._consider(path, text)
-        else:
-            self._note_pending(path, text)
-
-    def _note_pending(self, path: Path, text: str) -> None:
-        """Say so when a prompt already waiting at start-up is left unsent (not a surprise
-        send, not a silent skip), and let the next save of it send it, even an unchanged one."""
-        with contextlib.suppress(DocumentError, FrontmatterError):
-            parsed = parse(text)
-            marker = wants_marker(parsed, self.settings.trigger)
-            if submission(parsed, self.settings.submit_marker, require_marker=marker) is None:
-                return
+            self._consider(path, found.text)
+        elif self._prompt_in(found.text) is not None:
+            # The next save of it sends it, even an unchanged one.
             self._docs[path].seen = None
-            log.warning(
-                "%s has an unsent prompt; save it again or run `agentdoc run %s`", path.name, path
-            )
-            hold(
-                path,
-                "the prompt was already there when agentdoc watch started; save the document "
-                f"again or run `agentdoc run {path.name}` to send it",
-            )
+            tell_unsent(path)
 
     def _on_change(self, path: Path) -> None:
         if git_busy(path):
@@ -278,7 +225,7 @@ class Daemon:
             # and write nothing it would then refuse to overwrite; look again when it is done.
             self._later(GIT_WAIT, "changed", path)
             return
-        doc = self._docs.setdefault(path, _Doc())
+        doc = self._docs.setdefault(path, DocState())
         data = read_stable(path)
         if data is None:
             self._gone(path, doc)
@@ -330,7 +277,7 @@ class Daemon:
             return False  # its own turn is running: nothing there is stale
         return self.repairs.mend(path)
 
-    def _gone(self, path: Path, doc: _Doc) -> None:
+    def _gone(self, path: Path, doc: DocState) -> None:
         if doc.thread is not None:
             log.error("%s: deleted or renamed while a reply was streaming", path)
             return  # its state files go when the turn has ended
@@ -346,9 +293,13 @@ class Daemon:
             parsed = parse(text)
         except (DocumentError, FrontmatterError):
             return None
+        return self._submitted(parsed)[1]
+
+    def _submitted(self, parsed: Document) -> tuple[bool, str | None]:
+        """Whether the document wants a submit marker, and the prompt its settings submit."""
         marker = wants_marker(parsed, self.settings.trigger)
         sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
-        return None if sub is None else sub.prompt
+        return marker, None if sub is None else sub.prompt
 
     def _consider(
         self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
@@ -359,33 +310,18 @@ class Daemon:
         except (DocumentError, FrontmatterError) as exc:
             self._error(path, f"{path.name}: {exc}")
             return
-        marker = wants_marker(parsed, self.settings.trigger)
-        sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
-        if sub is None:
+        marker, prompt = self._submitted(parsed)
+        if prompt is None:
             if awaits_prompt(parsed):
                 self.hints.hint(path, "a `## User` heading waits for its prompt", text)
             return
-        verdict = None if previous is None else bulk_reason(previous, parsed)
-        if verdict is None and saved and written_by_git(path, text.encode("utf-8")):
-            verdict = "git wrote it: a checkout, stash, reset, pull or merge"
-        if verdict is not None:
-            log.warning(
-                "%s: changed in bulk (%s); its pending prompt was not sent. Edit the prompt "
-                "and save, or run `agentdoc run %s`, to send it",
-                path,
-                verdict,
-                path.name,
-            )
-            hold(
-                path,
-                f"not sent: the document changed in bulk ({verdict}); edit the prompt and "
-                f"save, or run `agentdoc run {path.name}`, to send it",
-            )
+        if (verdict := not_typed(path, parsed, previous, saved=saved)) is not None:
+            hold_bulk(path, verdict)
             return
-        self._submit(path, marker, sub.prompt)
+        self._submit(path, marker, prompt)
 
     def _submit(self, path: Path, marker: bool, prompt: str | None = None) -> None:
-        doc = self._docs.setdefault(path, _Doc())
+        doc = self._docs.setdefault(path, DocState())
         doc.prompt = prompt
         if self._running() >= self.max_concurrent:
             doc.waiting = True
@@ -410,21 +346,12 @@ class Daemon:
         doc.thread.start()
 
     def _turn(self, path: Path, runner: TurnRunner) -> None:
-        outcome = "failed"
+        outcome, failure = "failed", None
         try:
-            result = runner.run()
-            # "held": a prompt-looking text the user typed while the reply streamed waits for
-            # a save of theirs; it is handled like a prompt left pending by a failure.
-            outcome = "held" if result.held else result.state
-        except NoPendingPrompt:
-            log.debug("%s: the prompt was gone by the time the turn started", path)
-        except AgentdocError as exc:
-            self._failures[path] = str(exc)
-            self._error(path, str(exc))  # logs it too: once per failure, not twice
-        except Exception as exc:
-            log.exception("%s: the turn failed unexpectedly", path)
-            self._error(path, f"unexpected error: {exc}")
+            outcome, failure = run_turn(path, runner, self._error)
         finally:
+            if failure is not None:
+                self._failures[path] = failure
             self._events.put(("done", path, outcome))
 
     def _on_done(self, path: Path, outcome: str) -> None:
@@ -439,19 +366,7 @@ class Daemon:
                 # What the turn could not write (its close, its status) is owed until it can be.
                 self.repairs.owe(path, failure)
                 self._mend(path)
-                # The save that deleted the streaming block (or the cancel request) is not a
-                # new submission, even though the prompt is pending again; nor is a prompt
-                # that a failed turn left pending: it is sent again on the user's next save.
-                data = read_stable(path)
-                doc.seen = digest(data) if data is not None else None
-                doc.text = data.decode("utf-8", "replace") if data is not None else None
-                if outcome == "held":
-                    hold(path, "typed while the reply streamed: save the document to send it")
-                if doc.text is not None and replaced(doc.text, doc.prompt):
-                    # Deleted and created anew while the reply streamed: a new document, whose
-                    # prompt follows the rules for a new document.
-                    log.info("%s: a new document took the place of the one answered", path)
-                    doc.seen = doc.text = None
+                if after_unfinished(path, doc, outcome):
                     self._later(self.settings.settle_step, "changed", path)
             elif (data := read_stable(path)) is not None:
                 # The turn's writes may still be settling, so their events have not told us
@@ -500,19 +415,11 @@ class Daemon:
         problem = session_problem(text)
         if problem is None:
             return
-        self._docs.setdefault(path, _Doc()).refused = True
+        self._docs.setdefault(path, DocState()).refused = True
         self._error(path, f"{path.name}: {problem}. Fix it and save; until then it is left alone")
 
     def _error(self, path: Path, message: str) -> None:
-        """One failure, told everywhere someone may look: the log (the daemon's terminal), the
-        status file (editors, `agentdoc status`) and the live view."""
-        log.error("%s", message, extra={"told": True})  # the live view prints it on a terminal
-        if path.parent.is_dir():
-            write_status(
-                path,
-                Status(document=path.name, state="error", error=message, updated=now_iso()),
-            )
-        self.on_progress(Progress(path, 0, "failed", 0.0, 0, None, message))
+        tell_error(path, message, self.on_progress)
 
     def _check_agents(self) -> None:
         """Say at start-up that the configured agent cannot run, rather than at the first prompt

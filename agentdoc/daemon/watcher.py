@@ -30,7 +30,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -38,8 +37,9 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
-from agentdoc.daemon.tree import IGNORED_DIRS, Stamp, TreeIndex, build, stamp_of, wanted_name
+from agentdoc.daemon.tree import TreeIndex, build, stamp_of
 from agentdoc.document import take_own_open
 from agentdoc.errors import AgentdocError
 
@@ -61,13 +61,6 @@ TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptl
 # configured interval; any activity brings it back to the interval.
 BACKOFF_LIMIT = 8
 OVERFLOW_LOGGER = "watchdog.observers.inotify_c"
-
-
-def is_ignored(path: Path) -> bool:
-    """True for anything that can never be a session document: artefacts, sidecars, state."""
-    if any(part in IGNORED_DIRS for part in path.parts[:-1]):
-        return True
-    return not wanted_name(path.name)
 
 
 class _OverflowCounter(logging.Handler):
@@ -93,61 +86,6 @@ _overflow_log.addHandler(OVERFLOWS)
 if _overflow_log.level == logging.NOTSET:
     # The report must reach the counter even when the application logs only errors.
     _overflow_log.setLevel(logging.WARNING)
-
-
-def _folder(path: Path) -> Path:
-    # Resolved so event paths (built from the watched folder) compare equal to root paths.
-    return Path(os.path.abspath(path)).resolve()
-
-
-def _file(path: Path) -> Path:
-    # The folder is resolved, the name is not: a symlinked document keeps the name the user chose.
-    absolute = Path(os.path.abspath(path))
-    return _folder(absolute.parent) / absolute.name
-
-
-@dataclass(frozen=True)
-class Roots:
-    """What to watch: folders recursively, single files through their (non-recursive) folder."""
-
-    folders: tuple[Path, ...]
-    files: frozenset[Path]
-
-    def wants(self, path: Path) -> bool:
-        if path in self.files:
-            return True
-        return not is_ignored(path) and any(path.is_relative_to(f) for f in self.folders)
-
-    def watches(self) -> list[tuple[Path, bool]]:
-        """(folder, recursive) pairs to schedule."""
-        parents = sorted({f.parent for f in self.files} - set(self.folders))
-        return [(f, True) for f in self.folders] + [(p, False) for p in parents]
-
-
-def plan_roots(roots: Sequence[Path]) -> Roots:
-    """Sort roots into folders and files; a root that is not there (and cannot appear) fails."""
-    folders: list[Path] = []
-    files: set[Path] = set()
-    for root in roots:
-        if root.is_dir():
-            folders.append(_folder(root))
-        elif root.exists() or Path(os.path.abspath(root)).parent.is_dir():
-            # A file that does not exist yet is fine: its creation is the first event.
-            files.add(_file(root))
-        else:
-            raise AgentdocError(f"{root}: no such file or folder to watch")
-    return Roots(tuple(dict.fromkeys(folders)), frozenset(files))
-
-
-def scan(roots: Roots) -> dict[Path, Stamp]:
-    """The markdown files under the roots right now, with what identifies their version."""
-    return build(roots.folders, roots.files, _nowhere).stamps()
-
-
-def changed_paths(old: dict[Path, Stamp], new: dict[Path, Stamp]) -> list[Path]:
-    """Paths that appeared, vanished or whose stamp differs between two scans."""
-    gone = [path for path in old if path not in new]
-    return [path for path, s in new.items() if old.get(path) != s] + gone
 
 
 def _path(raw: bytes | str) -> Path:
@@ -227,10 +165,6 @@ def _start_error(exc: OSError, roots: Roots) -> AgentdocError:
     return AgentdocError(f"cannot watch {where}: {exc.strerror or exc}")
 
 
-def _nowhere(_path: Path) -> None:
-    pass
-
-
 class Watcher:
     """Watches folders (recursively) and single files (by watching their parent folder, because
     Vim/Emacs/JetBrains saves replace the file and a per-file watch would be lost), and yields
@@ -284,7 +218,7 @@ class Watcher:
                 return
             self._observer = self._start_observer()
             self._overflows = OVERFLOWS.count
-        report = found or _nowhere
+        report = found or nowhere
         if not background:
             self._walk(report)
             return
@@ -408,7 +342,7 @@ class Watcher:
         # The kernel dropped events, so in-place rewrites of any file may be unseen: compare
         # every file, as a whole walk sees them.
         log.warning("events were lost; looking at every file under %s", self._roots)
-        fresh = build(self._roots.folders, self._roots.files, _nowhere)
+        fresh = build(self._roots.folders, self._roots.files, nowhere)
         with self._lock:
             fresh.close = old.close
             self._index = fresh

@@ -1,0 +1,75 @@
+"""One document's turn as the daemon keeps it: its state between saves, its thread's body, and
+what a turn that did not finish leaves to look at.
+
+The daemon's loop owns every `DocState`; a turn thread only runs `run_turn` and reports back
+through the loop's queue, so no state here is shared between threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentdoc.daemon.notices import hold, replaced
+from agentdoc.daemon.settle import read_stable
+from agentdoc.document import digest
+from agentdoc.errors import AgentdocError, NoPendingPrompt
+from agentdoc.turn import TurnRunner
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class DocState:
+    seen: str | None = None  # digest of the last content handled
+    text: str | None = None  # that content, to tell a typed prompt from a bulk rewrite
+    thread: threading.Thread | None = None
+    runner: TurnRunner | None = None
+    cancel: threading.Event | None = None
+    queued: bool = False  # a prompt was saved while the turn streamed
+    waiting: bool = False  # submitted, waiting for a free slot
+    prompt: str | None = None  # the prompt of the turn last submitted
+    refused: bool = False  # its frontmatter could not be read: the status says why
+
+
+def run_turn(
+    path: Path, runner: TurnRunner, tell: Callable[[Path, str], None]
+) -> tuple[str, str | None]:
+    """Run one turn on its own thread: how it ended, and the failure it told, if any."""
+    try:
+        result = runner.run()
+    except NoPendingPrompt:
+        log.debug("%s: the prompt was gone by the time the turn started", path)
+    except AgentdocError as exc:
+        tell(path, str(exc))  # logs it too: once per failure, not twice
+        return "failed", str(exc)
+    except Exception as exc:
+        log.exception("%s: the turn failed unexpectedly", path)
+        tell(path, f"unexpected error: {exc}")
+    else:
+        # "held": a prompt-looking text the user typed while the reply streamed waits for a
+        # save of theirs; it is handled like a prompt left pending by a failure.
+        return ("held" if result.held else result.state), None
+    return "failed", None
+
+
+def after_unfinished(path: Path, doc: DocState, outcome: str) -> bool:
+    """Take in the file a turn that did not finish left; True if another document took its
+    place (deleted and created anew while the reply streamed)."""
+    # The save that deleted the streaming block (or the cancel request) is not a new
+    # submission, even though the prompt is pending again; nor is a prompt that a failed turn
+    # left pending: it is sent again on the user's next save.
+    data = read_stable(path)
+    doc.seen = digest(data) if data is not None else None
+    doc.text = data.decode("utf-8", "replace") if data is not None else None
+    if outcome == "held":
+        hold(path, "typed while the reply streamed: save the document to send it")
+    if doc.text is None or not replaced(doc.text, doc.prompt):
+        return False
+    # A new document, whose prompt follows the rules for a new document.
+    log.info("%s: a new document took the place of the one answered", path)
+    doc.seen = doc.text = None
+    return True
