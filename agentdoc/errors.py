@@ -22,8 +22,13 @@ class NoPendingPrompt(AgentdocError):
     pass
 
 
-class ClaudeNotFound(AgentdocError):
-    pass
+class AgentCannotStart(AgentdocError):
+    """An agent that is missing, will not start or fails its handshake: the turn never ran, so
+    its prompt stays pending."""
+
+
+class ClaudeNotFound(AgentCannotStart):
+    """The Claude Code CLI is not installed where agentdoc looks, or cannot be run."""
 
 
 class PromptRefused(AgentdocError):
@@ -39,8 +44,3 @@ def require_existing(path: Path) -> None:
     """One message for a mistyped path, whichever command got it."""
     if not path.exists() and not path.is_symlink():
         raise AgentdocError(f"{path}: no such file")
-
-
-class AgentCannotStart(ClaudeNotFound):
-    """An agent that is missing, will not start or fails its handshake: the turn never ran, so
-    its prompt stays pending (caught wherever a missing `claude` is)."""

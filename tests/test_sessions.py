@@ -23,14 +23,9 @@ from agentdoc.document import parser as document
 from agentdoc.document.render import render_final
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import history
+from agentdoc.turn.compose import compose_prompt
 from agentdoc.turn.runner import TurnRunner
-from agentdoc.turn.session import (
-    LOST_NOTE,
-    Facts,
-    Mode,
-    compose_prompt,
-    plan_turn,
-)
+from agentdoc.turn.session import LOST_NOTE, Facts, Mode, plan_turn
 from tests.conftest import TESTS, TRANSCRIPTS, FakeClaude
 
 OLD = "11111111-2222-4333-8444-555555555555"

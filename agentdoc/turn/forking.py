@@ -4,7 +4,7 @@ The new document gets the parent's frontmatter (without its session), the turns 
 in ``agentdoc.forked_from`` and a fresh ``## User`` heading. Its first prompt then continues the
 parent's session as a fork — cut at turn N by the turn's mark (`marks`) when N is not the
 session's last turn — or, when no session holds exactly turns 1..N, opens a new session seeded
-with the transcript; see `session.resume_target`. The parent document and its session are never
+with the transcript; see `lineage.resume_target`. The parent document and its session are never
 touched.
 
 Claude resumes a session only from the folder it was recorded in, so a fork placed in another
@@ -40,7 +40,8 @@ from agentdoc.document import (
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import history, marks
-from agentdoc.turn.session import Lineage, working_dir
+from agentdoc.turn.lineage import Lineage
+from agentdoc.turn.session import working_dir
 
 log = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
 """One conversation turn, end to end: prompt → agent → streamed reply → document.
 
 The reply region is written by :class:`~agentdoc.turn.writer.ReplyWriter`, at most once per
-`flush_interval`. The turn ends when the CLI's output ends, when it is cancelled (a `cancel`
+`flush_interval`. The turn ends when the agent's output ends, when it is cancelled (a `cancel`
 event, or the user deleting the streaming block), or when the stream is silent for longer than
-`stall_timeout`.
+`stall_timeout`; what is written then is :class:`~agentdoc.turn.ending.TurnEnding`'s part.
 """
 
 from __future__ import annotations
@@ -35,15 +35,13 @@ from agentdoc.document import (
     ThinkingSidecar,
     WriteLedger,
     render_body,
-    render_final,
     render_refusal,
-    sidecar_link,
 )
-from agentdoc.errors import AgentdocError, ClaudeNotFound, NoPendingPrompt, PromptRefused
-from agentdoc.turn import detect, history, journal, status
-from agentdoc.turn.aftermath import after_turn
+from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
+from agentdoc.turn import detect, journal, status
 from agentdoc.turn.approvals import Approvals
-from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
+from agentdoc.turn.ending import TurnEnding
+from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.whose import check_agent
@@ -64,7 +62,7 @@ RESULT_GRACE = 5.0
 Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTurn]
 
 
-class TurnRunner:
+class TurnRunner(TurnEnding):
     def __init__(
         self,
         path: Path,
@@ -110,8 +108,6 @@ class TurnRunner:
         """A prompt was saved below this reply; it is sent when the turn ends (the status says
         so meanwhile). Safe to call from another thread."""
         self._status.note_queued()
-
-    # -- document writes -------------------------------------------------------------------
 
     # -- the turn ---------------------------------------------------------------------------
 
@@ -235,7 +231,7 @@ class TurnRunner:
         if proc is None:
             try:
                 proc = self._spawn(plan)
-            except ClaudeNotFound as exc:
+            except AgentCannotStart as exc:
                 self._problem = str(exc)
                 builder.finish()
                 return self._finish(plan, builder, sidecar, cancelled=False)
@@ -384,119 +380,6 @@ class TurnRunner:
         state = "waiting" if tool else "retrying" if reply.retry is not None else "streaming"
         self._progress(
             plan.turn, state, reply.output_chars, reply.session_id, tool or "", reply=reply
-        )
-
-    def _finish(
-        self,
-        plan: TurnPlan,
-        builder: ReplyBuilder,
-        sidecar: ThinkingSidecar,
-        *,
-        cancelled: bool,
-    ) -> TurnOutcome:
-        self._approvals.close()
-        reply = builder.reply
-        if self._problem is not None:
-            reply = dataclasses.replace(reply, error=self._problem)
-        elif cancelled and reply.error is None:
-            reply = dataclasses.replace(reply, interrupted=True)
-        has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
-        elapsed = time.monotonic() - self._started
-        # No reply text at all: the prompt stays pending, so a failure never costs it.
-        pending = unanswered(reply) and not self._approvals.shown
-        body = render_final(
-            reply,
-            elapsed=elapsed,
-            document_name=self.path.name,
-            thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
-            footer=self.settings.footer,
-            note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
-            pending=pending,
-            approvals=self._approvals.shown,
-            context_hint=self.settings.context_hint,
-        )
-        # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
-        session_id = reply.session_id
-        if session_lost(reply) or pending:
-            # A retry of a prompt that got no reply must not resume a session holding it.
-            session_id = None
-        try:
-            self._writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
-        except RegionGone:
-            return self._cancelled(plan, reply)
-        except AgentdocError:
-            # Still not writable: the region stays open for recovery to close (the daemon does
-            # at the document's next change, `run` before its next turn); `run` records the
-            # error in the status as the turn's failure.
-            self._keep_journal(reply)
-            raise
-        state = final_state(reply, cancelled=cancelled)
-        if not pending:
-            history.record_turn(self.path, plan.known, plan.turn, session_id)
-            done = state == "done"
-            after_turn(
-                self.path, self.settings, self.environ, plan, session_id, sidecar.started, done
-            )
-        detail = reply.error or (
-            "the reply was interrupted before it finished" if state == "interrupted" else ""
-        )
-        tokens = reply.usage.output_tokens if reply.usage is not None else None
-        if not tokens and reply.output_chars:
-            tokens = None  # an interrupted agent reports no count for the text it did send
-        self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
-        return self._outcome(plan, reply, state, session_id)
-
-    def _cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
-        """The user deleted the streaming block: nothing to write, but the status must end."""
-        self._progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
-        return self._outcome(plan, reply, "cancelled")
-
-    def _write_failed(
-        self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
-    ) -> TurnOutcome:
-        self._keep_journal(builder.reply)
-        self._problem = f"the reply could not be written into the document: {exc}"
-        builder.finish()
-        return self._finish(plan, builder, sidecar, cancelled=False)
-
-    def _keep_journal(self, reply: Reply) -> None:
-        """Leave the journal, with the reply text so far, for whoever closes the region later."""
-        self._journal.keep = True
-        self._journal.record(reply.text())
-        self._journal.sync()
-
-    def _outcome(
-        self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
-    ) -> TurnOutcome:
-        return TurnOutcome(
-            path=self.path,
-            turn=plan.turn,
-            reply=reply,
-            state=state,
-            session_id=session_id or reply.session_id,
-            elapsed=time.monotonic() - self._started,
-            held=self._writer.held,
-        )
-
-    def _progress(
-        self,
-        turn: int,
-        state: str,
-        chars: int,
-        session_id: str | None,
-        detail: str = "",
-        tokens: int | None = None,
-        reply: Reply | None = None,
-    ) -> None:
-        elapsed = time.monotonic() - self._started
-        usage = reply.usage if reply is not None else None
-        cost = usage.cost_usd if usage is not None and tokens is not None else None
-        context = (usage.context_used, usage.context_size) if usage else (None, None)
-        # The status file first: whoever is told (a terminal asking for an approval) may act
-        # on it at once, and `agentdoc approve` checks that the request is waiting.
-        self._status.report(turn, state, chars, session_id, detail, tokens, context, cost)
-        self.on_progress(
-            Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
 
 

@@ -1,4 +1,4 @@
-"""Which Claude session a turn goes to, and what prompt it carries.
+"""Which agent session a turn goes to, and what prompt it carries.
 
 The document, not the CLI's session store, is the source of truth, so a turn is planned from
 the document plus a few facts about the world (`Facts`, gathered by `prepare_turn`):
@@ -26,20 +26,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
 from agentdoc.agents import AgentRequest, AgentSpec, ImagePart, has_session, last_reply_text
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import history, includes
+from agentdoc.turn.compose import compose_prompt
+from agentdoc.turn.lineage import Target, first_turn_of_fork, resume_target
 from agentdoc.turn.whose import native as _native
 from agentdoc.turn.whose import session_owner, switch_note
 
@@ -48,20 +47,6 @@ log = logging.getLogger(__name__)
 Mode = Literal["start", "resume", "run"]
 
 LOST_NOTE = "new session: the previous one was not found"
-
-
-class Lineage(BaseModel):
-    """``agentdoc.forked_from``: where a forked document came from."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    document: str  # the parent document, relative to this document's folder
-    session: str | None = None  # the parent's Claude session when the fork was made
-    turn: int  # the fork holds the parent's exchanges 1..turn
-    # True: the first prompt continues `session` with --fork-session (taken at the parent's last
-    # exchange, that session holds exactly this history; at an earlier one, `at` cuts it there).
-    fork_session: bool = False
-    at: str | None = None  # the agent's mark of the end of `turn` in `session`
 
 
 @dataclass(frozen=True)
@@ -84,85 +69,6 @@ class TurnPlan:
     known: str = ""  # the transcript of the earlier turns as the model knows it after this prompt
     note: str | None = None  # said in the footer, e.g. that the session was rebuilt
     fallback: TurnPlan | None = None  # the rebuild to run if the CLI lost the session after all
-
-
-def lineage(doc: Document) -> Lineage | None:
-    if not doc.meta.forked_from:
-        return None
-    try:
-        return Lineage.model_validate(doc.meta.forked_from)
-    except ValidationError as exc:
-        log.warning("ignoring agentdoc.forked_from: %s", exc)
-        return None
-
-
-def first_turn_of_fork(doc: Document) -> Lineage | None:
-    """The lineage, if the next prompt is the first of a fork that has no session of its own."""
-    found = lineage(doc)
-    if found is None or doc.meta.session or doc.turn_count() != found.turn:
-        return None
-    return found
-
-
-@dataclass(frozen=True)
-class Target:
-    """The session a resume continues; `fork`: as a copy, ending at `at` when that is set."""
-
-    session: str | None
-    fork: bool = False
-    at: str | None = None
-
-
-def resume_target(doc: Document, session: str | None) -> Target:
-    """The session a resume would continue, and whether (and where) it must be forked first."""
-    if session:
-        return Target(session)
-    if doc.meta.session:
-        at = doc.meta.resume_at
-        return Target(doc.meta.session, at is not None, at)
-    fork = first_turn_of_fork(doc)
-    if fork is not None and fork.fork_session and fork.session:
-        return Target(fork.session, True, fork.at)
-    return Target(None)
-
-
-def _fence(text: str) -> str:
-    # Longer than any backtick run inside, so no line of the diff can close the fence early.
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
-
-
-def compose_prompt(
-    prompt: str,
-    *,
-    transcript: str | None = None,
-    edits: str | None = None,
-    unfinished: str | None = None,
-) -> str:
-    """The text sent to the CLI: the prompt, with whatever context the session lacks."""
-    if transcript:
-        return (
-            "This conversation continues one that was kept in a document; your earlier session "
-            "is not available. Here is the conversation so far, for context:\n\n"
-            f"<transcript>\n{transcript}\n</transcript>\n\n"
-            f"Reply to this new message:\n\n{prompt}"
-        )
-    parts: list[str] = []
-    if edits:
-        fence = _fence(edits)
-        parts.append(
-            "The user edited earlier parts of this conversation since your last reply; the "
-            f"document now reads differently from what you remember:\n\n{fence}diff\n{edits}\n"
-            f"{fence}"
-        )
-    if unfinished:
-        parts.append(
-            "Your previous answer was interrupted; it is not in your history, but the user saw "
-            f"it up to this point:\n\n<partial-answer>\n{unfinished}\n</partial-answer>"
-        )
-    if not parts:
-        return prompt
-    return "\n\n".join([*parts, f"Reply to this new message:\n\n{prompt}"])
 
 
 def working_dir(path: Path, doc: Document, *, allow_outside: bool = False) -> Path:

@@ -1,0 +1,156 @@
+"""How a turn ends: the reply's final form written, the status and history told.
+
+`TurnRunner` streams a turn; the ways it can end — finished, failed, cancelled by the person,
+its reply unwritable — all come here, so the rules of an ending (a prompt that got no reply stays
+pending, a session that lost the turn is not resumed) live in one place. `_progress` is here
+too: every state a turn passes through is told the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from agentdoc.agents import Reply, ReplyBuilder
+from agentdoc.config import Settings
+from agentdoc.document import ThinkingSidecar, render_final, sidecar_link
+from agentdoc.errors import AgentdocError
+from agentdoc.turn import history
+from agentdoc.turn.aftermath import after_turn
+from agentdoc.turn.approvals import Approvals
+from agentdoc.turn.journal import Journal
+from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
+from agentdoc.turn.session import TurnPlan
+from agentdoc.turn.status import StatusReporter
+from agentdoc.turn.writer import RegionGone, ReplyWriter
+
+
+class TurnEnding:
+    """The ending half of `TurnRunner`, which sets these attributes."""
+
+    path: Path
+    settings: Settings
+    environ: Mapping[str, str] | None
+    on_progress: Callable[[Progress], None]
+    _approvals: Approvals
+    _journal: Journal
+    _problem: str | None
+    _started: float
+    _status: StatusReporter
+    _thinking_on: bool
+    _writer: ReplyWriter
+
+    def _finish(
+        self,
+        plan: TurnPlan,
+        builder: ReplyBuilder,
+        sidecar: ThinkingSidecar,
+        *,
+        cancelled: bool,
+    ) -> TurnOutcome:
+        self._approvals.close()
+        reply = builder.reply
+        if self._problem is not None:
+            reply = dataclasses.replace(reply, error=self._problem)
+        elif cancelled and reply.error is None:
+            reply = dataclasses.replace(reply, interrupted=True)
+        has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
+        elapsed = time.monotonic() - self._started
+        # No reply text at all: the prompt stays pending, so a failure never costs it.
+        pending = unanswered(reply) and not self._approvals.shown
+        body = render_final(
+            reply,
+            elapsed=elapsed,
+            document_name=self.path.name,
+            thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
+            footer=self.settings.footer,
+            note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
+            pending=pending,
+            approvals=self._approvals.shown,
+            context_hint=self.settings.context_hint,
+        )
+        # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
+        session_id = reply.session_id
+        if session_lost(reply) or pending:
+            # A retry of a prompt that got no reply must not resume a session holding it.
+            session_id = None
+        try:
+            self._writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
+        except RegionGone:
+            return self._cancelled(plan, reply)
+        except AgentdocError:
+            # Still not writable: the region stays open for recovery to close (the daemon does
+            # at the document's next change, `run` before its next turn); `run` records the
+            # error in the status as the turn's failure.
+            self._keep_journal(reply)
+            raise
+        state = final_state(reply, cancelled=cancelled)
+        if not pending:
+            history.record_turn(self.path, plan.known, plan.turn, session_id)
+            done = state == "done"
+            after_turn(
+                self.path, self.settings, self.environ, plan, session_id, sidecar.started, done
+            )
+        detail = reply.error or (
+            "the reply was interrupted before it finished" if state == "interrupted" else ""
+        )
+        tokens = reply.usage.output_tokens if reply.usage is not None else None
+        if not tokens and reply.output_chars:
+            tokens = None  # an interrupted agent reports no count for the text it did send
+        self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
+        return self._outcome(plan, reply, state, session_id)
+
+    def _cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
+        """The user deleted the streaming block: nothing to write, but the status must end."""
+        self._progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
+        return self._outcome(plan, reply, "cancelled")
+
+    def _write_failed(
+        self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
+    ) -> TurnOutcome:
+        self._keep_journal(builder.reply)
+        self._problem = f"the reply could not be written into the document: {exc}"
+        builder.finish()
+        return self._finish(plan, builder, sidecar, cancelled=False)
+
+    def _keep_journal(self, reply: Reply) -> None:
+        """Leave the journal, with the reply text so far, for whoever closes the region later."""
+        self._journal.keep = True
+        self._journal.record(reply.text())
+        self._journal.sync()
+
+    def _outcome(
+        self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
+    ) -> TurnOutcome:
+        return TurnOutcome(
+            path=self.path,
+            turn=plan.turn,
+            reply=reply,
+            state=state,
+            session_id=session_id or reply.session_id,
+            elapsed=time.monotonic() - self._started,
+            held=self._writer.held,
+        )
+
+    def _progress(
+        self,
+        turn: int,
+        state: str,
+        chars: int,
+        session_id: str | None,
+        detail: str = "",
+        tokens: int | None = None,
+        reply: Reply | None = None,
+    ) -> None:
+        elapsed = time.monotonic() - self._started
+        usage = reply.usage if reply is not None else None
+        cost = usage.cost_usd if usage is not None and tokens is not None else None
+        context = (usage.context_used, usage.context_size) if usage else (None, None)
+        # The status file first: whoever is told (a terminal asking for an approval) may act
+        # on it at once, and `agentdoc approve` checks that the request is waiting.
+        self._status.report(turn, state, chars, session_id, detail, tokens, context, cost)
+        self.on_progress(
+            Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
+        )
