@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentdoc.document.comments import strip_comments
 from agentdoc.document.frontmatter import line_starts, read_meta
 from agentdoc.document.frontmatter_edit import set_meta
 from agentdoc.document.parser import (
@@ -17,7 +18,6 @@ from agentdoc.document.parser import (
     DocumentError,
     is_session_document,
     parse,
-    strip_comments,
 )
 from agentdoc.document.seal import escape_reply, seal_reply
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.archive import Moved as Moved
     from agentdoc.document.archive import archive_path as archive_path
     from agentdoc.document.archive import move as move
+    from agentdoc.document.comments import strip_comments as strip_comments
     from agentdoc.document.fileio import NEW_FILE_MODE as NEW_FILE_MODE
     from agentdoc.document.fileio import TEMP_PREFIX as TEMP_PREFIX
     from agentdoc.document.fileio import PrefixDigest as PrefixDigest
@@ -50,7 +51,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import parse as parse
     from agentdoc.document.parser import parse_archive as parse_archive
     from agentdoc.document.parser import session_problem as session_problem
-    from agentdoc.document.parser import strip_comments as strip_comments
     from agentdoc.document.render import NOT_ASKED_HINT as NOT_ASKED_HINT
     from agentdoc.document.render import refused_unasked as refused_unasked
     from agentdoc.document.render import render_body as render_body
@@ -106,6 +106,7 @@ __all__, __getattr__ = lazy_exports(
             "write_bytes",
             "write_text",
         ),
+        "comments": ("strip_comments",),
         "frontmatter": ("LINE_BREAK", "FrontmatterError", "dominant_newline"),
         "frontmatter_edit": ("add_frontmatter", "set_meta"),
         "parser": (
@@ -117,7 +118,6 @@ __all__, __getattr__ = lazy_exports(
             "parse",
             "session_problem",
             "parse_archive",
-            "strip_comments",
         ),
         "render": (
             "NOT_ASKED_HINT",
