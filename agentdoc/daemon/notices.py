@@ -73,6 +73,13 @@ def agent_problems(settings: Settings, environ: Mapping[str, str] | None = None)
     return []
 
 
+def tell_agent_problems(settings: Settings, environ: Mapping[str, str] | None) -> None:
+    """Say at start-up that the configured agent cannot run, rather than at the first prompt
+    (which then gets the same message in its document)."""
+    for problem in agent_problems(settings, environ):
+        log.error("%s (agentdoc watch goes on; prompts fail until this is fixed)", problem)
+
+
 def replaced(text: str, prompt: str | None) -> bool:
     """Whether `text` is another document than the one whose `prompt` was being answered: a
     user who cancels by deleting the reply keeps their prompt, a new file does not hold it."""

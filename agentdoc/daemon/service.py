@@ -23,13 +23,13 @@ from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
-from agentdoc.daemon.notices import agent_problems, hold_bulk, tell_error
+from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.startup import read_found, take, tell_unsent
 from agentdoc.daemon.tree import maybe_session
-from agentdoc.daemon.turns import DocState, after_unfinished, run_turn
+from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
     Document,
@@ -124,7 +124,7 @@ class Daemon:
             feeder.start()
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
-            self._check_agents()
+            tell_agent_problems(self.settings, self.environ)
             while not stop.is_set():
                 self._step(0.1)
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
@@ -173,15 +173,7 @@ class Daemon:
             self._error(path, f"unexpected error: {exc}")
 
     def _shutdown(self) -> None:
-        running = [(p, d) for p, d in self._docs.items() if d.thread is not None]
-        for _, doc in running:
-            assert doc.cancel is not None
-            doc.cancel.set()
-        for path, doc in running:
-            assert doc.thread is not None
-            doc.thread.join(SHUTDOWN_GRACE)
-            if doc.thread.is_alive():
-                log.error("%s: the turn did not stop in time", path)
+        stop_turns(self._docs, SHUTDOWN_GRACE)
         self.hints.close()
         if self.pool is not None:
             self.pool.close_all()
@@ -420,9 +412,3 @@ class Daemon:
 
     def _error(self, path: Path, message: str) -> None:
         tell_error(path, message, self.on_progress)
-
-    def _check_agents(self) -> None:
-        """Say at start-up that the configured agent cannot run, rather than at the first prompt
-        (which then gets the same message in its document)."""
-        for problem in agent_problems(self.settings, self.environ):
-            log.error("%s (agentdoc watch goes on; prompts fail until this is fixed)", problem)

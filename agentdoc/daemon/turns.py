@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,3 +73,16 @@ def after_unfinished(path: Path, doc: DocState, outcome: str) -> bool:
     log.info("%s: a new document took the place of the one answered", path)
     doc.seen = doc.text = None
     return True
+
+
+def stop_turns(docs: Mapping[Path, DocState], grace: float) -> None:
+    """Cancel every running turn, then give each `grace` seconds to write its end."""
+    running = [(path, doc) for path, doc in docs.items() if doc.thread is not None]
+    for _, doc in running:
+        assert doc.cancel is not None
+        doc.cancel.set()
+    for path, doc in running:
+        assert doc.thread is not None
+        doc.thread.join(grace)
+        if doc.thread.is_alive():
+            log.error("%s: the turn did not stop in time", path)
