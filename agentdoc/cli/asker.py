@@ -21,7 +21,7 @@ from agentdoc.document import Behavior, refused_unasked, summarize_input
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Progress, request_answer
 
-PROMPT = "  [y] allow once · [a] allow for this session · [n] deny (n REASON tells Claude why): "
+PROMPT = "  [y] allow once · [a] allow for this session · [n] deny (n REASON tells the agent why): "
 _CHOICES: dict[str, Behavior] = {
     "y": "allow",
     "yes": "allow",

@@ -123,7 +123,7 @@ class Hints:
         if self._pool.prewarm(path, request, self._settings, self._environ):
             self.warmed += 1
             self.reasons.append(why)
-            log.info("%s: started its claude ahead of the prompt (%s)", path.name, why)
+            log.info("%s: started its agent ahead of the prompt (%s)", path.name, why)
 
     def close(self) -> None:
         """Drop hints not yet handled and wait for the one in hand: after this, none starts

@@ -1,6 +1,6 @@
 """The approval block: a tool permission request asked, and answered, in the document (pure).
 
-While Claude waits for permission to use a tool, the reply shows a callout with three boxes
+While the agent waits for permission to use a tool, the reply shows a callout with three boxes
 (allow / allow for the session / deny) between two HTML-comment markers that carry a fresh
 random nonce. Only a box inside the markers with that nonce counts, so model text (which never
 knows the nonce) cannot forge an answer. Text typed under a ticked *deny* is the reason given to
@@ -253,5 +253,5 @@ def _strings(value: Any) -> list[str]:
 
 
 def protected_files(document: Path, sidecar: Path) -> list[Path]:
-    """The files that carry the person's answers: no tool of Claude's may touch them."""
+    """The files that carry the person's answers: no tool of the agent's may touch them."""
     return [document, sidecar, document.parent / ".agentdoc"]

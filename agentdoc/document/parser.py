@@ -52,7 +52,7 @@ class AgentdocMeta(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    # Claude session id; agentdoc writes it after the first reply.
+    # The agent's session id; agentdoc writes it after the first reply.
     session: str | None = None
     # --model for the CLI: an alias (sonnet) or a full model name.
     model: str | None = None

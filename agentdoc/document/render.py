@@ -191,7 +191,7 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
     if hint:
         lines.append(f"> {hint}")
     if reply.text().strip():
-        lines.append("> The text above is partial, and Claude will not remember it.")
+        lines.append("> The text above is partial, and the agent will not remember it.")
     lines.append(f"> {retry}")
     return "\n".join(lines)
 

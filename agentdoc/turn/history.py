@@ -1,4 +1,4 @@
-"""What a resumed Claude session knows of the conversation, and how the document differs from it.
+"""What a resumed agent session knows of the conversation, and how the document differs from it.
 
 The document is the source of truth, but a resumed session only knows what was sent to it. Two
 things make them drift apart, and the next prompt tells the model about both:
@@ -44,7 +44,7 @@ _HEADER = "<!-- agentdoc history v1 session={session} turns={turns} -->"
 _HEADER_LINE = re.compile(r"<!-- agentdoc history v1 session=(\S+) turns=(\d+) -->\n")
 _NO_SESSION = "-"
 _EXPLAIN = (
-    "<!-- The conversation as Claude's session knows it, as of the end of the last turn. "
+    "<!-- The conversation as the agent's session knows it, as of the end of the last turn. "
     "agentdoc compares it with the document to tell the model about edits. -->"
 )
 # The start of the callout `render.render_problem` puts under a reply that did not finish.

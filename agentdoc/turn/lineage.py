@@ -23,7 +23,7 @@ class Lineage(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     document: str  # the parent document, relative to this document's folder
-    session: str | None = None  # the parent's Claude session when the fork was made
+    session: str | None = None  # the parent's agent session when the fork was made
     turn: int  # the fork holds the parent's exchanges 1..turn
     # True: the first prompt continues `session` with --fork-session (taken at the parent's last
     # exchange, that session holds exactly this history; at an earlier one, `at` cuts it there).

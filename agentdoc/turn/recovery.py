@@ -31,8 +31,8 @@ _ANY_START = re.compile(r"<!-- agentdoc:reply ([0-9a-f]+) ")
 
 INTERRUPTED = (
     "> [!WARNING]\n"
-    "> **The reply was interrupted** (agentdoc or Claude stopped before it finished). "
-    "The text above is partial, and Claude will not remember it.\n"
+    "> **The reply was interrupted** (agentdoc or the agent stopped before it finished). "
+    "The text above is partial, and the agent will not remember it.\n"
     "> Write your next prompt below, or ask again to get a complete answer."
 )
 
@@ -95,7 +95,7 @@ def stop_orphan(pid: int) -> None:
         # Not our CLI; or one this process started and still holds (a warm CLI kept for the
         # document's next turn), which is no orphan.
         return
-    log.warning("stopping claude (pid %s) left running by an interrupted turn", pid)
+    log.warning("stopping the agent (pid %s) left running by an interrupted turn", pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGTERM)
 
