@@ -14,10 +14,6 @@ class AgentdocError(Exception):
     """Something the user can fix; the message says what happened and what to do."""
 
 
-class NotASessionDocument(AgentdocError):
-    pass
-
-
 class NoPendingPrompt(AgentdocError):
     pass
 
