@@ -19,7 +19,7 @@ from measure import CheckFailed, Row, alternate
 
 from agentdoc.agents import ReplyBuilder
 from agentdoc.agents.claude.events import Result
-from agentdoc.agents.claude.stream import parse_line
+from agentdoc.agents.claude.stream import convert, load_line, parse_line, streamed_text
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
@@ -93,13 +93,20 @@ def reply_body(index: int) -> str:
 
 
 def _feed_all(lines: list[bytes]) -> ReplyBuilder:
+    """The lines as a Claude turn reads them: text deltas on the fast path, the rest typed."""
     builder = ReplyBuilder()
     translator = Translator()
     for line in lines:
-        event = parse_line(line)
-        if event is not None:
-            for neutral in translator.feed(event):
-                builder.feed(neutral)
+        raw = load_line(line)
+        if raw is None:
+            continue
+        if (delta := streamed_text(raw)) is not None:
+            out = translator.text_delta(*delta)
+        else:
+            event = convert(raw)
+            out = translator.feed(event) if event is not None else []
+        for neutral in out:
+            builder.feed(neutral)
     return builder
 
 

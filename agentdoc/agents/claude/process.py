@@ -18,6 +18,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from pathlib import Path
 from agentdoc.agents.base import AgentRequest
 from agentdoc.agents.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
 from agentdoc.agents.claude.prompt import neutralise, user_message
-from agentdoc.agents.claude.stream import iter_lines
+from agentdoc.agents.claude.stream import iter_line_batches
 from agentdoc.config import Settings
 from agentdoc.errors import ClaudeNotFound
 
@@ -154,7 +155,9 @@ class ClaudeProcess:
     env: dict[str, str]
     stdin_text: str
     _proc: subprocess.Popen[bytes] | None = field(default=None, init=False)
-    _lines: queue.Queue[bytes] = field(default_factory=queue.Queue, init=False)
+    # Lines go over in batches (all a read completed): one hand-over per read, not per line.
+    _lines: queue.Queue[list[bytes]] = field(default_factory=queue.Queue, init=False)
+    _batch: deque[bytes] = field(default_factory=deque, init=False)
     _stderr: list[bytes] = field(default_factory=list, init=False)
     _threads: list[threading.Thread] = field(default_factory=list, init=False)
     _out: MemoryOutput | None = field(default=None, init=False)
@@ -210,10 +213,11 @@ class ClaudeProcess:
         else:
             assert proc.stdout is not None
             chunks = pipe_chunks(proc.stdout.fileno())
-        for line in iter_lines(chunks):
-            if line:  # b"" is the end-of-output sentinel; blank lines carry nothing
-                self._lines.put(line)
-        self._lines.put(_EOF)
+        for batch in iter_line_batches(chunks):
+            # b"" is the end-of-output sentinel; blank lines carry nothing
+            if lines := [line for line in batch if line]:
+                self._lines.put(lines)
+        self._lines.put([_EOF])
 
     def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -222,10 +226,12 @@ class ClaudeProcess:
 
     def next_line(self, timeout: float) -> bytes | None:
         """The next stdout line; b"" at end of output; None if nothing arrived within timeout."""
-        try:
-            return self._lines.get(timeout=max(timeout, 0.0))
-        except queue.Empty:
-            return None
+        if not self._batch:
+            try:
+                self._batch.extend(self._lines.get(timeout=max(timeout, 0.0)))
+            except queue.Empty:
+                return None
+        return self._batch.popleft()
 
     @property
     def pid(self) -> int | None:
