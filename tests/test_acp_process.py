@@ -15,6 +15,7 @@ from agentdoc.agents.acp import AcpProcess, AcpTurn
 from agentdoc.agents.acp.sessions import reopen_way
 from agentdoc.agents.base import (
     END,
+    WORD_JOINER,
     BlockDelta,
     Event,
     PermissionAsked,
@@ -152,6 +153,15 @@ def test_a_reply_streams_and_ends(agent: Callable[..., Agent]) -> None:
     assert not fake.process.busy and fake.process.alive()
     (prompt,) = fake.received("session/prompt")
     assert prompt["params"] == {"sessionId": "sess-1", "prompt": [{"type": "text", "text": "hi"}]}
+
+
+def test_a_leading_slash_is_sent_as_text_not_as_the_agents_command(
+    agent: Callable[..., Agent],
+) -> None:
+    fake = agent({})
+    events_of(fake.process.begin("  /init please", turn=1))
+    (prompt,) = fake.received("session/prompt")
+    assert prompt["params"]["prompt"] == [{"type": "text", "text": f"  {WORD_JOINER}/init please"}]
 
 
 def test_a_warm_second_turn_continues_the_session(agent: Callable[..., Agent]) -> None:

@@ -126,6 +126,9 @@ def test_replace_block_puts_back_only_the_block() -> None:
         ({"command": "cat > .agentdoc/chat.md.answer.json"}, True),
         ({"file_path": "/w/chat.thinking.md"}, True),
         ({"edits": [{"file_path": "/w/chat.md"}]}, True),
+        # codex-acp's apply_patch names its files only as keys: {path: {"type": "add", …}}
+        ({"changes": {"/w/.agentdoc/x.json": {"type": "add", "content": "{}"}}}, True),
+        ({"changes": {"/w/notes/out.txt": {"type": "add", "content": "chat"}}}, False),
         ({"file_path": "/w/notes/out.txt"}, False),
         ({"command": "ls -la"}, False),
     ],

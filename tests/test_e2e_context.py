@@ -122,6 +122,27 @@ def test_the_clis_own_expansion_of_mentions_sends_nothing(
     assert "secret.txt" in body  # the words still reach the model
 
 
+def test_a_prompt_starting_with_a_slash_runs_no_command_of_the_clis(
+    tmp_path: Path, work: Path, settings: Settings
+) -> None:
+    """A project's own command (`.claude/commands/*.md`) would replace the prompt with its
+    template; the prompt goes to the model as written instead."""
+    commands = work / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    # Its description is listed to the model as an available command; its body is not.
+    (commands / "evil.md").write_text(
+        "---\ndescription: a project command\n---\nEVIL-TEMPLATE $ARGUMENTS\n"
+    )
+    doc = work / "chat.md"
+    ask(doc, "/evil hello")
+    with FakeMessagesAPI([OK]) as api:
+        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        body = sent(api)
+    assert outcome.state == "done"
+    assert "EVIL-TEMPLATE" not in body
+    assert "\u2060/evil hello" in body  # as written, but for the invisible word joiner
+
+
 def _images(api: FakeMessagesAPI) -> list[dict[str, object]]:
     request = api.wait_for_requests(1)[-1]
     return [

@@ -142,6 +142,21 @@ def test_responses_stream_items() -> None:
     assert completed["usage"]["output_tokens_details"]["reasoning_tokens"] >= 1
 
 
+def test_a_freeform_input_is_a_custom_tool_call() -> None:
+    patch = "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n"
+    tool = {
+        "type": "tool_use",
+        "id": "toolu_2",
+        "name": "apply_patch",
+        "input": {"freeform": patch},
+    }
+    events = list(RESPONSES.events(Reply(content=(tool,)), CONTEXT))
+    deltas = [e.data["delta"] for e in events if e.name == "response.custom_tool_call_input.delta"]
+    assert "".join(deltas) == patch
+    call = events[-1].data["response"]["output"][0]
+    assert (call["type"], call["name"], call["input"]) == ("custom_tool_call", "apply_patch", patch)
+
+
 def test_responses_max_tokens_is_incomplete() -> None:
     body = RESPONSES.whole(Reply(content=(TEXT,), stop_reason="max_tokens"), CONTEXT)
     assert body["status"] == "incomplete"

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents import AgentRequest
+from agentdoc.agents.base import WORD_JOINER, neutralise_command
 from agentdoc.agents.claude.process import build_argv, stdin_text
-from agentdoc.agents.claude.prompt import WORD_JOINER, neutralise, user_content
+from agentdoc.agents.claude.prompt import neutralise, user_content
 from agentdoc.config import Settings
 from agentdoc.document import parse
 from agentdoc.turn.includes import (
@@ -226,10 +227,28 @@ def test_image_types(head: bytes, kind: str | None) -> None:
         ('@"a b"', f'{WORD_JOINER}@"a b"'),
         ("me@example.com", "me@example.com"),
         ("`x`@y", "`x`@y"),
+        ("/evil @x", f"{WORD_JOINER}/evil {WORD_JOINER}@x"),
     ],
 )
 def test_every_mention_the_cli_would_expand_is_neutralised(text: str, sent: str) -> None:
     assert neutralise(text) == sent
+
+
+@pytest.mark.parametrize(
+    ("text", "sent"),
+    [
+        ("/init", f"{WORD_JOINER}/init"),
+        ("/etc/hosts is odd", f"{WORD_JOINER}/etc/hosts is odd"),
+        (" \n\t/init", f" \n\t{WORD_JOINER}/init"),
+        ("\ufeff/init", f"\ufeff{WORD_JOINER}/init"),
+        ("see /init", "see /init"),
+        ("a\n/init", "a\n/init"),  # only the start of the text is a command
+        ("//x", f"{WORD_JOINER}//x"),
+        ("", ""),
+    ],
+)
+def test_a_leading_slash_is_never_the_agents_command(text: str, sent: str) -> None:
+    assert neutralise_command(text) == sent
 
 
 def test_a_prompt_with_pictures_goes_as_one_stream_json_message(tmp_path: Path) -> None:

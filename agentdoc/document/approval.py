@@ -234,7 +234,8 @@ def replace_block(text: str, nonce: str, new: str) -> str | None:
 def touches(tool_input: Mapping[str, Any], protected: Sequence[PurePath]) -> bool:
     """Whether a tool call names one of the protected files (or folders) anywhere in its input.
 
-    Checked on every string of the input, paths resolved against nothing: a command line
+    Checked on every string of the input, mapping keys too (codex-acp's apply_patch names
+    its files only as the keys of ``changes``), paths resolved against nothing: a command line
     that merely mentions the document's name counts, because a shell can reach it by name.
     """
     needles = {str(p) for p in protected} | {p.name for p in protected}
@@ -245,7 +246,7 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, Mapping):
-        return [s for v in value.values() for s in _strings(v)]
+        return [s for k, v in value.items() for s in [*_strings(k), *_strings(v)]]
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     return []

@@ -41,6 +41,7 @@ from agentdoc.agents.acp.schema import (
 from agentdoc.agents.acp.sessions import Refused, SessionHow, SessionOpened, reopen_way, why
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
+from agentdoc.agents.base import neutralise_command
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)
@@ -310,7 +311,8 @@ class AcpProcess:
         if not current.session_ready(opened.session_id, translator, opened.model, opened.footer()):
             return  # cancelled or stopped while the session was opening
         text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
-        params = {"sessionId": opened.session_id, "prompt": [text_block(text), *extra]}
+        blocks = [text_block(neutralise_command(text)), *extra]
+        params = {"sessionId": opened.session_id, "prompt": blocks}
         self.connection.request("session/prompt", params).then(current.prompt_answered)
 
     @property

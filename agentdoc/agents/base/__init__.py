@@ -30,12 +30,13 @@ from agentdoc.agents.base.events import (
 )
 from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
-from agentdoc.agents.base.prompt import ImagePart, ImageType
+from agentdoc.agents.base.prompt import WORD_JOINER, ImagePart, ImageType, neutralise_command
 from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.agents.base.request import AgentRequest
 
 __all__ = [
     "END",
+    "WORD_JOINER",
     "Activity",
     "AgentRequest",
     "AgentTurn",
@@ -70,4 +71,5 @@ __all__ = [
     "Usage",
     "WarmAgent",
     "WarmStart",
+    "neutralise_command",
 ]

@@ -7,7 +7,8 @@ so every token the CLI would take for a mention is neutralised before it is sent
 (U+2060, invisible, not whitespace) goes before the ``@``. The CLI's pattern is
 ``(^|[\\s。、？！])@…``; whatever it reads before the ``@`` is then no longer a match. The text
 of included files and of earlier turns is neutralised the same way, so no part of the prompt
-can bring in a file agentdoc did not check.
+can bring in a file agentdoc did not check. A leading ``/`` (a command of the CLI's own) is
+neutralised as for every agent (:func:`~agentdoc.agents.base.neutralise_command`).
 """
 
 from __future__ import annotations
@@ -16,16 +17,16 @@ import json
 import re
 from typing import Any
 
-from agentdoc.agents.base import ImagePart
+from agentdoc.agents.base import WORD_JOINER, ImagePart, neutralise_command
 
-WORD_JOINER = "\u2060"
 # A superset of what the CLI's JavaScript `\s` and its CJK punctuation accept before a mention.
 _MENTION = re.compile(r"(?<![^\s\ufeff\u3002\u3001\uff1f\uff01])@")
 
 
 def neutralise(text: str) -> str:
-    """``text`` with every ``@`` the CLI would read as a mention made inert."""
-    return _MENTION.sub(WORD_JOINER + "@", text)
+    """``text`` with every ``@`` the CLI would read as a mention, and a leading ``/`` it would
+    read as a command, made inert."""
+    return neutralise_command(_MENTION.sub(WORD_JOINER + "@", text))
 
 
 def user_content(prompt: str, images: tuple[ImagePart, ...] = ()) -> str | list[dict[str, Any]]:

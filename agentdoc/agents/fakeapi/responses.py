@@ -5,6 +5,9 @@ deltas (`response.output_text.delta`, `response.reasoning_summary_text.delta`,
 `response.function_call_arguments.delta`) and `response.output_item.done` with the whole item,
 and at the end `response.completed` with the output and usage. A mid-stream error is
 `response.failed`.
+
+A scripted ``tool_use`` whose input is only ``{"freeform": TEXT}`` is a custom (freeform) tool
+call, as Codex's ``apply_patch`` is: a `custom_tool_call` item whose `input` is TEXT.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ _ERROR_CODES: Mapping[int, str] = {
     529: "server_is_overloaded",
 }
 _TOOL_JSON_CHUNK = 24
+FREEFORM = "freeform"  # the one input key of a scripted custom tool call
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,22 @@ def done_item(item: _Item) -> dict[str, Any]:
     if block["type"] == "thinking":
         summary = [{"type": "summary_text", "text": block["thinking"]}]
         return {"id": item.id, "type": "reasoning", "summary": summary}
+    text = freeform(block)
+    if text is not None:
+        return {"id": item.id, "type": "custom_tool_call", "status": "completed",
+                "call_id": block["id"], "name": block["name"], "input": text}  # fmt: skip
     return {"id": item.id, "type": "function_call", "status": "completed",
             "call_id": block["id"], "name": block["name"],
             "arguments": json.dumps(block["input"])}  # fmt: skip
+
+
+def freeform(block: ContentBlock) -> str | None:
+    """The text of a scripted custom tool call, None for a JSON one."""
+    arguments = block.get("input") if block["type"] == "tool_use" else None
+    if isinstance(arguments, dict) and list(arguments) == [FREEFORM]:
+        text = arguments[FREEFORM]
+        return text if isinstance(text, str) else None
+    return None
 
 
 def _started_item(item: _Item) -> dict[str, Any]:
@@ -68,6 +85,8 @@ def _started_item(item: _Item) -> dict[str, Any]:
         return whole | {"status": "in_progress", "content": []}
     if item.block["type"] == "thinking":
         return whole | {"summary": []}
+    if freeform(item.block) is not None:
+        return whole | {"status": "in_progress", "input": ""}
     return whole | {"status": "in_progress", "arguments": ""}
 
 
@@ -85,6 +104,9 @@ def _item_deltas(item: _Item, chunk_chars: int | None) -> Iterator[SseEvent]:
         for piece in wire.split_text(block["thinking"], chunk_chars):
             kind = "response.reasoning_summary_text.delta"
             yield _event(kind, where | {"summary_index": 0, "delta": piece}, counted=True)
+    elif (text := freeform(block)) is not None:
+        for piece in wire.split_text(text, chunk_chars or _TOOL_JSON_CHUNK):
+            yield _event("response.custom_tool_call_input.delta", where | {"delta": piece})
     else:
         arguments = json.dumps(block["input"])
         for piece in wire.split_text(arguments, chunk_chars or _TOOL_JSON_CHUNK):
