@@ -64,20 +64,40 @@ def iter_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
 
 def iter_line_batches(chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
     """:func:`iter_lines` a chunk at a time: the lines each chunk completes, in one list, so a
-    reader thread hands them over once per read rather than once per line."""
-    pending: list[bytes] = []
+    reader hands them over once per read rather than once per line."""
+    framer = LineFramer()
     for chunk in chunks:
+        if lines := framer.feed(chunk):
+            yield lines
+    if lines := framer.end():
+        yield lines
+
+
+class LineFramer:
+    """The framing of :func:`iter_lines`, fed one chunk at a time by whoever reads them."""
+
+    def __init__(self) -> None:
+        self._pending: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines this chunk completes (with what came before it)."""
         pieces = chunk.split(b"\n")
         tail = pieces.pop()
         if pieces:
-            pending.append(pieces[0])
-            pieces[0] = b"".join(pending)
-            pending.clear()
-            yield [_strip_cr(piece) for piece in pieces]
+            self._pending.append(pieces[0])
+            pieces[0] = b"".join(self._pending)
+            self._pending.clear()
         if tail:
-            pending.append(tail)
-    if pending:
-        yield [_strip_cr(b"".join(pending))]
+            self._pending.append(tail)
+        return [_strip_cr(piece) for piece in pieces]
+
+    def end(self) -> list[bytes]:
+        """The unterminated last line, if any."""
+        if not self._pending:
+            return []
+        line = _strip_cr(b"".join(self._pending))
+        self._pending.clear()
+        return [line]
 
 
 def _strip_cr(line: bytes) -> bytes:
