@@ -24,7 +24,7 @@ from agentdoc.document import parser as document
 from agentdoc.turn import status
 from tests.conftest import wait_for
 
-READY_LINE = "agentdoc.daemon.service: start-up done: "
+READY_LINE = "start-up done: "
 CLI = (sys.executable, "-m", "agentdoc.cli")
 
 

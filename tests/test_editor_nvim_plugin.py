@@ -194,6 +194,24 @@ def test_checkhealth_runs_doctor(
     assert "ERROR" in report and "claude runs" in report
 
 
+def test_the_statusline_says_why_a_prompt_is_held(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+) -> None:
+    from tests.test_daemon import Running, make_daemon
+
+    # A prompt already pending when the daemon starts is held back, and the status says why.
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(document.parent, fake)) as daemon:
+        wait_for(daemon.discovered.is_set, what="start-up")
+        wait_for(lambda: state_of(document) == "pending", what="the held prompt")
+        editor = start_nvim(document, fake)
+        line = editor.expr("v:lua.require'agentdoc'.statusline()")
+    assert line.startswith("agentdoc: pending: the prompt was already there"), line
+    assert fake.calls() == []
+
+
 def test_archive_moves_older_exchanges_and_reloads_the_buffer(
     tmp_path: Path,
     fake_claude: Callable[..., FakeClaude],

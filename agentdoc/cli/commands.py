@@ -71,7 +71,9 @@ def cli(verbose: int) -> None:
     `agentdoc run FILE` (or keep `agentdoc watch` running): the reply streams into the file.
     """
     level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    # What a user reads says what happened, not which module said it; -vv is for debugging.
+    shape = "%(levelname)s %(name)s: %(message)s" if verbose >= 2 else "%(levelname)s: %(message)s"
+    logging.basicConfig(level=level, format=shape)
     if sys.platform == "win32":
         # The tree lock (flock), process groups and permissions are POSIX: say so up front
         # rather than fail half-way through a turn.
@@ -309,15 +311,15 @@ def watch(
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming, waiting or error."""
     from agentdoc.daemon import find_daemon
-    from agentdoc.turn import all_statuses, read_status
+    from agentdoc.turn import all_statuses, as_found, read_status
 
     target = path or Path.cwd()
     require_existing(target)
     if target.is_file():
         found = read_status(target)
-        statuses = [found] if found else []
+        statuses = [as_found(found)] if found else []
     else:
-        statuses = all_statuses(target)
+        statuses = [as_found(s) for s in all_statuses(target)]
     holder = find_daemon(target)
     if as_json:
         click.echo(

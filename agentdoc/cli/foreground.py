@@ -91,6 +91,10 @@ def run_turn(
     return 0 if outcome.state == "done" else EXIT_TURN_FAILED
 
 
+def _not_told(record: logging.LogRecord) -> bool:
+    return not getattr(record, "told", False)
+
+
 def watch_in_foreground(
     paths: list[Path],
     poll: bool,
@@ -109,6 +113,9 @@ def watch_in_foreground(
         signal.signal(sig, lambda *_: stop.set())
     roots = paths or [Path.cwd()]
     view = LiveView()
+    for shown in logging.getLogger().handlers:
+        if isinstance(shown, logging.StreamHandler) and shown.stream in (sys.stderr, sys.stdout):
+            shown.addFilter(_not_told)  # the view prints these failures itself
     daemon = Daemon(
         roots,
         load_settings(),

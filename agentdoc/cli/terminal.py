@@ -57,12 +57,16 @@ def describe(p: Progress, elapsed: float | None = None) -> str:
 
 
 def error_line(p: Progress) -> str:
-    return f"Error: {p.path.name} turn {p.turn}: {p.detail}"
+    if p.turn:
+        return f"Error: {p.path.name} turn {p.turn}: {p.detail}"
+    # A document refused before any turn (its message usually names it already).
+    named = p.path.name in p.detail.partition(": ")[0]
+    return f"Error: {p.detail}" if named else f"Error: {p.path.name}: {p.detail}"
 
 
 def _figures(p: Progress, elapsed: float | None = None) -> list[str]:
     seconds = p.elapsed if elapsed is None else elapsed
-    if p.state == "queued":
+    if p.state == "queued" or not p.turn:
         return []
     figures = [f"{seconds:.1f} s"]
     if p.output_chars:

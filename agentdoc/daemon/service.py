@@ -24,7 +24,9 @@ from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import bulk_reason, git_busy, written_by_git
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
+from agentdoc.daemon.notices import agent_problems, hold, replaced
 from agentdoc.daemon.pool import WarmPool
+from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.tree import maybe_session, mtime_ns, starts_as_session
 from agentdoc.daemon.watcher import Watcher
@@ -37,6 +39,7 @@ from agentdoc.document import (
     is_session_document,
     parse,
     read_bytes,
+    session_problem,
 )
 from agentdoc.errors import AgentdocError, NoPendingPrompt
 from agentdoc.turn import (
@@ -47,8 +50,8 @@ from agentdoc.turn import (
     live_turn,
     now_iso,
     open_regions,
-    read_status,
     recover,
+    remove_state,
     submission,
     wants_marker,
     write_status,
@@ -67,9 +70,12 @@ class _Doc:
     seen: str | None = None  # digest of the last content handled
     text: str | None = None  # that content, to tell a typed prompt from a bulk rewrite
     thread: threading.Thread | None = None
+    runner: TurnRunner | None = None
     cancel: threading.Event | None = None
     queued: bool = False  # a prompt was saved while the turn streamed
     waiting: bool = False  # submitted, waiting for a free slot
+    prompt: str | None = None  # the prompt of the turn last submitted
+    refused: bool = False  # its frontmatter could not be read: the status says why
 
 
 @dataclass
@@ -83,6 +89,7 @@ class Daemon:
     on_progress: Callable[[Progress], None] = lambda _p: None
     ledger: WriteLedger = field(default_factory=WriteLedger)
     rescan_interval: float = 2.0
+    retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
     _docs: dict[Path, _Doc] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
         default_factory=queue.SimpleQueue, init=False
@@ -95,9 +102,12 @@ class Daemon:
     ready: threading.Event = field(default_factory=threading.Event, init=False)
     discovered: threading.Event = field(default_factory=threading.Event, init=False)
     pool: WarmPool | None = field(default=None, init=False)
+    repairs: Repairs = field(init=False)
+    _failures: dict[Path, str] = field(default_factory=dict, init=False)  # from turn threads
     hints: Hints = field(init=False)
 
     def __post_init__(self) -> None:
+        self.repairs = Repairs(self.ledger, self.retry_interval)
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
         self.hints = Hints(self.pool, self.settings, self.environ)
@@ -115,6 +125,7 @@ class Daemon:
             rescan_interval=self.rescan_interval,
             guard=self.settings.settle_guard,
             on_open=lambda path: self._events.put(("opened", path, "")),
+            on_attrib=lambda path: self._events.put(("attrib", path, "")),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -128,6 +139,7 @@ class Daemon:
             feeder.start()
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
+            self._check_agents()
             while not stop.is_set():
                 self._step(0.1)
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
@@ -136,6 +148,8 @@ class Daemon:
                     self.hints.start_up_done()
                 if self.pool is not None:
                     self.pool.close_idle()
+                for owed in self.repairs.due():
+                    self._mend(owed)
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -167,6 +181,8 @@ class Daemon:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
+            elif kind == "attrib" and self.repairs.owes(path):
+                self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
         except Exception as exc:  # one document's fault must not stop the daemon
             log.exception("%s: unexpected error", path)
             self._error(path, f"unexpected error: {exc}")
@@ -218,6 +234,7 @@ class Daemon:
             return
         text = decode(path, data)
         if not is_session_document(text):
+            self._refuse(path, text)
             return
         if live_turn(path) is None:
             # Replies left open by a killed process; one a live `agentdoc run` is still
@@ -249,10 +266,10 @@ class Daemon:
             log.warning(
                 "%s has an unsent prompt; save it again or run `agentdoc run %s`", path.name, path
             )
-            shown = read_status(path) or Status(document=path.name, state="idle", updated="")
-            write_status(
+            hold(
                 path,
-                shown.model_copy(update={"state": "pending", "pid": None, "updated": now_iso()}),
+                "the prompt was already there when agentdoc watch started; save the document "
+                f"again or run `agentdoc run {path.name}` to send it",
             )
 
     def _on_change(self, path: Path) -> None:
@@ -264,11 +281,7 @@ class Daemon:
         doc = self._docs.setdefault(path, _Doc())
         data = read_stable(path)
         if data is None:
-            if doc.thread is not None:
-                log.error("%s: deleted or renamed while a reply was streaming", path)
-            self._docs.pop(path, None)
-            if self.pool is not None and doc.thread is None:
-                self.pool.forget(path)
+            self._gone(path, doc)
             return
         hashed = digest(data)  # once: a long document costs milliseconds per hash
         if self.ledger.is_own(path, data, hashed) or hashed == doc.seen:
@@ -285,26 +298,57 @@ class Daemon:
             return
         previous, doc.text = doc.text, text
         if not is_session_document(text):
+            self._refuse(path, text)
             return
+        if doc.refused:
+            # Repaired: the error the broken version left in the status is over.
+            doc.refused = False
+            write_status(path, Status(document=path.name, state="idle", updated=now_iso()))
         self._follow(path)
         if doc.thread is not None:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
             doc.queued = True
+            if doc.runner is not None and self._prompt_in(text) is not None:
+                doc.runner.note_queued()
             return
-        if self._close_orphans(path, text):
-            return  # our write comes back as an event; a prompt saved with it is seen then
+        if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
+            # A reply a failed turn left open (a full disk, a moved file) is closed first; a
+            # prompt the user saved below it is then sent, as their save asked.
+            if (data := read_stable(path)) is None:
+                return
+            doc.seen, doc.text, previous = digest(data), decode(path, data), None
+            text = doc.text
+        if self.repairs.owes(path):
+            return  # the open reply cannot be closed yet; nothing is sent below it
         self._consider(path, text, previous, saved=True)
 
-    def _close_orphans(self, path: Path, text: str) -> bool:
-        """Close a reply left open by a turn that could not write (disk full, moved file)."""
-        if not open_regions(text) or live_turn(path) is not None:
-            return False
+    def _mend(self, path: Path) -> bool:
+        """Close a reply no turn owns and correct a stale status; True if the file changed."""
+        doc = self._docs.get(path)
+        if doc is not None and doc.thread is not None:
+            return False  # its own turn is running: nothing there is stale
+        return self.repairs.mend(path)
+
+    def _gone(self, path: Path, doc: _Doc) -> None:
+        if doc.thread is not None:
+            log.error("%s: deleted or renamed while a reply was streaming", path)
+            return  # its state files go when the turn has ended
+        self._docs.pop(path, None)
+        self.repairs.forget(path)
+        remove_state(path)
+        if self.pool is not None:
+            self.pool.forget(path)
+
+    def _prompt_in(self, text: str) -> str | None:
+        """The prompt a save of `text` would submit, if any (no checks, no errors)."""
         try:
-            return recover(path, self.ledger)
-        except AgentdocError as exc:
-            log.info("%s: cannot close the open reply yet: %s", path, exc)
-            return False
+            parsed = parse(text)
+        except (DocumentError, FrontmatterError):
+            return None
+        marker = wants_marker(parsed, self.settings.trigger)
+        sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
+        return None if sub is None else sub.prompt
 
     def _consider(
         self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
@@ -332,11 +376,17 @@ class Daemon:
                 verdict,
                 path.name,
             )
+            hold(
+                path,
+                f"not sent: the document changed in bulk ({verdict}); edit the prompt and "
+                f"save, or run `agentdoc run {path.name}`, to send it",
+            )
             return
-        self._submit(path, marker)
+        self._submit(path, marker, sub.prompt)
 
-    def _submit(self, path: Path, marker: bool) -> None:
+    def _submit(self, path: Path, marker: bool, prompt: str | None = None) -> None:
         doc = self._docs.setdefault(path, _Doc())
+        doc.prompt = prompt
         if self._running() >= self.max_concurrent:
             doc.waiting = True
             write_status(path, Status(document=path.name, state="queued", updated=now_iso()))
@@ -353,7 +403,9 @@ class Daemon:
             cancel=doc.cancel,
             require_marker=marker,
             launcher=self.pool.launcher(path) if self.pool is not None else start_turn,
+            notice_start_failure=True,
         )
+        doc.runner = runner
         doc.thread = threading.Thread(target=self._turn, args=(path, runner), daemon=True)
         doc.thread.start()
 
@@ -367,6 +419,7 @@ class Daemon:
         except NoPendingPrompt:
             log.debug("%s: the prompt was gone by the time the turn started", path)
         except AgentdocError as exc:
+            self._failures[path] = str(exc)
             self._error(path, str(exc))  # logs it too: once per failure, not twice
         except Exception as exc:
             log.exception("%s: the turn failed unexpectedly", path)
@@ -376,16 +429,30 @@ class Daemon:
 
     def _on_done(self, path: Path, outcome: str) -> None:
         doc = self._docs.get(path)
+        failure = self._failures.pop(path, None)
         if doc is not None:
-            doc.thread = doc.cancel = None
+            doc.thread = doc.cancel = doc.runner = None
             doc.queued = False
-            if outcome != "done":
+            if not path.exists():
+                self._gone(path, doc)
+            elif outcome != "done":
+                # What the turn could not write (its close, its status) is owed until it can be.
+                self.repairs.owe(path, failure)
+                self._mend(path)
                 # The save that deleted the streaming block (or the cancel request) is not a
                 # new submission, even though the prompt is pending again; nor is a prompt
                 # that a failed turn left pending: it is sent again on the user's next save.
                 data = read_stable(path)
                 doc.seen = digest(data) if data is not None else None
                 doc.text = data.decode("utf-8", "replace") if data is not None else None
+                if outcome == "held":
+                    hold(path, "typed while the reply streamed: save the document to send it")
+                if doc.text is not None and replaced(doc.text, doc.prompt):
+                    # Deleted and created anew while the reply streamed: a new document, whose
+                    # prompt follows the rules for a new document.
+                    log.info("%s: a new document took the place of the one answered", path)
+                    doc.seen = doc.text = None
+                    self._later(self.settings.settle_step, "changed", path)
             elif (data := read_stable(path)) is not None:
                 # The turn's writes may still be settling, so their events have not told us
                 # the conversation as it now stands: take it from the file, or a prompt saved
@@ -428,10 +495,27 @@ class Daemon:
     def _running(self) -> int:
         return sum(1 for d in self._docs.values() if d.thread is not None)
 
+    def _refuse(self, path: Path, text: str) -> None:
+        """Say why a document that means to be a session document cannot be used."""
+        problem = session_problem(text)
+        if problem is None:
+            return
+        self._docs.setdefault(path, _Doc()).refused = True
+        self._error(path, f"{path.name}: {problem}. Fix it and save; until then it is left alone")
+
     def _error(self, path: Path, message: str) -> None:
-        log.error("%s", message)
+        """One failure, told everywhere someone may look: the log (the daemon's terminal), the
+        status file (editors, `agentdoc status`) and the live view."""
+        log.error("%s", message, extra={"told": True})  # the live view prints it on a terminal
         if path.parent.is_dir():
             write_status(
                 path,
                 Status(document=path.name, state="error", error=message, updated=now_iso()),
             )
+        self.on_progress(Progress(path, 0, "failed", 0.0, 0, None, message))
+
+    def _check_agents(self) -> None:
+        """Say at start-up that the configured agent cannot run, rather than at the first prompt
+        (which then gets the same message in its document)."""
+        for problem in agent_problems(self.settings, self.environ):
+            log.error("%s (agentdoc watch goes on; prompts fail until this is fixed)", problem)

@@ -14,7 +14,9 @@ a finished file under the document's name. Those events settle a path after a sh
 instead of the quiet window (see `Settler`). Polling, and other platforms' observers, only see
 that something changed, so they keep the quiet window. An open of a document by another process
 is passed to `on_open` (a hint that the person is about to write a prompt); agentdoc's own reads
-are told apart by `fileio.take_own_open`.
+are told apart by `fileio.take_own_open`. An attribute change (`chmod`) is passed to `on_attrib`
+and never settled as a save: it writes no content, and a document made writable again may be
+owed the close of a reply that could not be written.
 """
 
 from __future__ import annotations
@@ -163,8 +165,8 @@ def _event_paths(event: FileSystemEvent) -> list[tuple[Path, bool]]:
     return [(_path(event.src_path), event.event_type == "closed")] if event.src_path else []
 
 
-def _opened_path(event: FileSystemEvent) -> Path | None:
-    if event.is_directory or event.event_type != "opened" or not event.src_path:
+def _opened_path(event: FileSystemEvent, kind: str = "opened") -> Path | None:
+    if event.is_directory or event.event_type != kind or not event.src_path:
         return None
     return _path(event.src_path)
 
@@ -177,11 +179,13 @@ class _EventHandler(FileSystemEventHandler):
         roots: Roots,
         sink: Callable[[tuple[Path, bool]], None],
         on_open: Callable[[Path], None],
+        on_attrib: Callable[[Path], None] = lambda _path: None,
     ) -> None:
         super().__init__()
         self._roots = roots
         self._sink = sink
         self._on_open = on_open
+        self._on_attrib = on_attrib
 
     def dispatch(self, event: FileSystemEvent) -> None:
         try:
@@ -191,6 +195,9 @@ class _EventHandler(FileSystemEventHandler):
             opened = _opened_path(event)
             if opened is not None and self._roots.wants(opened) and not take_own_open(opened):
                 self._on_open(opened)
+            changed = _opened_path(event, "attrib")
+            if changed is not None and self._roots.wants(changed):
+                self._on_attrib(changed)
         except Exception:
             log.exception("ignoring a filesystem event that could not be handled: %r", event)
 
@@ -240,10 +247,12 @@ class Watcher:
         poll_interval: float = 1.0,
         guard: float | None = None,
         on_open: Callable[[Path], None] = lambda _path: None,
+        on_attrib: Callable[[Path], None] = lambda _path: None,
     ) -> None:
         """`rescan_interval` <= 0 turns the rescan off; `poll_interval` paces polling. `guard`
         (seconds) settles a save the kernel reports complete; None waits for quiet always.
-        `on_open` is called on watchdog's thread: it must be quick and must not raise."""
+        `on_open` and `on_attrib` are called on watchdog's thread: they must be quick and must
+        not raise."""
         self._roots = plan_roots(roots)
         trusted = guard is not None and completions_trusted(poll)
         self._settler = Settler(step, max_wait, guard=guard if trusted else None)
@@ -251,6 +260,7 @@ class Watcher:
         self._poll_interval = poll_interval
         self._rescan_interval = rescan_interval
         self._on_open = on_open
+        self._on_attrib = on_attrib
         self._queue: queue.SimpleQueue[tuple[Path, bool]] = queue.SimpleQueue()
         self._index: TreeIndex | None = None  # None until the first walk is done
         self._to_follow: set[Path] = set()  # asked for while the first walk went on
@@ -293,7 +303,7 @@ class Watcher:
         log.debug("indexed %d folders under %s", len(index.folders), self._roots)
 
     def _start_observer(self) -> BaseObserver:
-        handler = _EventHandler(self._roots, self._queue.put, self._on_open)
+        handler = _EventHandler(self._roots, self._queue.put, self._on_open, self._on_attrib)
         try:
             observer = PollingObserver(timeout=self._poll_interval) if self._poll else Observer()
         except OSError as exc:  # inotify_init fails here when the instance limit is hit

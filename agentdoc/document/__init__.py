@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import is_unanswered as is_unanswered
     from agentdoc.document.parser import parse as parse
     from agentdoc.document.parser import parse_archive as parse_archive
+    from agentdoc.document.parser import session_problem as session_problem
     from agentdoc.document.parser import strip_comments as strip_comments
     from agentdoc.document.render import render_body as render_body
     from agentdoc.document.render import render_final as render_final
@@ -111,6 +112,7 @@ __all__, __getattr__ = lazy_exports(
             "is_session_document",
             "is_unanswered",
             "parse",
+            "session_problem",
             "parse_archive",
             "strip_comments",
         ),

@@ -294,6 +294,25 @@ def _parse(text: str, meta: AgentdocMeta) -> Document:
     return Document(text, meta, parts, turns, preamble_end)
 
 
+_OPT_IN_LINE = re.compile(rf"^{frontmatter.META_KEY}\s*:", re.MULTILINE)
+
+
+def session_problem(text: str) -> str | None:
+    """Why a document whose frontmatter has an ``agentdoc:`` line cannot be read, or None.
+
+    Such a file means to be a session document (it may have been answered a minute ago), so
+    a broken frontmatter (``title: [oops``) is the person's to hear about, not a note to skip.
+    """
+    yaml_text = frontmatter.split(text).frontmatter
+    if yaml_text is None or not _OPT_IN_LINE.search(yaml_text):
+        return None
+    try:
+        _meta(text)
+    except (DocumentError, FrontmatterError) as exc:
+        return str(exc)
+    return None
+
+
 def is_session_document(text: str) -> bool:
     """Whether ``text`` opts in with an ``agentdoc`` mapping; never raises."""
     head = text.removeprefix(frontmatter.BOM)

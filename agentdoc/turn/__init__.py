@@ -24,10 +24,12 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.session import prepare_turn as prepare_turn
     from agentdoc.turn.status import Status as Status
     from agentdoc.turn.status import all_statuses as all_statuses
+    from agentdoc.turn.status import as_found as as_found
     from agentdoc.turn.status import clear_dead_turn as clear_dead_turn
     from agentdoc.turn.status import live_turn as live_turn
     from agentdoc.turn.status import now_iso as now_iso
     from agentdoc.turn.status import read_status as read_status
+    from agentdoc.turn.status import remove_state as remove_state
     from agentdoc.turn.status import request_cancel as request_cancel
     from agentdoc.turn.status import write_status as write_status
     from agentdoc.turn.undoing import undo as undo
@@ -46,10 +48,12 @@ __all__, __getattr__ = lazy_exports(
         "status": (
             "Status",
             "all_statuses",
+            "as_found",
             "clear_dead_turn",
             "live_turn",
             "now_iso",
             "read_status",
+            "remove_state",
             "request_cancel",
             "write_status",
         ),

@@ -75,7 +75,7 @@ def recover(path: Path, ledger: WriteLedger, owned: frozenset[str] = frozenset()
         journal.discard(path)
     if fixed == text:
         return False
-    log.warning("%s: a reply was interrupted by a crash; marked it interrupted", path)
+    log.warning("%s: closed a reply an interrupted turn left open; marked it interrupted", path)
     write_text(path, fixed, ledger)
     return True
 
@@ -91,8 +91,20 @@ def stop_orphan(pid: int) -> None:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return  # gone, or no /proc here
-    if b"--output-format=stream-json" not in cmdline:
+    if b"--output-format=stream-json" not in cmdline or _parent(pid) == os.getpid():
+        # Not our CLI; or one this process started and still holds (a warm CLI kept for the
+        # document's next turn), which is no orphan.
         return
     log.warning("stopping claude (pid %s) left running by an interrupted turn", pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGTERM)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: count from the last ")".
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None

@@ -79,7 +79,11 @@ class TurnRunner:
         cancel: threading.Event | None = None,
         require_marker: bool = False,
         launcher: Launcher = start_turn,
+        notice_start_failure: bool = False,
     ) -> None:
+        """`notice_start_failure`: a CLI that cannot start is told in the document, as a failure
+        notice that keeps the prompt pending (the daemon, whose terminal nobody may watch),
+        instead of raised with the file untouched (`agentdoc run`, which prints it)."""
         self.path = path
         self.settings = settings
         self.mode: Mode = mode
@@ -91,6 +95,7 @@ class TurnRunner:
         self.cancel = cancel or threading.Event()
         self.require_marker = require_marker
         self.launcher = launcher
+        self.notice_start_failure = notice_start_failure
         self._status = StatusReporter(path)
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._started = time.monotonic()
@@ -100,6 +105,11 @@ class TurnRunner:
         self._proc: AgentTurn | None = None
         self._turn = 0
         self._shown_text = False  # the reply's first text has been written
+
+    def note_queued(self) -> None:
+        """A prompt was saved below this reply; it is sent when the turn ends (the status says
+        so meanwhile). Safe to call from another thread."""
+        self._status.note_queued()
 
     # -- document writes -------------------------------------------------------------------
 
@@ -174,6 +184,10 @@ class TurnRunner:
         except PromptRefused as exc:  # e.g. pictures for an agent that takes none
             self._refuse(plan.turn, exc)
             raise
+        except AgentdocError as exc:
+            if not self.notice_start_failure:
+                raise
+            return self._not_started(plan, exc)
         try:
             self._writer.open()
         except BaseException:
@@ -198,6 +212,14 @@ class TurnRunner:
                 return attempt
             builder, cancelled = attempt
         return self._finish(plan, builder, sidecar, cancelled=cancelled)
+
+    def _not_started(self, plan: TurnPlan, exc: AgentdocError) -> TurnOutcome:
+        self._writer.open()
+        sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.ledger)
+        self._problem = str(exc)
+        builder = ReplyBuilder()
+        builder.finish()
+        return self._finish(plan, builder, sidecar, cancelled=False)
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         request = dataclasses.replace(plan.request, turn=plan.turn)
@@ -414,6 +436,8 @@ class TurnRunner:
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
         tokens = reply.usage.output_tokens if reply.usage is not None else None
+        if not tokens and reply.output_chars:
+            tokens = None  # an interrupted agent reports no count for the text it did send
         self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
         return self._outcome(plan, reply, state, session_id)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -42,6 +43,8 @@ class Status(BaseModel):
     error: str | None = None
     pid: int | None = None  # the agentdoc process working on the document
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
+    held: str | None = None  # while `pending`: why the prompt was not sent, and how to send it
+    queued: bool = False  # while a reply streams: a prompt saved below it waits for its end
     # Tokens in the model's context window after the last turn, and the window, when the agent
     # reports them (kept from turn to turn until a new figure arrives).
     context_used: int | None = None
@@ -58,6 +61,10 @@ class Status(BaseModel):
             line += f" — context {self.context_used:,}/{self.context_size:,} tokens ({share:.0f}%)"
         if self.waiting_for:
             line += f" — {self.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
+        if self.queued:
+            line += " — queued: a prompt saved below it is sent when it ends"
+        if self.held:
+            line += f" — {self.held}"
         if self.error:
             line += f" — {self.error}"
         return line
@@ -72,6 +79,18 @@ def state_file(document: Path, suffix: str) -> Path:
     return state_dir(document) / fitting_name(document.name, suffix)
 
 
+# The per-document state files that mean nothing once the document is gone. The journal is
+# kept: it holds the only copy of a reply that could not be written, until it is closed.
+STATE_SUFFIXES = (
+    ".status.json",
+    ".history.md",
+    ".turns.json",
+    ".approval.json",
+    ".answer.json",
+    ".cancel",
+)
+
+
 def status_path(document: Path) -> Path:
     return state_file(document, ".status.json")
 
@@ -84,7 +103,8 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def write_status(document: Path, status: Status) -> None:
+def write_status(document: Path, status: Status) -> bool:
+    """Replace the status file; False (logged) when it cannot be written."""
     path = status_path(document)
     try:
         path.parent.mkdir(exist_ok=True)
@@ -92,6 +112,8 @@ def write_status(document: Path, status: Status) -> None:
     except OSError as exc:
         # A read-only folder must not stop the turn itself; the document still gets the reply.
         log.warning("cannot write status file %s: %s", path, exc)
+        return False
+    return True
 
 
 def read_status(document: Path) -> Status | None:
@@ -102,13 +124,29 @@ def read_status(document: Path) -> Status | None:
 
 
 def all_statuses(root: Path) -> list[Status]:
+    """The status of every document under `root` that still exists (a status file left by a
+    document deleted or renamed while no daemon watched it describes nothing)."""
     found: list[Status] = []
     for path in sorted(root.rglob(".agentdoc/*.status.json")):
         try:
-            found.append(Status.model_validate_json(path.read_bytes()))
+            current = Status.model_validate_json(path.read_bytes())
         except (OSError, ValidationError):
             log.debug("unreadable status file %s", path)
+            continue
+        if (path.parent.parent / current.document).exists():
+            found.append(current)
     return found
+
+
+def remove_state(document: Path) -> None:
+    """Remove what `.agentdoc/` keeps for a document that no longer exists."""
+    for suffix in STATE_SUFFIXES:
+        try:
+            state_file(document, suffix).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            log.debug("cannot remove %s: %s", exc.filename, exc.strerror)
 
 
 def request_cancel(document: Path) -> Path:
@@ -147,20 +185,42 @@ def live_turn(document: Path) -> Status | None:
     return current
 
 
-def clear_dead_turn(document: Path) -> None:
-    """A status still saying a turn streams, from a process that died: say what happened."""
+INTERRUPTED = "the reply was interrupted: agentdoc stopped before it finished"
+
+
+def is_stale(current: Status) -> bool:
+    """A status that says a turn runs, written by a process that is not running one.
+
+    Its pid has ended, or it is this process's own (the caller knows it runs no turn there).
+    """
+    if current.state not in ("streaming", "waiting", "queued"):
+        return False
+    return not current.pid or current.pid == os.getpid() or not pid_alive(current.pid)
+
+
+def as_found(current: Status) -> Status:
+    """What a status says, told as it is: a turn whose process has ended is not streaming."""
+    if current.state in ("streaming", "waiting") and current.pid and not pid_alive(current.pid):
+        return current.model_copy(
+            update={"state": "error", "error": f"{INTERRUPTED} (pid {current.pid} is gone)"}
+        )
+    return current
+
+
+def clear_dead_turn(document: Path, error: str | None = None) -> bool:
+    """A status still saying a turn streams, from a process that died (or from this one, which
+    runs no turn there): say what happened. False only when that could not be written."""
     current = read_status(document)
-    if current is None or current.state not in ("streaming", "waiting", "queued"):
-        return
-    if current.pid and current.pid != os.getpid() and pid_alive(current.pid):
-        return
-    write_status(
+    if current is None or not is_stale(current):
+        return True
+    return write_status(
         document,
         current.model_copy(
             update={
                 "state": "error",
-                "error": "the reply was interrupted: agentdoc stopped before it finished",
+                "error": error or INTERRUPTED,
                 "pid": None,
+                "waiting_for": None,
                 "updated": now_iso(),
             }
         ),
@@ -173,6 +233,15 @@ class StatusReporter:
     def __init__(self, document: Path) -> None:
         self.document = document
         self.status = Status(document=document.name, state="idle", updated=now_iso())
+        self._lock = threading.Lock()  # the daemon's thread may note a queued prompt
+
+    def note_queued(self) -> None:
+        """A prompt was saved below the running reply: say so now, not at the next report."""
+        with self._lock:
+            if self.status.state not in ("streaming", "waiting") or self.status.queued:
+                return
+            self.status = self.status.model_copy(update={"queued": True})
+            write_status(self.document, self.status)
 
     def report(
         self,
@@ -190,6 +259,19 @@ class StatusReporter:
         count is estimated from the characters streamed so far. `context` (tokens used, the
         window) replaces the last known figures when the agent reported them.
         """
+        with self._lock:
+            self._report(turn, state, chars, session_id, detail, tokens, context)
+
+    def _report(
+        self,
+        turn: int,
+        state: str,
+        chars: int,
+        session_id: str | None,
+        detail: str,
+        tokens: int | None,
+        context: tuple[int | None, int | None],
+    ) -> None:
         previous = self.status
         now = now_iso()
         shown: State = (
@@ -216,6 +298,7 @@ class StatusReporter:
                 "error": (detail or None) if shown == "error" else None,
                 "pid": os.getpid() if shown in ("streaming", "waiting") else None,
                 "waiting_for": (detail or None) if shown == "waiting" else None,
+                "queued": previous.queued and shown in ("streaming", "waiting"),
                 "context_used": context[0] or previous.context_used,
                 "context_size": context[1] or previous.context_size,
             }

@@ -249,6 +249,9 @@ function M.statusline()
     text = text .. string.format(" (turn %d, ~%d tokens)", status.turn, status.tokens or 0)
   elseif status.state == "error" and status.error ~= vim.NIL and status.error then
     text = text .. ": " .. tostring(status.error):sub(1, 60)
+  elseif status.state == "pending" and status.held ~= vim.NIL and status.held then
+    -- Why the prompt was not sent, and how to send it.
+    text = text .. ": " .. tostring(status.held):sub(1, 80)
   end
   return text
 end
