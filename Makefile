@@ -7,9 +7,12 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# `make test CLAUDE_VERSION=2.1.330` (or `make e2e CLAUDE_VERSION=…`) runs the tests against
+# `make test CLAUDE_VERSION=2.1.250` (or `make e2e CLAUDE_VERSION=…`) runs the tests against
 # another Claude Code release, installed beside the pinned one in .claude-versions/<version>/.
 CLAUDE_VERSION ?=
+# The oldest release agentdoc supports: `make test` runs the end-to-end tests against it too.
+OLDEST_CLAUDE_VERSION := 2.1.197
+OLDEST_CLAUDE := $(CURDIR)/.claude-versions/$(OLDEST_CLAUDE_VERSION)/node_modules/.bin/claude
 ifeq ($(CLAUDE_VERSION),)
 CLAUDE := $(CURDIR)/node_modules/.bin/claude
 CLAUDE_DEP := node_modules/.installed
@@ -18,7 +21,7 @@ CLAUDE := $(CURDIR)/.claude-versions/$(CLAUDE_VERSION)/node_modules/.bin/claude
 CLAUDE_DEP := .claude-versions/$(CLAUDE_VERSION)/.installed
 endif
 
-.PHONY: demo test e2e lint install editors
+.PHONY: demo test e2e e2e-oldest lint install editors
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -63,6 +66,12 @@ editors:
 
 test: lint editors $(CLAUDE_DEP)
 	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra
+	$(MAKE) e2e-oldest
+
+# The tests that drive the real Claude CLI, again against the oldest supported release (the
+# other agents' end-to-end tests do not run Claude, so they are not repeated).
+e2e-oldest: install .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
+	AGENTDOC_CLAUDE=$(OLDEST_CLAUDE) $(BIN)/pytest -q -ra -m e2e --ignore-glob='tests/test_e2e_acp_*'
 
 # Only the tests that drive the real CLI: the quick check of a new Claude Code release.
 e2e: install $(CLAUDE_DEP)

@@ -59,6 +59,9 @@ class Settings(BaseModel):
     max_retries: int = Field(4, ge=0, le=15, description="CLAUDE_CODE_MAX_RETRIES for the CLI")
     footer: bool = True
     thinking: bool = True
+    # How the API returns thinking (Claude Code's `--thinking-display`): newer models send only
+    # a signature unless asked; None leaves the CLI's own default.
+    thinking_display: Literal["summarized", "omitted", "highlights"] | None = None
     trigger: Literal["save", "marker"] = "save"
     submit_marker: str = "/send"
     settle_step: float = Field(0.3, gt=0, le=60, description="quiet time after a save")

@@ -50,6 +50,8 @@ def claude_env(api: FakeMessagesAPI, home: Path, **extra: str) -> dict[str, str]
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",
         "CLAUDE_CODE_MAX_RETRIES": "2",
+        # `python -m agentdoc.cli` in a child runs this checkout, not another installed copy.
+        "PYTHONPATH": str(REPO_ROOT),
     }
     env.update(extra)
     return env

@@ -8,6 +8,10 @@ FAKE_CLAUDE_HANG_AFTER  after this many lines, stop printing and wait for a sign
 FAKE_CLAUDE_GATE        file path: before printing line FAKE_CLAUDE_GATE_AT, wait until it exists
 FAKE_CLAUDE_EXIT        exit code at the end (default 0)
 FAKE_CLAUDE_STDERR      text written to stderr before exiting
+
+With `--input-format=stream-json` (a long-lived CLI, as `agentdoc run` in a terminal starts) it
+reads one `user` line as the prompt, replays the transcript, and, once that had a `result`,
+waits for the end of its input before exiting, as the real CLI does.
 """
 
 from __future__ import annotations
@@ -18,9 +22,22 @@ import sys
 import time
 from pathlib import Path
 
+WARM = "--input-format=stream-json"
+
+
+def read_prompt(warm: bool) -> str:
+    if not warm:
+        return sys.stdin.read()
+    line = sys.stdin.readline()
+    try:
+        return str(json.loads(line)["message"]["content"])
+    except (ValueError, KeyError, TypeError):
+        return line
+
 
 def main() -> int:
-    stdin = sys.stdin.read()
+    warm = WARM in sys.argv[1:]
+    stdin = read_prompt(warm)
     log = os.environ.get("FAKE_CLAUDE_LOG")
     if log:
         with open(log, "a", encoding="utf-8") as f:
@@ -43,7 +60,10 @@ def main() -> int:
         if delay:
             time.sleep(delay)
     sys.stderr.write(os.environ.get("FAKE_CLAUDE_STDERR", ""))
-    return int(os.environ.get("FAKE_CLAUDE_EXIT", "0"))
+    code = int(os.environ.get("FAKE_CLAUDE_EXIT", "0"))
+    if warm and code == 0 and any(b'"type":"result"' in line for line in lines):
+        sys.stdin.read()  # the next turns never come: the end of input ends the process
+    return code
 
 
 if __name__ == "__main__":

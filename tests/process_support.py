@@ -23,6 +23,7 @@ from agentdoc.daemon import lock
 from agentdoc.document import parser as document
 from agentdoc.turn import status
 from tests.conftest import wait_for
+from tests.e2e_support import REPO_ROOT
 
 READY_LINE = "start-up done: "
 CLI = (sys.executable, "-m", "agentdoc.cli")
@@ -224,5 +225,7 @@ def status_json(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
 def base_env(home: Path, **extra: str) -> dict[str, str]:
     """A minimal environment for the daemon, built from scratch (no developer settings leak)."""
     env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "LANG": "C.UTF-8"}
+    # `python -m agentdoc.cli` runs this checkout, not another installed copy.
+    env["PYTHONPATH"] = str(REPO_ROOT)
     env.update(extra)
     return env

@@ -27,5 +27,11 @@ def test_demo_streams_two_turns_into_one_session(
     # The second turn resumed the first turn's session rather than rebuilding it.
     assert "not found" not in parsed.turns[3].content
     assert parsed.meta.session is not None
-    assert "Durability, editability" in out.getvalue()  # the thinking sidecar is shown too
+    shown = out.getvalue()
+    assert "Durability, editability" in shown  # the thinking sidecar is shown too
+    # The replies streamed into the terminal, each after its prompt, then what to do next.
+    first = shown.index("1. **It lasts.**")
+    assert shown.index("Give me three short reasons.") < first < shown.index("steer it by editing")
+    assert shown.rstrip().endswith("`agentdoc --help` lists every command.")
+    assert "agentdoc run notes/first.md" in shown
     assert os.path.isabs(doc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -252,3 +253,32 @@ def test_a_turn_run_elsewhere_meanwhile_is_not_missed(tmp_path: Path, folder: Pa
     assert third.user_texts()[-1] == "Third?"
     assert "Two, one-shot." in json.dumps(third.messages())  # the resumed session has turn 2
     assert roles(doc) == ["user", "assistant"] * 3 + ["user"]
+
+
+def footer_figures(content: str) -> tuple[str, float, int]:
+    """Model, cost and input tokens from a reply's footer line."""
+    footer = re.search(r"<sub>(.*)</sub>", content)
+    assert footer is not None, content
+    model, tokens, cost = footer.group(1).split(" · ")[:3]
+    count = float(tokens.split(" in")[0].rstrip("k")) * (1000 if "k in" in tokens else 1)
+    return model, float(cost.lstrip("$")), int(count)
+
+
+def test_each_warm_footer_shows_its_own_turn(tmp_path: Path, folder: Path) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    script = [answer(f"Answer {n}.") for n in range(4)]
+    with served(tmp_path, folder, script) as (_api, env, _daemon):
+        for n in range(4):
+            ask(doc, f"Question {n}?", f"Answer {n}.")
+        assert len(warm_clis(env)) == 1
+        status = json.loads((folder / ".agentdoc" / "chat.md.status.json").read_text())
+
+    replies = [t.content for t in document.parse(doc.read_text()).turns if t.role == "assistant"]
+    figures = [footer_figures(reply) for reply in replies]
+    models, costs, tokens = zip(*figures, strict=True)
+    # Near-identical turns cost about the same: not the CLI's running total ($x, 2x, 3x, 4x).
+    assert max(costs) < 1.5 * min(costs), figures
+    assert max(tokens) < 1.5 * min(tokens), figures
+    assert len(set(models)) == 1 and "[" not in models[0], figures
+    assert status["cost_usd"] == pytest.approx(costs[-1], abs=0.0006)

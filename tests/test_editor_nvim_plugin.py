@@ -7,6 +7,7 @@ Neovim loads the plugin from its folder in the package (as a plugin manager woul
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -29,11 +30,18 @@ RECORD_NOTIFY = (
 )
 
 
+DONE = {"msg": "agentdoc: the reply to turn 1 in chat.md is done", "level": 2}
+
+
 class Nvim(HeadlessNvim):
     """Neovim with the plugin on its 'runtimepath' and `vim.notify` recorded."""
 
-    def __init__(self, nvim: str, path: Path, scratch: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, nvim: str, path: Path, scratch: Path, env: dict[str, str], lua: str = ""
+    ) -> None:
         setup = ["--cmd", f"set rtp^={PLUGIN}", "-c", RECORD_NOTIFY]
+        if lua:  # the user's init.lua: runs before the document is opened
+            setup[2:2] = ["--cmd", f"lua {lua}"]
         super().__init__(nvim, path, scratch, env, setup)
 
     def command(self, command: str) -> None:
@@ -44,11 +52,11 @@ class Nvim(HeadlessNvim):
 
 
 @pytest.fixture
-def start_nvim(tmp_path: Path) -> Iterator[Callable[[Path, FakeClaude], Nvim]]:
+def start_nvim(tmp_path: Path) -> Iterator[Callable[..., Nvim]]:
     nvim = find_nvim()
     started: list[Nvim] = []
 
-    def start(path: Path, fake: FakeClaude) -> Nvim:
+    def start(path: Path, fake: FakeClaude, lua: str = "") -> Nvim:
         scratch = tmp_path / "nvim"
         scratch.mkdir()
         home = scratch / "home"
@@ -66,9 +74,7 @@ def start_nvim(tmp_path: Path) -> Iterator[Callable[[Path, FakeClaude], Nvim]]:
             "AGENTDOC_CLAUDE": str(fake.executable),
             **{k: v for k, v in fake.env.items() if k != "PATH"},
         }
-        if "PYTHONPATH" in os.environ:  # a checkout under test, ahead of an installed copy
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        editor = Nvim(nvim, path, scratch, env)
+        editor = Nvim(nvim, path, scratch, env, lua)
         started.append(editor)
         return editor
 
@@ -90,7 +96,7 @@ def document(tmp_path: Path) -> Path:
 def test_run_streams_the_reply_into_the_buffer(
     document: Path,
     fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[[Path, FakeClaude], Nvim],
+    start_nvim: Callable[..., Nvim],
 ) -> None:
     fake = fake_claude("plain_text.ndjson")
     editor = start_nvim(document, fake)
@@ -100,14 +106,15 @@ def test_run_streams_the_reply_into_the_buffer(
     wait_for(lambda: state_of(document) == "idle", what="the turn to end")
     wait_for(lambda: editor.shows(document), what="Neovim to reload the reply")
     assert "## Assistant" in editor.buffer()
-    assert editor.notes() == []
+    wait_for(lambda: editor.notes() != [], what="the reply's end to be told")
+    assert editor.notes() == [DONE]
     assert editor.expr("v:lua.require'agentdoc'.statusline()") == "agentdoc: idle"
 
 
 def test_cancel_stops_the_reply_and_the_buffer_follows(
     document: Path,
     fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[[Path, FakeClaude], Nvim],
+    start_nvim: Callable[..., Nvim],
     tmp_path: Path,
 ) -> None:
     gate = tmp_path / "gate"
@@ -137,23 +144,25 @@ def test_undo_takes_the_turn_back_and_the_buffer_follows(
     editor = start_nvim(document, fake)
     editor.command("AgentdocRun")
     wait_for(lambda: state_of(document) == "idle" and "## Assistant" in editor.buffer(), "a reply")
+    wait_for(lambda: editor.notes() == [DONE], what="the reply's end to be told")
     editor.command("AgentdocUndo")
-    wait_for(lambda: editor.notes() != [], what="the undo to be reported")
-    assert editor.notes() == [
-        {"msg": "the last turn was taken back; its prompt is pending again", "level": 2}
-    ]
+    wait_for(lambda: len(editor.notes()) == 2, what="the undo to be reported")
+    assert editor.notes()[1] == {
+        "msg": "the last turn was taken back; its prompt is pending again",
+        "level": 2,
+    }
     # The body is as it was before the turn; only the session id has gone from the frontmatter.
     assert document.read_text().split("---\n", 2)[2] == DOC.split("---\n", 2)[2]
     wait_for(lambda: editor.shows(document), what="Neovim to reload the document")
     editor.command("AgentdocUndo")
-    wait_for(lambda: len(editor.notes()) == 2, what="the refusal to be shown")
-    assert "nothing to undo" in editor.notes()[1]["msg"]
+    wait_for(lambda: len(editor.notes()) == 3, what="the refusal to be shown")
+    assert "nothing to undo" in editor.notes()[2]["msg"]
 
 
 def test_an_error_reaches_vim_notify(
     document: Path,
     fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[[Path, FakeClaude], Nvim],
+    start_nvim: Callable[..., Nvim],
 ) -> None:
     fake = fake_claude(None, exit="1", stderr="the model is having a bad day")
     editor = start_nvim(document, fake)
@@ -168,7 +177,7 @@ def test_an_error_reaches_vim_notify(
 def test_plain_markdown_is_left_alone(
     tmp_path: Path,
     fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[[Path, FakeClaude], Nvim],
+    start_nvim: Callable[..., Nvim],
 ) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("# Notes\n\n## User\n\nnot a session document\n")
@@ -183,7 +192,7 @@ def test_plain_markdown_is_left_alone(
 def test_checkhealth_runs_doctor(
     document: Path,
     fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[[Path, FakeClaude], Nvim],
+    start_nvim: Callable[..., Nvim],
 ) -> None:
     editor = start_nvim(document, fake_claude(None))
     editor.command("checkhealth agentdoc")
@@ -192,6 +201,108 @@ def test_checkhealth_runs_doctor(
     assert "claude CLI" in report and "authentication" in report
     # The fake `claude` prints no version: doctor's failure and its fix reach the report.
     assert "ERROR" in report and "claude runs" in report
+
+
+@pytest.mark.parametrize(("keys", "line"), [("G", "last"), ("gg", "first")])
+def test_the_view_follows_the_reply_while_the_cursor_is_at_the_end(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[..., Nvim],
+    tmp_path: Path,
+    keys: str,
+    line: str,
+) -> None:
+    gate = tmp_path / "gate"
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    editor = start_nvim(document, fake)
+    try:
+        editor.type(f"<Esc>{keys}")
+        editor.command("AgentdocRun")
+        wait_for(lambda: "w295 " in editor.buffer(), what="the reply streaming into the buffer")
+        where = editor.expr("[line('.'), line('$')]")
+        assert where[1] > 12
+        assert where[0] == (where[1] if line == "last" else 1)
+    finally:
+        gate.touch()
+    wait_for(lambda: state_of(document) == "idle", what="the turn to end")
+    wait_for(lambda: editor.shows(document), what="Neovim to reload the whole reply")
+    where = editor.expr("[line('.'), line('$')]")
+    assert where[0] == (where[1] if line == "last" else 1)
+
+
+def test_a_reply_the_daemon_wrote_is_told_done(
+    document: Path, fake_claude: Callable[..., FakeClaude], start_nvim: Callable[..., Nvim]
+) -> None:
+    editor = start_nvim(document, fake_claude(None))
+    # What a daemon leaves behind: a turn streamed, then ended; the plugin reads the status.
+    status = document.parent / ".agentdoc" / "chat.md.status.json"
+    status.parent.mkdir()
+    base = {"version": 1, "document": "chat.md", "turn": 1, "tokens": 3}
+    status.write_text(json.dumps({**base, "state": "streaming", "updated": "T1"}))
+    wait_for(lambda: "streaming" in editor.expr("v:lua.require'agentdoc'.statusline()"))
+    # Within the same second as the last streaming update (`updated` has whole seconds).
+    status.write_text(json.dumps({**base, "state": "idle", "updated": "T1"}))
+    wait_for(lambda: editor.notes() != [], what="the done notice")
+    assert editor.notes() == [DONE]
+    status.write_text(json.dumps({**base, "state": "idle", "updated": "T3"}))  # no new turn
+    status.write_text(json.dumps({**base, "turn": 2, "state": "error", "updated": "T4",
+                                  "error": "claude exited with code 1"}))  # fmt: skip
+    wait_for(lambda: len(editor.notes()) == 2, what="the daemon's error")
+    assert editor.notes()[1] == {"msg": "agentdoc: chat.md: claude exited with code 1", "level": 4}
+
+
+MAPS = "[maparg('\\r', 'n'), maparg('\\c', 'n'), maparg('\\a', 'n'), maparg('<F5>', 'n')]"
+
+
+@pytest.mark.parametrize(
+    ("lua", "maps"),
+    [
+        ("", ["<Cmd>AgentdocRun<CR>", "<Cmd>AgentdocCancel<CR>", "<Cmd>AgentdocApprove<CR>", ""]),
+        (
+            "require('agentdoc').setup({keys = {run = '<F5>', cancel = false}})",
+            ["", "", "<Cmd>AgentdocApprove<CR>", "<Cmd>AgentdocRun<CR>"],
+        ),
+        ("require('agentdoc').setup({keys = false})", ["", "", "", ""]),
+    ],
+)
+def test_default_key_maps_can_be_moved_or_dropped(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[..., Nvim],
+    lua: str,
+    maps: list[str],
+) -> None:
+    editor = start_nvim(document, fake_claude(None), lua)
+    assert editor.expr(MAPS) == maps
+
+
+def test_approve_and_deny_answer_through_the_cli(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[..., Nvim],
+    tmp_path: Path,
+) -> None:
+    calls = tmp_path / "calls"
+    recorder = tmp_path / "agentdoc-recorder"
+    recorder.write_text(f'#!/bin/sh\nprintf "%s|" "$@" >> {calls}\necho >> {calls}\n')
+    recorder.chmod(0o755)
+    lua = f"require('agentdoc').setup({{command = '{recorder}'}})"
+    editor = start_nvim(document, fake_claude(None), lua)
+    for command in ("AgentdocApprove", "AgentdocApprove!", "AgentdocDeny not that file"):
+        count = len(editor.notes()) + 1
+        editor.command(command)
+        wait_for(lambda n=count: len(editor.notes()) == n, what=command)  # type: ignore[misc]
+    path = str(document)
+    assert calls.read_text().splitlines() == [
+        f"approve|{path}|",
+        f"approve|{path}|--always|",
+        f"deny|{path}|--message|not that file|",
+    ]
+    assert [n["msg"] for n in editor.notes()] == [
+        "agentdoc: the tool use in chat.md is allowed",
+        "agentdoc: the tool use in chat.md is allowed for the session",
+        "agentdoc: the tool use in chat.md is refused",
+    ]
 
 
 def test_the_statusline_says_why_a_prompt_is_held(

@@ -256,7 +256,7 @@ def test_tool_turn_keeps_text_tool_text_in_order(name: str, tool: ToolPart) -> N
 def test_metadata_of_a_successful_turn() -> None:
     reply = build("thinking_text")
     assert reply.session_id is not None
-    assert reply.model == "claude-opus-4-8[1m]"
+    assert reply.model == "claude-opus-4-8"  # the `[1m]` window tag of `init` dropped
     assert reply.output_chars == len(reply.text()) + len(reply.thinking[0].text)
     assert reply.finished
 

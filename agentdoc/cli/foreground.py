@@ -17,12 +17,14 @@ from pathlib import Path
 
 import click
 
+from agentdoc.agents import start_turn
+from agentdoc.cli.asker import TerminalAsker, refusals
 from agentdoc.cli.echo import ReplyEcho
 from agentdoc.cli.interrupt import stop_on_signals
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
-from agentdoc.daemon import Daemon
-from agentdoc.document import WriteLedger
+from agentdoc.daemon import Daemon, WarmPool
+from agentdoc.document import NOT_ASKED_HINT, WriteLedger
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
 from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
 
@@ -76,19 +78,43 @@ def run_turn(
     settings = load_settings({"model": model})
     cancel = threading.Event()
     view, report = _reporter(print_reply, quiet)
+    # In a terminal the person can answer a tool's permission request right there: the CLI
+    # then runs as the daemon runs it, asking over stdio, for this one turn.
+    asker = TerminalAsker(path, report, view.close) if _can_ask(quiet) else None
+    pool = WarmPool(capacity=1) if asker is not None else None
     try:
         runner = TurnRunner(
-            path, settings, mode=mode, session=session, on_progress=report, cancel=cancel
+            path,
+            settings,
+            mode=mode,
+            session=session,
+            on_progress=asker or report,
+            cancel=cancel,
+            launcher=pool.launcher(path.absolute()) if pool is not None else start_turn,
         )
         with stop_on_signals(cancel) as caught:
             outcome = runner.run()
     finally:
+        if asker is not None:
+            asker.done()
         view.close()
+        if pool is not None:
+            pool.close_all()
     if caught.exit_code is not None:
         click.echo("interrupted: the partial reply is kept in the document", err=True)
         return caught.exit_code
+    if (refused := refusals(outcome.reply)) and not quiet:
+        click.echo(
+            f"note: Claude was refused {', '.join(refused)} without being asked. {NOT_ASKED_HINT}",
+            err=True,
+        )
     # A failure was reported (once, in full) by the view.
     return 0 if outcome.state == "done" else EXIT_TURN_FAILED
+
+
+def _can_ask(quiet: bool) -> bool:
+    """A person at a terminal: the question goes to stderr, the answer comes from stdin."""
+    return not quiet and all(s is not None and s.isatty() for s in (sys.stdin, sys.stderr))
 
 
 def _not_told(record: logging.LogRecord) -> bool:

@@ -11,8 +11,10 @@ from agentdoc.lazy import lazy_exports
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.daemon.lock import find_daemon as find_daemon
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
+    from agentdoc.daemon.pool import WarmPool as WarmPool
     from agentdoc.daemon.service import Daemon as Daemon
 
 __all__, __getattr__ = lazy_exports(
-    __name__, {"lock": ("find_daemon", "stop_daemon"), "service": ("Daemon",)}
+    __name__,
+    {"lock": ("find_daemon", "stop_daemon"), "pool": ("WarmPool",), "service": ("Daemon",)},
 )

@@ -51,11 +51,14 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import parse_archive as parse_archive
     from agentdoc.document.parser import session_problem as session_problem
     from agentdoc.document.parser import strip_comments as strip_comments
+    from agentdoc.document.render import NOT_ASKED_HINT as NOT_ASKED_HINT
+    from agentdoc.document.render import refused_unasked as refused_unasked
     from agentdoc.document.render import render_body as render_body
     from agentdoc.document.render import render_final as render_final
     from agentdoc.document.render import render_problem as render_problem
     from agentdoc.document.render import render_refusal as render_refusal
     from agentdoc.document.render import render_tool as render_tool
+    from agentdoc.document.render import summarize_input as summarize_input
     from agentdoc.document.seal import escape_reply as escape_reply
     from agentdoc.document.seal import seal_reply as seal_reply
     from agentdoc.document.splice import STREAMING_MARK as STREAMING_MARK
@@ -117,11 +120,14 @@ __all__, __getattr__ = lazy_exports(
             "strip_comments",
         ),
         "render": (
+            "NOT_ASKED_HINT",
             "render_body",
             "render_final",
             "render_problem",
             "render_refusal",
             "render_tool",
+            "refused_unasked",
+            "summarize_input",
         ),
         "seal": ("escape_reply", "seal_reply"),
         "splice": (

@@ -77,6 +77,21 @@ def _preview(text: str) -> str:
     return short
 
 
+# The CLI's words when it refuses a tool it had no way to ask about (a one-shot run: no
+# permission prompt tool); a person's own "deny" reads differently.
+_NOT_ASKED = re.compile(r"requested permissions? to .* but you haven't granted it", re.S)
+NOT_ASKED_HINT = (
+    "agentdoc could not ask you: `agentdoc run` asks on the terminal only when it runs in one. "
+    "Keep `agentdoc watch` running to approve tools in the document, or allow them in the "
+    "agentdoc config (`permission_mode`, `allowed_tools`)."
+)
+
+
+def refused_unasked(part: ToolPart) -> bool:
+    """The CLI refused this tool without asking anyone."""
+    return part.is_error and bool(part.result) and bool(_NOT_ASKED.search(part.result or ""))
+
+
 def render_tool(part: ToolPart) -> str:
     summary = f"{part.name}: {summarize_input(part.name, part.input)}"
     if part.result is None:
@@ -90,6 +105,8 @@ def render_tool(part: ToolPart) -> str:
         preview = _preview(part.result)
         fence = _fence_for(preview)
         lines += [f"{fence}text", preview, fence, ""]
+    if refused_unasked(part):
+        lines += [f"*{NOT_ASKED_HINT}*", ""]
     lines.append("</details>")
     return "\n".join(lines)
 

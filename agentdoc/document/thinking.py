@@ -16,6 +16,12 @@ from agentdoc.agents import ThinkingPart
 from agentdoc.document.fileio import WriteLedger, fitting_name, read_text, write_text
 
 _ANCHOR = '<a id="turn-{n}"></a>'
+# Newer models return a thinking block with only its signature unless the request asks for the
+# text (Claude Code's `thinking_display`); an empty section would look like a lost write.
+OMITTED = (
+    "*(thinking omitted by the API: this block came back with no text, only its signature; "
+    'set `thinking_display = "summarized"` in the config to ask for a summary)*'
+)
 _ANY_ANCHOR = re.compile(r'^<a id="turn-\d+"></a>[ \t]*$', re.MULTILINE)
 
 
@@ -47,6 +53,8 @@ def render_section(
         elif part.text.strip():
             # An anchor-shaped line inside thinking would split the section on the next write.
             lines += [_ANY_ANCHOR.sub(lambda m: "\\" + m.group(0), part.text.rstrip("\n")), ""]
+        elif part.committed and lines[-2:] != [OMITTED, ""]:
+            lines += [OMITTED, ""]
     return "\n".join(lines)
 
 

@@ -349,7 +349,12 @@ class TurnRunner:
         self._writer.flush(self._body(builder.reply))
         reply = builder.reply
         self._progress(
-            self._turn, "waiting", reply.output_chars, reply.session_id, request.tool_name
+            self._turn,
+            "waiting",
+            reply.output_chars,
+            reply.session_id,
+            request.tool_name,
+            reply=reply,  # the tool's block, for whoever asks the person what it would do
         )
 
     def _answer(self, builder: ReplyBuilder, now: float) -> bool:
@@ -484,12 +489,15 @@ class TurnRunner:
         reply: Reply | None = None,
     ) -> None:
         elapsed = time.monotonic() - self._started
+        usage = reply.usage if reply is not None else None
+        cost = usage.cost_usd if usage is not None and tokens is not None else None
+        context = (usage.context_used, usage.context_size) if usage else (None, None)
+        # The status file first: whoever is told (a terminal asking for an approval) may act
+        # on it at once, and `agentdoc approve` checks that the request is waiting.
+        self._status.report(turn, state, chars, session_id, detail, tokens, context, cost)
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
-        usage = reply.usage if reply is not None else None
-        context = (usage.context_used, usage.context_size) if usage else (None, None)
-        self._status.report(turn, state, chars, session_id, detail, tokens, context)
 
 
 def _label(agent: str) -> str:

@@ -40,6 +40,7 @@ class Status(BaseModel):
     updated: str
     tokens: int = 0  # output tokens so far (estimated while streaming)
     tokens_estimated: bool = True  # False once `tokens` is the CLI's own count (turn ended)
+    cost_usd: float | None = None  # the last turn's own cost, when the agent reported one
     error: str | None = None
     pid: int | None = None  # the agentdoc process working on the document
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
@@ -55,7 +56,10 @@ class Status(BaseModel):
         line = f"{self.document}: {self.state}"
         if self.turn:
             about = "~" if self.tokens_estimated else ""
-            line += f" (turn {self.turn}, {about}{self.tokens} tokens, updated {self.updated})"
+            cost = f", ${self.cost_usd:.3f}" if self.cost_usd else ""
+            line += (
+                f" (turn {self.turn}, {about}{self.tokens} tokens{cost}, updated {self.updated})"
+            )
         if self.context_used and self.context_size:
             share = 100 * self.context_used / self.context_size
             line += f" — context {self.context_used:,}/{self.context_size:,} tokens ({share:.0f}%)"
@@ -252,15 +256,17 @@ class StatusReporter:
         detail: str,
         tokens: int | None = None,
         context: tuple[int | None, int | None] = (None, None),
+        cost_usd: float | None = None,
     ) -> None:
         """Record a turn state (a runner state such as "retrying", shown as a status state).
 
-        `tokens` is the CLI's own output count, known when the turn ends; until then the
-        count is estimated from the characters streamed so far. `context` (tokens used, the
-        window) replaces the last known figures when the agent reported them.
+        `tokens` is the CLI's own output count and `cost_usd` the turn's own cost, known when
+        the turn ends; until then the count is estimated from the characters streamed so far.
+        `context` (tokens used, the window) replaces the last known figures when the agent
+        reported them.
         """
         with self._lock:
-            self._report(turn, state, chars, session_id, detail, tokens, context)
+            self._report(turn, state, chars, session_id, detail, tokens, context, cost_usd)
 
     def _report(
         self,
@@ -271,6 +277,7 @@ class StatusReporter:
         detail: str,
         tokens: int | None,
         context: tuple[int | None, int | None],
+        cost_usd: float | None,
     ) -> None:
         previous = self.status
         now = now_iso()
@@ -295,6 +302,7 @@ class StatusReporter:
                 "updated": now,
                 "tokens": chars // 4 if tokens is None else tokens,
                 "tokens_estimated": tokens is None,
+                "cost_usd": cost_usd,
                 "error": (detail or None) if shown == "error" else None,
                 "pid": os.getpid() if shown in ("streaming", "waiting") else None,
                 "waiting_for": (detail or None) if shown == "waiting" else None,

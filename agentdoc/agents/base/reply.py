@@ -197,7 +197,11 @@ class ReplyBuilder:
             text = block.text()
             if block.kind == "text" and text:
                 parts.append(TextPart(text, committed=block.ended))
-            elif block.kind == "redacted_thinking" or (block.kind == "thinking" and text):
+            elif block.kind == "redacted_thinking" or (
+                # An ended thinking block with no text: the agent sent only that it thought
+                # (the sidecar says the text was omitted).
+                block.kind == "thinking" and (text or block.ended)
+            ):
                 redacted = block.kind == "redacted_thinking"
                 thinking.append(ThinkingPart(text, redacted, committed=block.ended))
             else:

@@ -32,6 +32,7 @@ from agentdoc.agents.claude.output import (
 )
 from agentdoc.agents.claude.prompt import neutralise, user_message
 from agentdoc.agents.claude.stream import iter_line_batches
+from agentdoc.agents.claude.version import release_flags
 from agentdoc.config import Settings
 from agentdoc.errors import ClaudeNotFound
 
@@ -105,6 +106,7 @@ def build_argv(
         argv.append(f"--effort={request.effort}")
     if request.append_system:
         argv.append(f"--append-system-prompt={request.append_system}")
+    argv.extend(release_flags(executable, settings.thinking_display))
     if settings.permission_mode:
         argv.append(f"--permission-mode={settings.permission_mode}")
     # These flags are variadic in the CLI; one-token forms keep them from swallowing others.

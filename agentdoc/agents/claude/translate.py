@@ -55,6 +55,7 @@ from agentdoc.agents.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
+from agentdoc.agents.claude.usage import model_name
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ class Translator:
             case ToolResultBatch():
                 return [_tool_update(result) for result in event.results]
             case Init():
-                return [neutral.SessionStarted(event.session_id, event.model)]
+                return [neutral.SessionStarted(event.session_id, model_name(event.model))]
             case ApiRetry():
                 return [*self._drop_drafts(), _retrying(event)]
             case Interrupted():
@@ -147,7 +148,7 @@ class Translator:
         self._open_index = None
         self._announced = event.message_id
         self._prompt_tokens, self._reply_tokens = event.input_tokens, 0
-        out.append(neutral.MessageStart(event.message_id, event.model))
+        out.append(neutral.MessageStart(event.message_id, model_name(event.model)))
         return out
 
     def _on_block_start(self, event: BlockStart) -> Out:
@@ -183,7 +184,7 @@ class Translator:
             out = self._abandon_open_message()
             if self._announced != event.message_id:
                 self._announced = event.message_id
-                out.append(neutral.MessageStart(event.message_id, event.model))
+                out.append(neutral.MessageStart(event.message_id, model_name(event.model)))
         for block in event.blocks:
             draft = self._commit(block, draft, out)
         if draft is not None:
@@ -231,7 +232,7 @@ class Translator:
         return neutral.TurnEnd(
             stop,
             session_id=event.session_id,
-            model=next(iter(event.models), None),
+            model=model_name(next(iter(event.models), None)),
             usage=usage,
             error=error,
             interrupted=interrupted,

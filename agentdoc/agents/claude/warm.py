@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from agentdoc.agents.base import ImagePart
 from agentdoc.agents.claude.process import ClaudeProcess, popen_claude
 from agentdoc.agents.claude.prompt import user_message as user_message  # for its tests
+from agentdoc.agents.claude.usage import own_result
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,8 @@ class WarmProcess:
         self.turns = 0
         self.last_turn = 0  # the document's exchange number of the last turn run here
         self.last_used = time.monotonic()
+        # The CLI's cost so far, summed over this process's turns: each turn reports its own.
+        self.running_cost = 0.0
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: queue.Queue[bytes] = queue.Queue()
         self._stderr: list[bytes] = []
@@ -292,6 +295,7 @@ class WarmTurn:
         kind, _ = line_kind(line)
         if kind == "result":
             self._result = True
+            line, self.process.running_cost = own_result(line, self.process.running_cost)
         elif self.session_id is None and b'"subtype":"init"' in line[: _HEAD * 2]:
             with contextlib.suppress(ValueError, AttributeError):
                 self.session_id = json.loads(line).get("session_id")

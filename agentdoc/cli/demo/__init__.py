@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.cli.echo import ReplyEcho
 from agentdoc.cli.terminal import LiveView
-from agentdoc.config import load_settings
-from agentdoc.turn import TurnRunner
+from agentdoc.config import Settings, load_settings
+from agentdoc.turn import Mode, Progress, TurnRunner
 
 FIRST_REPLY: list[dict[str, Any]] = [
     {
@@ -45,6 +47,9 @@ SECOND_REPLY: list[dict[str, Any]] = [
         ),
     }
 ]
+FIRST_PROMPT = (
+    "Why keep a conversation with an AI in a plain markdown file? Give me three short reasons."
+)
 SECOND_PROMPT = "Which of those three matters most, in one sentence?"
 
 
@@ -72,13 +77,58 @@ def run_demo(folder: Path, *, delay: float, out: TextIO) -> Path:
     with FakeMessagesAPI([FIRST_REPLY, SECOND_REPLY], delta_delay=delay) as api:
         env = demo_environment(api, home)
         out.write(f"offline Messages API on {api.base_url}; streaming into {doc}\n")
-        TurnRunner(doc, settings, mode="start", environ=env, on_progress=LiveView()).run()
+        _turn(out, "start", FIRST_PROMPT, lambda report: _run(doc, settings, "start", env, report))
         with doc.open("a", encoding="utf-8") as f:
             f.write(SECOND_PROMPT + "\n")
-        TurnRunner(doc, settings, mode="resume", environ=env, on_progress=LiveView()).run()
-    out.write(f"\n----- {doc} -----\n")
-    out.write(doc.read_text(encoding="utf-8"))
+        _turn(
+            out, "resume", SECOND_PROMPT, lambda report: _run(doc, settings, "resume", env, report)
+        )
     sidecar = doc.with_name("hello.thinking.md")
-    out.write(f"----- {sidecar} -----\n")
+    out.write(f"\n----- the model's thinking, kept apart in {sidecar.name} -----\n")
     out.write(sidecar.read_text(encoding="utf-8"))
+    out.write(next_steps(doc))
+    out.flush()
     return doc
+
+
+def _run(
+    doc: Path,
+    settings: Settings,
+    mode: Mode,
+    env: dict[str, str],
+    report: Callable[[Progress], None],
+) -> None:
+    TurnRunner(doc, settings, mode=mode, environ=env, on_progress=report).run()
+
+
+def _turn(
+    out: TextIO, mode: Mode, prompt: str, run: Callable[[Callable[[Progress], None]], None]
+) -> None:
+    """Show the prompt, then the reply as it streams (in the terminal, or echoed to `out`)."""
+    out.write(f"\n## User ({mode})\n\n{prompt}\n\n## Assistant\n\n")
+    out.flush()
+    view = LiveView(show_reply=True)
+    if view.show_reply:  # a terminal: the reply streams under the progress line
+        run(view)
+        return
+    echo = ReplyEcho(out)
+
+    def report(p: Progress) -> None:
+        view(p)
+        echo(p)
+
+    run(report)
+
+
+def next_steps(doc: Path) -> str:
+    """What to do after the demo: the same steps with the real model."""
+    shown = os.path.relpath(doc) if doc.is_relative_to(Path.cwd()) else str(doc)
+    return (
+        f"\nThe whole conversation is in {shown}; open it in your editor.\n"
+        "\nNext, with the real model:\n"
+        "  1. log in to Claude Code once: `claude` (from a clone: node_modules/.bin/claude)\n"
+        '  2. agentdoc new notes/first.md --title "First"\n'
+        "  3. write your question under its last `## User` heading, save, and run\n"
+        "     agentdoc run notes/first.md      (or keep `agentdoc watch notes` running and save)\n"
+        "  `agentdoc doctor` checks the set-up; `agentdoc --help` lists every command.\n"
+    )

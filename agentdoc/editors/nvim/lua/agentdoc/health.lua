@@ -18,7 +18,7 @@ function M.check()
   report.start("agentdoc")
   local command = agentdoc.config.command
   if vim.fn.executable(command) ~= 1 then
-    report.error(command .. " is not on PATH", { "pipx install agentdoc (or uv tool install agentdoc)" })
+    report.error(command .. " is not on PATH", { "in a clone of agentdoc: pipx install . (or uv tool install .)" })
     return
   end
   local output = vim.fn.system({ command, "doctor", "--json", vim.fn.getcwd() })

@@ -6,16 +6,47 @@ local M = {}
 M.config = {
   command = "agentdoc", -- the agentdoc executable
   interval = 250, -- ms between checks of session documents for new reply text
+  notify_done = true, -- say when a reply has ended
+  -- Buffer-local normal-mode maps in session documents; a key set to false has no map, and
+  -- `keys = false` sets none.
+  keys = {
+    run = "<LocalLeader>r",
+    cancel = "<LocalLeader>c",
+    status = "<LocalLeader>s",
+    approve = "<LocalLeader>a",
+    deny = "<LocalLeader>d",
+    fork = "<LocalLeader>f",
+  },
 }
+
+local KEY_COMMANDS = {
+  run = { "AgentdocRun", "send the pending prompt" },
+  cancel = { "AgentdocCancel", "cancel the reply" },
+  status = { "AgentdocStatus", "what agentdoc is doing" },
+  approve = { "AgentdocApprove", "allow the waiting tool" },
+  deny = { "AgentdocDeny", "refuse the waiting tool" },
+  fork = { "AgentdocFork", "fork the conversation" },
+}
+local BUSY = { streaming = true, waiting = true, queued = true }
 
 local uv = vim.loop
 local attached = {} -- buffer number → true, for session documents
 local jobs = {} -- buffer number → { id = job id, cancelled = bool }
-local views = {} -- buffer number → window view saved before a reload
+local views = {} -- buffer number → { view = window view, at_end = cursor on the last line }
+local seen = {} -- buffer number → the last status read: { state, turn, updated }
+local quiet = {} -- buffer number → true: the reply's end was already told (a cancel)
 local timer = nil
 
 function M.setup(opts)
-  M.config = vim.tbl_extend("force", M.config, opts or {})
+  opts = opts or {}
+  local keys = opts.keys
+  if type(keys) == "table" then
+    keys = vim.tbl_extend("force", M.config.keys or {}, keys)
+  end
+  M.config = vim.tbl_extend("force", M.config, opts)
+  if keys ~= nil then
+    M.config.keys = keys
+  end
 end
 
 local function notify(message, level)
@@ -38,12 +69,75 @@ function M.is_session(buf)
   return false
 end
 
+local function status_file(path)
+  return vim.fn.fnamemodify(path, ":h") .. "/.agentdoc/" .. vim.fn.fnamemodify(path, ":t")
+    .. ".status.json"
+end
+
+local function field(value)
+  return value ~= vim.NIL and value or nil
+end
+
+-- What the status file says changed since the last look: a reply that ended is told once
+-- ("done"), and an error the daemon hit is told when no :AgentdocRun job reports it itself.
+local function follow_status(buf)
+  local status = M.read_status(vim.api.nvim_buf_get_name(buf)) or { state = "idle", updated = "" }
+  local now = { state = status.state, turn = field(status.turn), updated = field(status.updated) }
+  local before = seen[buf]
+  seen[buf] = now
+  -- `updated` has whole seconds: a state can change within one, so all three are compared.
+  if before == nil or (before.updated == now.updated and before.state == now.state
+      and before.turn == now.turn) then
+    return
+  end
+  local ended = BUSY[before.state] or before.turn ~= now.turn
+  if not ended or now.turn == nil or BUSY[now.state] then
+    return
+  end
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ":t")
+  if quiet[buf] then
+    quiet[buf] = nil
+  elseif now.state == "idle" and M.config.notify_done then
+    notify(string.format("agentdoc: the reply to turn %d in %s is done", now.turn, name),
+      vim.log.levels.INFO)
+  elseif now.state == "error" and not jobs[buf] then
+    notify("agentdoc: " .. name .. ": " .. tostring(field(status.error) or "the turn failed"))
+  end
+end
+
+-- Reload the buffer if the file changed. The view is noted first, because with 'autoread'
+-- Neovim reloads an unchanged buffer without FileChangedShell: a cursor on the last line then
+-- follows the reply as it grows (FileChangedShellPost); anywhere else it stays where it was.
+local function reload(buf)
+  if vim.api.nvim_get_current_buf() == buf then
+    views[buf] = { view = vim.fn.winsaveview(), at_end = vim.fn.line(".") == vim.fn.line("$") }
+  end
+  vim.cmd("silent! checktime " .. buf)
+  views[buf] = nil
+end
+
 local function check_all()
   for buf in pairs(attached) do
     if vim.api.nvim_buf_is_loaded(buf) then
-      vim.cmd("silent! checktime " .. buf)
+      reload(buf)
+      follow_status(buf)
     else
       attached[buf] = nil
+      seen[buf] = nil
+    end
+  end
+end
+
+local function map_keys(buf)
+  local keys = M.config.keys
+  if type(keys) ~= "table" then
+    return
+  end
+  for name, lhs in pairs(keys) do
+    local command = KEY_COMMANDS[name]
+    if command and type(lhs) == "string" and lhs ~= "" then
+      vim.api.nvim_buf_set_keymap(buf, "n", lhs, "<Cmd>" .. command[1] .. "<CR>",
+        { noremap = true, silent = true, desc = "agentdoc: " .. command[2] })
     end
   end
 end
@@ -99,9 +193,6 @@ function M.attach(buf)
         vim.v.fcs_choice = "" -- keep the typing; the next save is merged by agentdoc
       else
         vim.v.fcs_choice = "reload"
-        if vim.api.nvim_get_current_buf() == buf then
-          views[buf] = vim.fn.winsaveview()
-        end
       end
     end,
   })
@@ -109,10 +200,16 @@ function M.attach(buf)
     group = group,
     buffer = buf,
     callback = function()
-      if views[buf] and vim.api.nvim_get_current_buf() == buf then
-        vim.fn.winrestview(views[buf])
-      end
+      local saved = views[buf]
       views[buf] = nil
+      if not saved or vim.api.nvim_get_current_buf() ~= buf then
+        return
+      end
+      if saved.at_end then
+        vim.cmd("normal! G")
+      else
+        vim.fn.winrestview(saved.view)
+      end
     end,
   })
   vim.api.nvim_create_autocmd("BufWriteCmd", {
@@ -122,6 +219,9 @@ function M.attach(buf)
       write(buf, vim.fn.fnamemodify(args.file, ":p"))
     end,
   })
+  map_keys(buf)
+  seen[buf] = nil
+  follow_status(buf)
   ensure_timer()
 end
 
@@ -175,8 +275,9 @@ function M.run()
   vim.cmd("silent update")
   local entry = {}
   entry.id = job({ "run", "--quiet", path }, function(code, stderr)
+    reload(buf)
+    follow_status(buf) -- while the job is still ours: its own failure is told below, once
     jobs[buf] = nil
-    vim.cmd("silent! checktime " .. buf)
     if entry.cancelled then
       notify("the reply was cancelled", vim.log.levels.INFO)
     elseif code ~= 0 then
@@ -196,9 +297,39 @@ function M.cancel()
   if jobs[buf] then
     jobs[buf].cancelled = true
   end
+  local status = M.read_status(path)
+  if status and BUSY[status.state] then
+    quiet[buf] = true -- a cancelled reply is not "done"
+  end
   job({ "cancel", path }, function(code, stderr)
     if code ~= 0 then
       notify(stderr ~= "" and stderr or "agentdoc cancel failed")
+    end
+  end)
+end
+
+--- Answer the tool permission request waiting in this document: `agentdoc approve` (with
+--- `always`: for the rest of the session) or `agentdoc deny` (with an optional message).
+function M.answer(verb, opts)
+  local buf, path = current_document()
+  if not buf then
+    return
+  end
+  vim.cmd("silent update")
+  local args = { verb, path }
+  if verb == "approve" and opts.always then
+    table.insert(args, "--always")
+  elseif verb == "deny" and opts.message and opts.message ~= "" then
+    vim.list_extend(args, { "--message", opts.message })
+  end
+  job(args, function(code, stderr)
+    if code ~= 0 then
+      notify(stderr ~= "" and stderr or ("agentdoc " .. verb .. " failed"))
+    else
+      local said = verb == "approve" and (opts.always and "allowed for the session" or "allowed")
+        or "refused"
+      notify("agentdoc: the tool use in " .. vim.fn.fnamemodify(path, ":t") .. " is " .. said,
+        vim.log.levels.INFO)
     end
   end)
 end
@@ -213,7 +344,7 @@ function M.undo()
   -- Whether a reply still streams is for `agentdoc undo` to tell: it refuses, saying so.
   vim.cmd("silent update")
   job({ "undo", path }, function(code, stderr)
-    vim.cmd("silent! checktime " .. buf)
+    reload(buf)
     if code ~= 0 then
       notify(stderr ~= "" and stderr or ("agentdoc undo failed (exit " .. code .. ")"))
     else
@@ -224,8 +355,7 @@ end
 
 --- The document's status file (docs/protocol.md), decoded, or nil.
 function M.read_status(path)
-  local file = vim.fn.fnamemodify(path, ":h") .. "/.agentdoc/" .. vim.fn.fnamemodify(path, ":t")
-    .. ".status.json"
+  local file = status_file(path)
   if vim.fn.filereadable(file) ~= 1 then
     return nil
   end

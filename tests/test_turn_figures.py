@@ -1,0 +1,135 @@
+"""A turn's own figures: cost out of a warm CLI's running totals, one model name, and a
+sidecar that says when the API sent thinking without its text."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from agentdoc.agents import BlockEnd, BlockStart, MessageStart, ReplyBuilder, ThinkingPart
+from agentdoc.agents.claude.events import Result
+from agentdoc.agents.claude.stream import iter_lines, parse_line
+from agentdoc.agents.claude.translate import Translator
+from agentdoc.agents.claude.usage import RUNNING_COST_KEY, model_name, own_result, turn_cost
+from agentdoc.document.thinking import OMITTED, render_section
+from tests.conftest import TRANSCRIPTS
+
+
+@pytest.mark.parametrize(
+    ("reported", "before", "own", "remembered"),
+    [
+        (0.009, 0.0, 0.009, 0.009),  # the first turn of a process: the total is its own
+        (0.018, 0.009, 0.009, 0.018),  # the next turn: the difference
+        (0.035559999999999994, 0.017696, 0.017864, 0.035559999999999994),  # float noise
+        (0.0, 0.018, 0.0, 0.018),  # a failed turn reports zeros: the total stays
+        (None, 0.018, None, 0.018),  # no figure at all
+        (0.004, 0.018, 0.004, 0.004),  # smaller than before: the count started again
+    ],
+)
+def test_turn_cost(
+    reported: float | None, before: float, own: float | None, remembered: float
+) -> None:
+    assert turn_cost(reported, before) == (own, remembered)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("claude-opus-4-8[1m]", "claude-opus-4-8"),
+        ("claude-opus-4-8", "claude-opus-4-8"),
+        ("claude-sonnet-4-5[200k]", "claude-sonnet-4-5"),
+        ("[1m]", "[1m]"),  # nothing but a tag: keep what we were told
+        (None, None),
+        ("", ""),
+    ],
+)
+def test_model_name_drops_the_context_window_tag(name: str | None, shown: str | None) -> None:
+    assert model_name(name) == shown
+
+
+def result_lines() -> list[bytes]:
+    """The two `result` lines of the recorded two-turn warm CLI (running totals)."""
+    data = (TRANSCRIPTS / "input_stream_json.ndjson").read_bytes()
+    return [line for line in iter_lines([data]) if b'"type":"result"' in line]
+
+
+def test_warm_results_become_each_turns_own_cost() -> None:
+    first, second = result_lines()
+    assert json.loads(second)["total_cost_usd"] > 1.9 * json.loads(first)["total_cost_usd"]
+    total = 0.0
+    costs: list[float | None] = []
+    for line in (first, second):
+        line, total = own_result(line, total)
+        result = parse_line(line)
+        assert isinstance(result, Result)
+        costs.append(result.total_cost_usd)
+    assert costs == [0.008555, round(0.01734 - 0.008555, 9)]
+    assert json.loads(line)[RUNNING_COST_KEY] == 0.01734
+    assert total == 0.01734
+
+
+@pytest.mark.parametrize("line", [b"not json\n", b"[1, 2]\n", b'{"type":"assistant"}\n'])
+def test_other_lines_pass_through(line: bytes) -> None:
+    assert own_result(line, 0.5) == (line, 0.5)
+
+
+def test_one_model_name_whichever_line_tells_it() -> None:
+    data = (TRANSCRIPTS / "input_stream_json.ndjson").read_bytes()
+    lines = list(iter_lines([data]))
+    turns: list[list[bytes]] = [[]]
+    for line in lines:
+        turns[-1].append(line)
+        if b'"type":"result"' in line:
+            turns.append([])
+    models = set()
+    for turn in turns[:2]:
+        for skip_init in (False, True):  # a turn whose `init` was not seen names it the same
+            translator, builder = Translator(), ReplyBuilder()
+            for line in turn:
+                event = parse_line(line)
+                if event is not None and not (skip_init and event.type == "init"):
+                    for neutral in translator.feed(event):
+                        builder.feed(neutral)
+            models.add(builder.reply.model)
+    assert models == {"claude-opus-4-8"}
+
+
+STARTED = datetime(2026, 11, 23, 20, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("parts", "omitted"),
+    [
+        ((ThinkingPart("", redacted=False, committed=True),), 1),
+        ((ThinkingPart("  \n", redacted=False, committed=True),), 1),
+        (
+            (
+                ThinkingPart("", redacted=False, committed=True),
+                ThinkingPart("", redacted=False, committed=True),
+            ),
+            1,  # one note for a run of empty blocks
+        ),
+        ((ThinkingPart("Plan: answer.", redacted=False, committed=True),), 0),
+        ((ThinkingPart("", redacted=True, committed=True),), 0),  # said as redacted instead
+        ((ThinkingPart("", redacted=False, committed=False),), 0),  # still streaming
+    ],
+)
+def test_signature_only_thinking_is_said_to_be_omitted(
+    parts: tuple[ThinkingPart, ...], omitted: int
+) -> None:
+    section = render_section(1, STARTED, "s1", parts)
+    assert section.count(OMITTED) == omitted
+    assert section.startswith('<a id="turn-1"></a>\n## Turn 1')
+
+
+def test_an_ended_thinking_block_without_text_is_kept_to_be_told() -> None:
+    builder = ReplyBuilder()
+    for event in (MessageStart("m1"), BlockStart(0, "thinking"), BlockEnd(0, "")):
+        builder.feed(event)
+    assert builder.reply.thinking == (ThinkingPart("", redacted=False, committed=True),)
+    streaming = ReplyBuilder()
+    for event in (MessageStart("m1"), BlockStart(0, "thinking")):
+        streaming.feed(event)
+    assert streaming.reply.thinking == ()  # not ended yet: nothing to say
