@@ -13,13 +13,16 @@ import statistics
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from markdown_it import MarkdownIt
 from measure import CheckFailed, Row, alternate
 
 from agentdoc.agents import ReplyBuilder
+from agentdoc.agents.acp.rpc import Connection
+from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.claude.events import Result
-from agentdoc.agents.claude.stream import parse_line
+from agentdoc.agents.claude.stream import convert, load_line, parse_line, streamed_text
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
@@ -93,13 +96,20 @@ def reply_body(index: int) -> str:
 
 
 def _feed_all(lines: list[bytes]) -> ReplyBuilder:
+    """The lines as a Claude turn reads them: text deltas on the fast path, the rest typed."""
     builder = ReplyBuilder()
     translator = Translator()
     for line in lines:
-        event = parse_line(line)
-        if event is not None:
-            for neutral in translator.feed(event):
-                builder.feed(neutral)
+        raw = load_line(line)
+        if raw is None:
+            continue
+        if (delta := streamed_text(raw)) is not None:
+            out = translator.text_delta(*delta)
+        else:
+            event = convert(raw)
+            out = translator.feed(event) if event is not None else []
+        for neutral in out:
+            builder.feed(neutral)
     return builder
 
 
@@ -111,9 +121,14 @@ def _load_all(lines: list[bytes]) -> None:
 def bench_parse(reps: int, check: bool) -> list[Row]:
     lines = (TRANSCRIPTS / "long_stream.ndjson").read_bytes().splitlines()
     count = len(lines)
-    ours, base = alternate([lambda: _feed_all(lines), lambda: _load_all(lines)], reps)
+    acp = acp_lines(lines)
+    ours, base, theirs = alternate(
+        [lambda: _feed_all(lines), lambda: _load_all(lines), lambda: _feed_acp(acp)], reps
+    )
     if check:
         _check_parse(lines)
+        if _feed_acp(acp).reply.text() != _feed_all(lines).reply.text():
+            raise CheckFailed("parse/acp: the reply differs from the Claude recording's")
     per_line = tuple(t / count for t in ours)
     per_load = tuple(t / count for t in base)
     return [
@@ -130,7 +145,51 @@ def bench_parse(reps: int, check: bool) -> list[Row]:
             per_load,
             note=f"{count / statistics.median(base):,.0f} lines/s",
         ),
+        Row(
+            "parse/acp",
+            "ACP: JSON-RPC line → UpdateTranslator → ReplyBuilder, per chunk",
+            tuple(t / len(acp) for t in theirs),
+            baseline="parse/json",
+            note=f"{len(acp) / statistics.median(theirs):,.0f} chunks/s ({len(acp)} lines)",
+        ),
     ]
+
+
+def acp_lines(lines: list[bytes]) -> list[bytes]:
+    """The reply of a Claude recording as an ACP agent streams it: one ``session/update``
+    notification per text delta, as JSON-RPC lines."""
+    texts = [d[2] for line in lines if (r := load_line(line)) and (d := streamed_text(r))]
+    return [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {
+                    "sessionId": "bench",
+                    "update": {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": text},
+                    },
+                },
+            }
+        ).encode()
+        for text in texts
+    ]
+
+
+def _feed_acp(lines: list[bytes]) -> ReplyBuilder:
+    """The ACP client's reading path, from a line off the agent's stdout to the reply."""
+    builder = ReplyBuilder()
+    translator = UpdateTranslator()
+
+    def notified(method: str, params: dict[str, Any]) -> None:
+        for event in translator.update(params["update"]):
+            builder.feed(event)
+
+    connection = Connection(["agent"], Path("."), {}, lambda *_: None, notified)
+    for line in lines:
+        connection._dispatch(line)  # the private method is the point: every line goes there
+    return builder
 
 
 def _check_parse(lines: list[bytes]) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from agentdoc.agents.acp import UpdateTranslator
 from agentdoc.agents.acp.quirks import quirks_for
-from agentdoc.agents.acp.schema import PermissionRequest, PromptResult, RpcError
+from agentdoc.agents.acp.schema import ContentChunk, PermissionRequest, PromptResult, RpcError
+from agentdoc.agents.acp.translate import chunk_text
 from agentdoc.agents.base import (
     Activity,
     BlockDelta,
@@ -417,3 +419,29 @@ def test_what_shows_nothing_still_counts_as_activity() -> None:
 )
 def test_an_error_answer_says_what_the_agent_said(error: dict[str, Any], described: str) -> None:
     assert RpcError.model_validate(error).describe() == described
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        {"content": {"type": "text", "text": "hi"}},
+        {"content": {"type": "text", "text": "hi"}, "messageId": "m1"},
+        {"content": {"type": "image", "data": "x"}},
+        {"content": {"type": "text"}},
+        {"content": {"type": "text", "text": "hi"}, "message_id": "m2"},
+        {"content": {"type": "text", "text": "hi", "extra": 1}, "messageId": None},
+    ],
+)
+def test_chunk_text_reads_plain_chunks_as_the_model_does(update: dict[str, Any]) -> None:
+    chunk = ContentChunk.model_validate(update)
+    model = (chunk.content.text if chunk.content.type == "text" else None), chunk.message_id
+    assert chunk_text(update) == model
+
+
+@pytest.mark.parametrize(
+    "update",
+    [{"content": {"type": "text", "text": 5}}, {"content": "hi"}, {}, {"content": {"text": "x"}}],
+)
+def test_chunk_text_leaves_odd_chunks_to_the_model(update: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        chunk_text(update)

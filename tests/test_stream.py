@@ -35,7 +35,14 @@ from agentdoc.agents.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
-from agentdoc.agents.claude.stream import iter_lines, parse_line
+from agentdoc.agents.claude.stream import (
+    convert,
+    iter_line_batches,
+    iter_lines,
+    load_line,
+    parse_line,
+    streamed_text,
+)
 from tests.conftest import TRANSCRIPTS
 
 ALL_TRANSCRIPTS = sorted(p.stem for p in TRANSCRIPTS.glob("*.ndjson"))
@@ -456,3 +463,83 @@ def test_fractional_duration_is_rounded_not_rejected() -> None:
 
 def test_permission_denials_are_counted() -> None:
     assert first("tool_use_denied", Result).permission_denials == 1
+
+
+# --- the text-delta fast path and batched framing -------------------------------------------
+
+
+def _expected_fast(raw_line: dict[str, Any]) -> tuple[int, str, str] | None:
+    """What the typed path makes of a line, in the fast path's terms."""
+    try:
+        event = convert(raw_line)
+    except StreamError:
+        return None
+    if not isinstance(event, BlockDelta) or event.kind not in ("text", "thinking"):
+        return None
+    if event.parent_tool_use_id is not None:
+        return None
+    return event.index, event.kind, event.text
+
+
+@pytest.mark.parametrize("name", ALL_TRANSCRIPTS)
+def test_streamed_text_agrees_with_the_typed_path_on_every_recording(name: str) -> None:
+    for line in iter_lines([raw(name)]):
+        loaded = load_line(line)
+        if loaded is None:
+            continue
+        fast = streamed_text(loaded)
+        if fast is not None:
+            assert fast == _expected_fast(loaded)
+        else:  # a delta the fast path declines must be one the typed path drops or rejects
+            assert _expected_fast(loaded) is None
+
+
+def _delta_line(**changes: Any) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "type": "stream_event",
+        "event": {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": "hi"},
+        },
+        "parent_tool_use_id": None,
+    }
+    for path, value in changes.items():
+        target = line
+        *parents, last = path.split("__")
+        for key in parents:
+            target = target[key]
+        target[last] = value
+    return line
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({}, (0, "text", "hi")),
+        ({"event__delta": {"type": "thinking_delta", "thinking": "hm"}}, (0, "thinking", "hm")),
+        ({"parent_tool_use_id": "toolu_1"}, None),  # a subagent's: dropped by the translator
+        ({"event__index": "0"}, None),  # coerced by the model: left to it
+        ({"event__index": True}, None),
+        ({"event__delta__text": 5}, None),  # rejected by the model
+        ({"event__delta": {"type": "signature_delta", "signature": "x"}}, None),
+        ({"event__delta": {"type": ["text_delta"]}}, None),
+        ({"event__delta": "text"}, None),
+        ({"event": {"type": "content_block_stop", "index": 0}}, None),
+        ({"type": "assistant"}, None),
+    ],
+)
+def test_streamed_text_takes_only_plain_main_reply_deltas(
+    changes: dict[str, Any], expected: tuple[int, str, str] | None
+) -> None:
+    # A declined line takes the typed path, which gives it the same meaning it always had.
+    assert streamed_text(_delta_line(**changes)) == expected
+
+
+@given(st.lists(st.integers(min_value=0, max_value=400), max_size=12))
+@settings(max_examples=60)
+def test_line_batches_frame_like_iter_lines(cuts: list[int]) -> None:
+    data = raw("plain_text")[:400] + b"\r\nlast line without end"
+    batches = list(iter_line_batches(chunked(data, cuts)))
+    assert all(batches)  # a read that completes no line hands nothing over
+    assert [line for batch in batches for line in batch] == list(iter_lines([data]))

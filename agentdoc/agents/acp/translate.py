@@ -84,23 +84,21 @@ class UpdateTranslator:
     # -- chunks -----------------------------------------------------------------------------
 
     def _message_chunk(self, update: dict[str, Any]) -> list[Event]:
-        chunk = ContentChunk.model_validate(update)
-        text = chunk.content.text if chunk.content.type == "text" else None
+        text, message_id = chunk_text(update)
         if not text or is_noise(text, self.quirks):
             return []
-        events = self._enter_message(chunk.message_id) + self._enter_block("text")
+        events = self._enter_message(message_id) + self._enter_block("text")
         self.shown_text = True
         return [*events, BlockDelta(self._index(), text)]
 
     def _thought_chunk(self, update: dict[str, Any]) -> list[Event]:
-        chunk = ContentChunk.model_validate(update)
-        text = chunk.content.text if chunk.content.type == "text" else None
+        text, message_id = chunk_text(update)
         text = clean_thought(text or "", self.quirks)
         if self._block is None or self._block[1] != "thinking":
             text = text.lstrip()  # a thought opening with blank lines (codex: "\n\n")
         if not text:
             return []
-        events = self._enter_message(chunk.message_id) + self._enter_block("thinking")
+        events = self._enter_message(message_id) + self._enter_block("thinking")
         return [*events, BlockDelta(self._index(), text)]
 
     def _enter_message(self, message_id: str | None) -> list[Event]:
@@ -237,6 +235,22 @@ _HANDLERS = {
     "usage_update": UpdateTranslator._usage,
     "notice": UpdateTranslator._notice,
 }
+
+
+def chunk_text(update: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The text (None: not a text block) and message id of a message or thought chunk.
+
+    One arrives per streamed chunk, so the plain shape is read without building the model; any
+    other shape goes through :class:`ContentChunk`, which reads the plain one the same way.
+    """
+    content, message_id = update.get("content"), update.get("messageId")
+    if type(content) is dict and "message_id" not in update:
+        kind, text = content.get("type"), content.get("text")
+        plain = type(kind) is str and (text is None or type(text) is str)
+        if plain and (message_id is None or type(message_id) is str):
+            return (text if kind == "text" else None), message_id
+    chunk = ContentChunk.model_validate(update)
+    return (chunk.content.text if chunk.content.type == "text" else None), chunk.message_id
 
 
 def tool_name(fields: ToolCallFields) -> str:

@@ -6,9 +6,10 @@ then looks interrupted although the reply was complete. A reader thread cannot a
 pipe empty: it needs the interpreter lock to return from each read, and the thread that parses
 and writes the document can hold it for a long stretch on a long reply. A regular file never
 pushes back, so on Linux the child writes into an anonymous in-memory file (``memfd``) and we
-read what it has written so far. The end of output is the CLI's own exit, not the closing of a
-pipe, so a background child that inherited stdout (a wrapper script's ``( sleep 45 ) &``) can no
-longer hold the turn open. Elsewhere, a pipe read in big chunks on its own thread.
+read what it has written so far, on the turn's own thread each time it waits for a line
+(:class:`PolledLines`). The end of output is the CLI's own exit, not the closing of a pipe, so a
+background child that inherited stdout (a wrapper script's ``( sleep 45 ) &``) can no longer hold
+the turn open. Elsewhere, a pipe read in big chunks on its own thread.
 """
 
 from __future__ import annotations
@@ -17,12 +18,20 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
+
+from agentdoc.agents.claude.stream import LineFramer
 
 log = logging.getLogger(__name__)
 
 READ_SIZE = 1 << 20
 POLL = 0.02  # seconds between looks at a memory file that has nothing new yet
+# While every look finds more (a reply streaming), the looks space out up to this: each one
+# costs a thread's wake-up, and streamed text is written at the flush interval anyway. A look
+# that finds nothing brings the interval back to POLL, so the first word after a pause is read
+# as soon as before.
+STEADY_POLL = 0.08
 
 
 def memory_files_supported() -> bool:
@@ -44,21 +53,50 @@ class MemoryOutput:
             self._offset += len(chunk)
         return b"".join(pieces)
 
-    def chunks(self, exited: Callable[[], bool], stop: threading.Event) -> Iterator[bytes]:
-        """What the child writes, as it comes, until it has exited and all of it was read."""
-        while True:
-            # Look at the exit first: a write made before the exit is then read below.
-            done = exited() or stop.is_set()
-            if data := self.read_new():
-                yield data
-            elif done:
-                return
-            else:
-                stop.wait(POLL)
-
     def close(self) -> None:
         with contextlib.suppress(OSError):
             os.close(self.fd)
+
+
+class PolledLines:
+    """The lines of a memory file, read on the thread that asks for them.
+
+    A reader thread would wake at every poll only to hand lines to the turn's thread, which
+    wakes for them anyway; reading here saves the second wake-up and the hand-over.
+    """
+
+    def __init__(self, memory: MemoryOutput, exited: Callable[[], bool]) -> None:
+        self._memory = memory
+        self._exited = exited
+        self._framer = LineFramer()
+        self._ended = threading.Event()  # set: all was read after the exit, or closed
+        self._interval = POLL
+
+    def next_batch(self, timeout: float) -> list[bytes] | None:
+        """The non-blank lines written since the last call (waiting up to `timeout` for one);
+        ending with b"" once the child exited and all it wrote was read; None if none came."""
+        deadline = time.monotonic() + timeout
+        waited = False
+        while not self._ended.is_set():
+            done = self._exited()  # before the read: a write made before the exit is read below
+            lines = [line for line in self._framer.feed(self._memory.read_new()) if line]
+            if waited:
+                self._interval = min(self._interval * 2, STEADY_POLL) if lines else POLL
+            if done:
+                self._ended.set()
+                return [*lines, *(line for line in self._framer.end() if line), b""]
+            if lines:
+                return lines
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            self._ended.wait(min(self._interval, remaining))
+            waited = True
+        return [b""]
+
+    def close(self) -> None:
+        """Read no more (the file is about to be closed); wakes a caller waiting for lines."""
+        self._ended.set()
 
 
 def pipe_chunks(fd: int) -> Iterator[bytes]:

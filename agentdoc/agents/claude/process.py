@@ -18,14 +18,20 @@ import signal
 import subprocess
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdoc.agents.base import AgentRequest
-from agentdoc.agents.claude.output import MemoryOutput, memory_files_supported, pipe_chunks
+from agentdoc.agents.claude.output import (
+    MemoryOutput,
+    PolledLines,
+    memory_files_supported,
+    pipe_chunks,
+)
 from agentdoc.agents.claude.prompt import neutralise, user_message
-from agentdoc.agents.claude.stream import iter_lines
+from agentdoc.agents.claude.stream import iter_line_batches
 from agentdoc.agents.claude.version import release_flags
 from agentdoc.config import Settings
 from agentdoc.errors import ClaudeNotFound
@@ -156,12 +162,14 @@ class ClaudeProcess:
     env: dict[str, str]
     stdin_text: str
     _proc: subprocess.Popen[bytes] | None = field(default=None, init=False)
-    _lines: queue.Queue[bytes] = field(default_factory=queue.Queue, init=False)
+    # From a pipe's reader thread, lines go over a read at a time, not one by one.
+    _lines: queue.Queue[list[bytes]] = field(default_factory=queue.Queue, init=False)
+    _polled: PolledLines | None = field(default=None, init=False)  # a memory file's lines
+    _batch: deque[bytes] = field(default_factory=deque, init=False)
     _stderr: list[bytes] = field(default_factory=list, init=False)
     _threads: list[threading.Thread] = field(default_factory=list, init=False)
     _out: MemoryOutput | None = field(default=None, init=False)
     _err: MemoryOutput | None = field(default=None, init=False)
-    _closing: threading.Event = field(default_factory=threading.Event, init=False)
 
     def start(self) -> ClaudeProcess:
         if memory_files_supported():
@@ -174,8 +182,11 @@ class ClaudeProcess:
                     memory.close()
             raise
         self._spawn(self._feed_stdin)
-        self._spawn(self._read_stdout)
-        if self._err is None:
+        if self._out is not None:
+            proc = self._proc
+            self._polled = PolledLines(self._out, lambda: proc.poll() is not None)
+        else:
+            self._spawn(self._read_stdout)
             self._spawn(self._read_stderr)
         return self
 
@@ -204,18 +215,13 @@ class ClaudeProcess:
                 self._proc.stdin.close()
 
     def _read_stdout(self) -> None:
-        proc = self._proc
-        assert proc is not None
+        assert self._proc is not None and self._proc.stdout is not None
         # Only reading and framing happen here; parsing and document writes are the caller's.
-        if self._out is not None:
-            chunks = self._out.chunks(lambda: proc.poll() is not None, self._closing)
-        else:
-            assert proc.stdout is not None
-            chunks = pipe_chunks(proc.stdout.fileno())
-        for line in iter_lines(chunks):
-            if line:  # b"" is the end-of-output sentinel; blank lines carry nothing
-                self._lines.put(line)
-        self._lines.put(_EOF)
+        for batch in iter_line_batches(pipe_chunks(self._proc.stdout.fileno())):
+            # b"" is the end-of-output sentinel; blank lines carry nothing
+            if lines := [line for line in batch if line]:
+                self._lines.put(lines)
+        self._lines.put([_EOF])
 
     def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -224,8 +230,18 @@ class ClaudeProcess:
 
     def next_line(self, timeout: float) -> bytes | None:
         """The next stdout line; b"" at end of output; None if nothing arrived within timeout."""
+        if not self._batch:
+            batch = self._next_batch(max(timeout, 0.0))
+            if batch is None:
+                return None
+            self._batch.extend(batch)
+        return self._batch.popleft()
+
+    def _next_batch(self, timeout: float) -> list[bytes] | None:
+        if self._polled is not None:
+            return self._polled.next_batch(timeout)
         try:
-            return self._lines.get(timeout=max(timeout, 0.0))
+            return self._lines.get(timeout=timeout)
         except queue.Empty:
             return None
 
@@ -237,7 +253,8 @@ class ClaudeProcess:
         """Wait for the CLI, then end whatever it left running in its group."""
         assert self._proc is not None
         code = self._proc.wait(timeout)
-        self._closing.set()  # wake the stdout reader for its last look
+        if self._polled is not None:
+            self._polled.close()  # its file is closed below
         self._end_leftovers()
         for thread in self._threads:
             thread.join(timeout=2)

@@ -3,7 +3,8 @@
 Two pure steps: :func:`iter_lines` re-frames raw byte chunks into lines, and :func:`parse_line`
 turns one line into an :data:`Event` (or ``None`` for lines the reply does not depend on).
 The event models are in :mod:`agentdoc.agents.claude.events`; what they *mean* for the reply is
-:mod:`agentdoc.agents.claude.reply`'s job.
+:mod:`agentdoc.agents.claude.translate`'s job. A turn reads the text deltas that make up most of
+a reply through :func:`streamed_text` instead, which builds no model for them.
 
 Unknown ``type``/``subtype`` values, unknown delta kinds and unknown ``user`` lines are skipped
 rather than rejected, because the CLI adds event kinds often and a parser that fails on them
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -57,18 +58,46 @@ def iter_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
     line are joined once, so a multi-megabyte line costs linear time. A final unterminated line
     is yielded at EOF.
     """
-    pending: list[bytes] = []
+    for batch in iter_line_batches(chunks):
+        yield from batch
+
+
+def iter_line_batches(chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
+    """:func:`iter_lines` a chunk at a time: the lines each chunk completes, in one list, so a
+    reader hands them over once per read rather than once per line."""
+    framer = LineFramer()
     for chunk in chunks:
-        start = 0
-        while (end := chunk.find(b"\n", start)) != -1:
-            pending.append(chunk[start:end])
-            yield _strip_cr(b"".join(pending))
-            pending.clear()
-            start = end + 1
-        if start < len(chunk):
-            pending.append(chunk[start:])
-    if pending:
-        yield _strip_cr(b"".join(pending))
+        if lines := framer.feed(chunk):
+            yield lines
+    if lines := framer.end():
+        yield lines
+
+
+class LineFramer:
+    """The framing of :func:`iter_lines`, fed one chunk at a time by whoever reads them."""
+
+    def __init__(self) -> None:
+        self._pending: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines this chunk completes (with what came before it)."""
+        pieces = chunk.split(b"\n")
+        tail = pieces.pop()
+        if pieces:
+            self._pending.append(pieces[0])
+            pieces[0] = b"".join(self._pending)
+            self._pending.clear()
+        if tail:
+            self._pending.append(tail)
+        return [_strip_cr(piece) for piece in pieces]
+
+    def end(self) -> list[bytes]:
+        """The unterminated last line, if any."""
+        if not self._pending:
+            return []
+        line = _strip_cr(b"".join(self._pending))
+        self._pending.clear()
+        return [line]
 
 
 def _strip_cr(line: bytes) -> bytes:
@@ -86,19 +115,58 @@ def parse_line(line: bytes | str) -> Event | None:
     Raises :class:`StreamError` for a ``{`` line that is not valid JSON, or a known event whose
     fields have the wrong shape.
     """
+    raw = load_line(line)
+    return None if raw is None else convert(raw)
+
+
+def load_line(line: bytes | str) -> dict[str, Any] | None:
+    """The JSON object of one stdout line; ``None`` for blank lines and junk (see
+    :func:`parse_line`, which is this followed by :func:`convert`)."""
     text = _decode(line).strip()
     if not text:
         return None
     if not text.startswith("{"):
         logger.debug("skipping non-JSON stdout line: %.200r", text)
         return None
-    raw = _load(text)
+    return _load(text)
+
+
+def streamed_text(raw: dict[str, Any]) -> tuple[int, Literal["text", "thinking"], str] | None:
+    """``(index, kind, text)`` of a main-reply text or thinking delta, else ``None``.
+
+    Nearly every line of a reply is one of these, so they are read without building a model;
+    the check is strict enough that :func:`convert` would make exactly this ``BlockDelta`` of
+    the same line (anything else, odd shapes included, is left to it).
+    """
+    if raw.get("type") != "stream_event" or raw.get("parent_tool_use_id") is not None:
+        return None
+    event = raw.get("event")
+    if type(event) is not dict or event.get("type") != "content_block_delta":
+        return None
+    delta = event.get("delta")
+    if type(delta) is not dict:
+        return None
+    kind = delta.get("type")
+    if kind == "text_delta":
+        text = delta.get("text")
+    elif kind == "thinking_delta":
+        text = delta.get("thinking")
+    else:
+        return None
+    index = event.get("index")
+    if type(index) is not int or type(text) is not str:
+        return None
+    return index, "text" if kind == "text_delta" else "thinking", text
+
+
+def convert(raw: dict[str, Any]) -> Event | None:
+    """The event of a line's JSON object (``None``: a kind the reply does not use)."""
     kind = raw.get("type")
-    convert = _DISPATCH.get(kind) if isinstance(kind, str) else None
-    if convert is None:
+    make = _DISPATCH.get(kind) if isinstance(kind, str) else None
+    if make is None:
         return None
     try:
-        return convert(raw)
+        return make(raw)
     except ValidationError as exc:
         raise StreamError(f"malformed {kind!r} line: {exc}") from exc
 

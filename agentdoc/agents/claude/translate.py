@@ -40,6 +40,7 @@ from agentdoc.agents.claude.events import (
     BlockDelta,
     BlockStart,
     ContentBlock,
+    DeltaKind,
     Event,
     Init,
     Interrupted,
@@ -94,7 +95,7 @@ class Translator:
             return []  # a subagent's output is not part of the reply
         match event:
             case BlockDelta():
-                return self._on_delta(event)
+                return self._on_delta(event.index, event.kind, event.text)
             case AssistantBlock():
                 return self._on_assistant(event)
             case BlockStart():
@@ -123,6 +124,14 @@ class Translator:
                 return [*self._drop_drafts(), self._on_result(event)]
         return []
 
+    def text_delta(self, index: int, kind: DeltaKind, text: str) -> Out:
+        """What a main-reply ``BlockDelta`` of these fields means: :meth:`feed` without the
+        event model, for the lines that make up most of a reply."""
+        if self.ended:
+            logger.debug("ignoring a delta after the turn's result")
+            return []
+        return self._on_delta(index, kind, text)
+
     def no_result(self, exit_code: int | None, stderr: str) -> neutral.TurnEnd:
         """The end of a turn whose process ended without a ``result``: interrupted, failed if
         its exit says so."""
@@ -150,15 +159,15 @@ class Translator:
         self._drafts[event.index] = kind
         return [neutral.BlockStart(event.index, kind)]
 
-    def _on_delta(self, event: BlockDelta) -> Out:
-        if event.kind != "text" and event.kind != "thinking":
+    def _on_delta(self, index: int, kind: DeltaKind, text: str) -> Out:
+        if kind != "text" and kind != "thinking":
             return []  # signatures and tool input JSON are only useful whole, from the commit
-        self._open_index = event.index
-        delta = neutral.BlockDelta(event.index, event.text)
-        if event.index in self._drafts:
+        self._open_index = index
+        delta = neutral.BlockDelta(index, text)
+        if index in self._drafts:
             return [delta]
-        self._drafts[event.index] = event.kind
-        return [neutral.BlockStart(event.index, event.kind), delta]
+        self._drafts[index] = kind
+        return [neutral.BlockStart(index, kind), delta]
 
     def _on_assistant(self, event: AssistantBlock) -> Out:
         if event.error is not None:

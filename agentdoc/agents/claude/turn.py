@@ -15,7 +15,7 @@ from typing import Any
 from agentdoc.agents import base as neutral
 from agentdoc.agents.base import END, EndOfStream
 from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn, StreamError
-from agentdoc.agents.claude.stream import parse_line
+from agentdoc.agents.claude.stream import convert, load_line, streamed_text
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.agents.claude.warm import AgentProcess
 
@@ -90,7 +90,11 @@ class ClaudeTurn:
 
     def _translate(self, line: bytes) -> bool:
         try:
-            event = parse_line(line)
+            raw = load_line(line)
+            if raw is not None and (delta := streamed_text(raw)) is not None:
+                self._ready.extend(self._translator.text_delta(*delta))
+                return bool(self._ready)
+            event = None if raw is None else convert(raw)
         except StreamError as exc:
             log.warning("skipping a corrupt line from claude: %s", exc)
             return False

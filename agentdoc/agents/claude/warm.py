@@ -44,6 +44,7 @@ _EOF = b""
 # so any other line that names one of these types somewhere is parsed to be sure.
 _HEAD = 120
 _KINDS = ("control_request", "control_response", "control_cancel_request", "result")
+_NEEDLES = tuple(f'"type":"{kind}"'.encode() for kind in _KINDS)
 
 
 class AgentProcess(Protocol):
@@ -72,9 +73,13 @@ def _squeezed(text: bytes) -> bytes:
 
 def line_kind(line: bytes) -> tuple[str, dict[str, Any] | None]:
     """The ``type`` of a stdout line, and the parsed line when it is a control message."""
-    if _squeezed(line[:_HEAD]).startswith(b'{"type":"result"'):
+    head = _squeezed(line[:_HEAD])
+    if head.startswith(b'{"type":"result"'):
         return "result", None
-    if not any(f'"type":"{k}"'.encode() in _squeezed(line) for k in _KINDS):
+    if head.startswith(b'{"type":"stream_event"'):
+        return "", None  # most lines of a reply; their own type comes first
+    squeezed = _squeezed(line)
+    if not any(needle in squeezed for needle in _NEEDLES):
         return "", None
     try:
         parsed = json.loads(line)
