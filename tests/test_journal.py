@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -13,6 +15,7 @@ from agentdoc.document import splice
 from agentdoc.document.fileio import WriteLedger
 from agentdoc.turn import journal
 from agentdoc.turn.recovery import close_orphans, recover, stop_orphan
+from tests.conftest import wait_for
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhi\n"
 
@@ -87,20 +90,52 @@ def _sleeper(*argv: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", code, *argv], start_new_session=True)
 
 
+def _orphan(*argv: str) -> int:
+    """A sleeper whose parent has exited: a CLI run whose daemon was killed."""
+    code = (
+        "import subprocess, sys; print(subprocess.Popen([sys.executable, '-c', "
+        "'import time; time.sleep(60)', *sys.argv[1:]], start_new_session=True, "
+        "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True
+    )
+    return int(done.stdout)
+
+
+def _ended(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2 :].startswith("Z")  # a zombie not yet reaped has ended
+
+
 def test_recovery_stops_a_cli_run_that_outlived_its_daemon(tmp_path: Path) -> None:
     doc = tmp_path / "a.md"
     open_doc(doc, "abcd1234", "partial")
-    ours, other = _sleeper("-p", "--output-format=stream-json"), _sleeper("unrelated")
+    orphan, other = _orphan("-p", "--output-format=stream-json"), _orphan("unrelated")
     try:
         crashed_journal(doc, "abcd1234", ["partial"])
         with journal.journal_path(doc).open("a") as f:
-            f.write(json.dumps({"pid": ours.pid}) + "\n")
+            f.write(json.dumps({"pid": orphan}) + "\n")
         recover(doc, WriteLedger())
-        assert ours.wait(timeout=10) == -signal.SIGTERM
+        wait_for(lambda: _ended(orphan), what="the orphaned CLI run to be stopped")
         # A pid that no longer looks like our CLI run (reused) is left alone.
-        stop_orphan(other.pid)
-        assert other.poll() is None
+        stop_orphan(other)
+        assert not _ended(other)
     finally:
-        for proc in (ours, other):
-            proc.kill()
-            proc.wait()
+        for pid in (orphan, other):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+def test_a_cli_this_process_still_holds_is_no_orphan() -> None:
+    """A warm CLI the daemon keeps for the document's next turn is its own child."""
+    warm = _sleeper("-p", "--output-format=stream-json")
+    try:
+        stop_orphan(warm.pid)
+        assert warm.poll() is None
+    finally:
+        warm.kill()
+        warm.wait()
