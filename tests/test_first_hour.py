@@ -233,7 +233,10 @@ def test_text_typed_below_a_streaming_reply_is_not_sent_until_saved_after_it(
         wait_for(lambda: "word9" in doc.read_text(), "the partial reply")
         doc.write_text(doc.read_text() + "\na note to self\n")  # typed below the reply, saved
         api.release()
-        wait_for(lambda: "word59" in doc.read_text() and state_of(doc) == "idle", "the reply")
+        # Once the reply is done, the status says why the note below it waits (issue 17 §5).
+        wait_for(lambda: "word59" in doc.read_text() and state_of(doc) == "pending", "the reply")
+        held = status.read_status(doc)
+        assert held is not None and "save the document to send it" in (held.held or "")
         # The fresh heading sits above the note, so it looks like a prompt: it is not sent.
         assert document.parse(doc.read_text()).pending_prompt() == "a note to self"
         with pytest.raises(TimeoutError):
