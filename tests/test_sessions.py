@@ -602,3 +602,21 @@ def test_last_reply_text_reads_the_session_file(tmp_path: Path) -> None:
     assert sessionstore.last_reply_text(env, session, cwd) == "word0 word1 "
     assert sessionstore.last_reply_text(env, "00000000-0000-4000-8000-000000000000", cwd) is None
     assert sessionstore.last_reply_text({}, session, cwd) is None
+
+
+def test_a_session_our_record_says_answered_the_last_turn_is_resumed_before_its_file_lands(
+    chat: Path, tmp_path: Path
+) -> None:
+    """A warm CLI writes its session file after the turn; a quick next save must not rebuild."""
+    from agentdoc.agents import TurnMark
+    from agentdoc.turn import marks
+    from agentdoc.turn.session import prepare_turn
+
+    env = {"HOME": str(tmp_path / "home")}  # the store does not have the session (yet)
+    parsed = document.parse(chat.read_text())
+    lost = prepare_turn(chat, parsed, "second question", "run", Settings(), environ=env)
+    assert lost.request.resume is None and lost.note == LOST_NOTE
+    marks.set_mark(chat, parsed.turn_count(), TurnMark(OLD, "prompt-uuid"))
+    plan = prepare_turn(chat, parsed, "second question", "run", Settings(), environ=env)
+    assert plan.request.resume == OLD and plan.request.prompt.endswith("second question")
+    assert plan.fallback is not None and plan.fallback.note == LOST_NOTE

@@ -36,7 +36,7 @@ from agentdoc.agents import AgentRequest, AgentSpec, ImagePart, has_session, las
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history, includes
+from agentdoc.turn import history, includes, marks
 from agentdoc.turn.compose import compose_prompt
 from agentdoc.turn.lineage import Target, first_turn_of_fork, resume_target
 from agentdoc.turn.whose import native as _native
@@ -302,6 +302,11 @@ def prepare_turn(
     if target is not None and mode != "start" and _native(agent) and session_owner(doc) == "claude":
         env = os.environ if environ is None else environ
         found = has_session(env, target, cwd)
+        if found is False and answered_last_turn(path, doc, target):
+            # Our own record says this session answered the last turn: a warm CLI writes its
+            # session file only after that turn ends, so a quick next save can look before it
+            # is there. Resume; if the CLI has truly lost it, the plan's fallback rebuilds.
+            found = None
         # Only an interrupted reply needs the session's own copy of it.
         if found and history.unfinished_reply(doc) is not None:
             reply = last_reply_text(env, target, cwd)
@@ -323,6 +328,11 @@ def prepare_turn(
         facts=facts,
         agent=agent,
     )
+
+
+def answered_last_turn(path: Path, doc: Document, session: str) -> bool:
+    mark = marks.read_marks(path).get(doc.turn_count())
+    return mark is not None and mark.session == session
 
 
 def limits(settings: Settings) -> includes.Limits:
