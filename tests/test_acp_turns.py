@@ -19,6 +19,7 @@ from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn.runner import TurnRunner
 from tests.conftest import wait_for
+from tests.test_daemon import Running
 
 FAKE = Path(__file__).parent / "fake_acp_agent.py"
 CLAUDE_SESSION = "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5"
@@ -277,23 +278,6 @@ def test_a_cancel_sends_session_cancel_and_keeps_the_partial_text(
     assert agent.received("session/cancel")
     assert outcome[0].state in ("cancelled", "interrupted")
     assert "Partial" in doc.read_text()
-
-
-class Running:
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=daemon.run, args=(self.stop,))
-
-    def __enter__(self) -> Daemon:
-        self.thread.start()
-        assert self.daemon.ready.wait(10), "daemon did not start"
-        return self.daemon
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(20)
-        assert not self.thread.is_alive()
 
 
 def roles(path: Path) -> list[str]:
