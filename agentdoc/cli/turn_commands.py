@@ -19,14 +19,32 @@ from agentdoc.errors import AgentdocError
 @click.option("--title", help="Title (frontmatter and first heading); default: the file name.")
 @click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
 @click.option("--agent", help="Agent that answers (claude, gemini, codex, opencode or your own).")
-def new(path: Path, title: str | None, model: str | None, agent: str | None) -> None:
+@click.option("--preset", help="Preset (see `agentdoc presets`) this document starts from.")
+def new(
+    path: Path, title: str | None, model: str | None, agent: str | None, preset: str | None
+) -> None:
     """Create a new session document at PATH, ready for the first prompt."""
+    create_document(path, title=title, model=model, agent=agent, preset=preset)
+    click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
+
+
+def create_document(
+    path: Path,
+    *,
+    title: str | None = None,
+    model: str | None = None,
+    agent: str | None = None,
+    preset: str | None = None,
+) -> None:
     from agentdoc.agents import resolve_agent
     from agentdoc.config import load_settings
     from agentdoc.document import add_frontmatter
+    from agentdoc.turn import load_preset
 
     if agent is not None:
         resolve_agent(agent, load_settings())
+    if preset is not None:
+        load_preset(preset)  # refused here, before a document names a preset that cannot work
     if path.exists():
         raise AgentdocError(f"{path} already exists; agentdoc will not overwrite it")
     try:
@@ -37,10 +55,11 @@ def new(path: Path, title: str | None, model: str | None, agent: str | None) -> 
     meta: dict[str, Any] = {"agent": agent} if agent else {}
     if model:
         meta["model"] = model
+    if preset:
+        meta["preset"] = preset
     body = f"\n# {title}\n\n## User\n\n"
     text = add_frontmatter(body, meta, {"title": title})
     path.write_text(text, encoding="utf-8")
-    click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
 @cli.command()

@@ -79,6 +79,9 @@ class AgentdocMeta(BaseModel):
     git: Literal["commit", "off"] | None = None
     # Exchanges `agentdoc archive` moved into `<stem>.archive.md`; turn numbers count them.
     archived: int | None = None
+    # A preset (`presets/NAME.md` beside the user's config) whose settings this document takes
+    # where it sets none itself.
+    preset: str | None = None
 
     @field_validator("archived")
     @classmethod

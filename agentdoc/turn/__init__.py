@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.forking import fork as fork
     from agentdoc.turn.outcome import Progress as Progress
     from agentdoc.turn.outcome import TurnOutcome as TurnOutcome
+    from agentdoc.turn.presets import list_presets as list_presets
+    from agentdoc.turn.presets import load_preset as load_preset
+    from agentdoc.turn.presets import presets_dir as presets_dir
     from agentdoc.turn.recovery import open_regions as open_regions
     from agentdoc.turn.recovery import recover as recover
     from agentdoc.turn.runner import TurnRunner as TurnRunner
@@ -41,6 +44,7 @@ __all__, __getattr__ = lazy_exports(
         "archive": ("archive_document",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
+        "presets": ("list_presets", "load_preset", "presets_dir"),
         "recovery": ("open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),
         "runner": ("TurnRunner",),

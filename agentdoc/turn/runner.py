@@ -38,7 +38,7 @@ from agentdoc.document import (
     render_refusal,
 )
 from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
-from agentdoc.turn import detect, journal, status
+from agentdoc.turn import detect, journal, presets, status
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.ending import TurnEnding
 from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
@@ -130,13 +130,18 @@ class TurnRunner(TurnEnding):
                 ", ".join(unknown),
                 known,
             )
+        try:
+            doc, include = presets.apply_preset(doc)
+        except PromptRefused as exc:
+            self._refuse(doc.turn_count() + 1, exc)
+            raise
         agent = check_agent(self.path, doc, self.settings)
         prompt = self._writer.prompt = sub.prompt
         try:
             plan = prepare_turn(
                 self.path,
                 doc,
-                prompt,
+                presets.first_prompt(prompt, doc, include),
                 self.mode,
                 self.settings,
                 session=self.session,

@@ -1,0 +1,60 @@
+"""Commands that reach a document from outside it: ask, search, presets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from agentdoc.cli.group import cli, complete_documents, output_options
+from agentdoc.errors import AgentdocError
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path), shell_complete=complete_documents)
+@click.argument("prompt")
+@click.option("--new", "create", is_flag=True, help="Create the document first if it is missing.")
+@click.option("--preset", help="With --new: the preset the new document starts from.")
+@output_options
+@click.pass_context
+def ask(
+    ctx: click.Context,
+    path: Path,
+    prompt: str,
+    create: bool,
+    preset: str | None,
+    print_reply: bool,
+    quiet: bool,
+) -> None:
+    """Add PROMPT under the last `## User` of PATH and run it (PROMPT `-`: read stdin).
+
+    When an `agentdoc watch` covers PATH, it answers and this waits for the reply; otherwise
+    the turn runs here as `agentdoc run` runs it. The reply goes to stdout when that is a pipe
+    or a file.
+    """
+    from agentdoc.cli.ask import ask as ask_in
+    from agentdoc.cli.ask import read_prompt
+    from agentdoc.cli.turn_commands import create_document
+
+    text = read_prompt(prompt)
+    if create and not path.exists():
+        create_document(path, preset=preset)
+    elif preset is not None:
+        raise AgentdocError("--preset is for a new document (with --new); set `preset:` in it")
+    elif not path.exists():
+        raise AgentdocError(f"{path} does not exist; add --new to create it")
+    ctx.exit(ask_in(path, text, print_reply=print_reply, quiet=quiet))
+
+
+@cli.command()
+def presets() -> None:
+    """List the presets in `presets/` beside your config file."""
+    from agentdoc.turn import list_presets, presets_dir
+
+    found = list_presets()
+    if not found:
+        click.echo(f"no presets yet: add NAME.md files to {presets_dir()}")
+        return
+    width = max(len(name) for name, _ in found)
+    for name, about in found:
+        click.echo(f"{name:<{width}}  {about}".rstrip())

@@ -1,0 +1,95 @@
+"""`agentdoc ask`: a prompt from the command line, run one-shot or handed to a running daemon."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentdoc.cli import cli
+from agentdoc.cli.ask import last_reply, with_prompt
+from agentdoc.document import parser as document
+from tests.conftest import FakeClaude
+from tests.test_daemon import Running, make_daemon
+
+REPLY = "Hello! This is a plain reply from the mock."
+DOC = "---\nagentdoc: {}\n---\n\n# Chat\n\n## User\n\n"
+ANSWERED = DOC + "First?\n\n## Assistant\n\nYes.\n\n<sub>turn 1</sub>\n"
+
+
+def test_the_prompt_goes_under_the_last_user_heading() -> None:
+    assert with_prompt(DOC, "Hi?") == DOC + "Hi?\n"
+    # A prompt already typed there is kept; the new one follows it.
+    assert with_prompt(DOC + "typed\n", "Hi?") == DOC + "typed\n\nHi?\n"
+    # After a reply a new `## User` block starts.
+    assert with_prompt(ANSWERED, "Next?") == ANSWERED + "\n## User\n\nNext?\n"
+    assert with_prompt(DOC, "Hi?", "/send") == DOC + "Hi?\n/send\n"
+
+
+def test_a_crlf_document_stays_crlf() -> None:
+    crlf = ANSWERED.replace("\n", "\r\n")
+    out = with_prompt(crlf, "line one\nline two")
+    assert out == crlf + "\r\n## User\r\n\r\nline one\r\nline two\r\n"
+    assert "\n" not in out.replace("\r\n", "")
+    assert document.parse(out).pending_prompt() == "line one\r\nline two"
+
+
+def test_last_reply_leaves_out_the_footer_and_comments() -> None:
+    assert last_reply(ANSWERED) == "Yes."
+    assert last_reply(DOC) == ""
+
+
+@pytest.fixture
+def fake(fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
+    made = fake_claude("plain_text.ndjson")
+    for key, value in made.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AGENTDOC_CLAUDE", str(made.executable))
+    return made
+
+
+def test_ask_new_runs_one_shot_and_prints_the_reply(tmp_path: Path, fake: FakeClaude) -> None:
+    path = tmp_path / "notes" / "q.md"
+    result = CliRunner().invoke(cli, ["ask", "--new", str(path), "What is 2+2?"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == REPLY
+    doc = document.parse(path.read_text())
+    assert [t.role for t in doc.turns] == ["user", "assistant", "user"]
+    assert doc.turns[0].content.strip() == "What is 2+2?"
+    assert fake.calls()[0]["stdin"].count("What is 2+2?") == 1
+
+
+def test_ask_reads_the_prompt_from_stdin(tmp_path: Path, fake: FakeClaude) -> None:
+    path = tmp_path / "q.md"
+    path.write_text(DOC)
+    result = CliRunner().invoke(cli, ["ask", str(path), "-"], input="from a pipe\n")
+    assert result.exit_code == 0, result.output
+    assert document.parse(path.read_text()).turns[0].content.strip() == "from a pipe"
+
+
+def test_ask_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.md"
+    result = CliRunner().invoke(cli, ["ask", str(missing), "hi"])
+    assert result.exit_code == 1 and "add --new" in result.output
+    assert not missing.exists()
+    result = CliRunner().invoke(cli, ["ask", str(missing), "-"], input="  \n")
+    assert result.exit_code == 1 and "stdin is empty" in result.output
+
+
+def test_ask_hands_the_prompt_to_the_running_daemon(tmp_path: Path, fake: FakeClaude) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "chat.md"
+    path.write_text(ANSWERED)
+    with Running(make_daemon(folder, fake)) as daemon:
+        result = CliRunner().invoke(cli, ["ask", str(path), "Second?"])
+        assert result.exit_code == 0, result.output
+    assert "handed to agentdoc watch" in result.stderr
+    assert result.stdout.strip() == REPLY
+    doc = document.parse(path.read_text())
+    assert [t.role for t in doc.turns] == ["user", "assistant", "user", "assistant", "user"]
+    assert doc.turns[2].content.strip() == "Second?"
+    assert len(fake.calls()) == 1  # the daemon ran it; `ask` did not run a turn of its own
+    assert daemon is not None
