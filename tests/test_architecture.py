@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
         "agentdoc.cli",
     },
     {"agentdoc.daemon"},
-    {"agentdoc.turn"},
+    {"agentdoc.turn", "agentdoc.search"},
     {"agentdoc.document"},
     {"agentdoc.agents"},
     {"agentdoc.agents.claude", "agentdoc.agents.acp", "agentdoc.agents.fakeapi"},
@@ -43,11 +43,12 @@ SUBPACKAGES = (
     "agentdoc.agents",
     "agentdoc.daemon",
     "agentdoc.turn",
+    "agentdoc.search",
     "agentdoc.document",
     "agentdoc.cli",
 )
 # Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
-PROTOCOL_USERS = ("agentdoc.daemon", "agentdoc.turn", "agentdoc.document")
+PROTOCOL_USERS = ("agentdoc.daemon", "agentdoc.turn", "agentdoc.search", "agentdoc.document")
 
 
 @dataclass(frozen=True)

@@ -58,3 +58,46 @@ def presets() -> None:
     width = max(len(name) for name, _ in found)
     for name, about in found:
         click.echo(f"{name:<{width}}  {about}".rstrip())
+
+
+@cli.command()
+@click.argument("query")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--prompts", "where", flag_value="prompts", help="Search only the prompts.")
+@click.option("--replies", "where", flag_value="replies", help="Search only the replies.")
+@click.option("--thinking", is_flag=True, help="Search the thinking sidecars too.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.option("--vimgrep", is_flag=True, help="FILE:LINE:COLUMN:TEXT lines, for quickfix lists.")
+@click.option("-n", "--limit", default=100, show_default=True, help="Most hits shown (0: all).")
+def search(
+    query: str,
+    paths: tuple[Path, ...],
+    where: str | None,
+    thinking: bool,
+    as_json: bool,
+    vimgrep: bool,
+    limit: int,
+) -> None:
+    """Find QUERY's words in the conversations under PATHS (default: this folder).
+
+    One hit per matching exchange, newest first, as `FILE#turn-N: line`; archives are searched
+    with their documents. A word ending in * matches as a prefix; "a phrase" in quotes.
+    """
+    from agentdoc.cli.found import show_hits
+    from agentdoc.search import connect, key, refresh, search
+
+    roots = list(paths) or [Path.cwd()]
+    conn = connect()
+    try:
+        refresh(conn, roots)
+        hits = search(
+            conn,
+            query,
+            [key(r) for r in roots],
+            where="prompts" if where == "prompts" else "replies" if where else "all",
+            thinking=thinking,
+            limit=max(limit, 0),
+        )
+    finally:
+        conn.close()
+    show_hits(hits, "json" if as_json else "vimgrep" if vimgrep else "text")

@@ -43,6 +43,7 @@ from agentdoc.document import (
     session_problem,
 )
 from agentdoc.errors import AgentdocError
+from agentdoc.search import note_changed
 from agentdoc.turn import (
     Progress,
     Status,
@@ -365,6 +366,7 @@ class Daemon:
                 # the conversation as it now stands: take it from the file, or a prompt saved
                 # right after the reply would look like several turns arriving at once.
                 doc.text = data.decode("utf-8", "replace")
+                note_changed(path)  # the reply, in the search index
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
                 # itself. A prompt found here was typed and saved by the user (our close only
@@ -394,6 +396,7 @@ class Daemon:
     # -- helpers -----------------------------------------------------------------------------
 
     def _follow(self, path: Path) -> None:
+        note_changed(path)  # the search index, off this thread
         # A session document is rewritten in place by most editors, which its folder's mtime
         # does not show; the watcher's safety rescan looks at these files one by one.
         if self._watcher is not None:
