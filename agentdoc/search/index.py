@@ -14,9 +14,12 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agentdoc.document import archive_path, sidecar_path
-from agentdoc.search.exchanges import Kind, exchanges
+from agentdoc.document import fitting_name
+
+if TYPE_CHECKING:
+    from agentdoc.search.exchanges import Kind
 
 SCHEMA_VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024  # a file this large is not a conversation anyone typed
@@ -130,24 +133,33 @@ def key(path: Path) -> bytes:
     return os.fsencode(path.absolute())
 
 
-def update_document(conn: sqlite3.Connection, document: Path) -> set[bytes]:
-    """Bring one document, its archive and its sidecar up to date; the paths looked at."""
-    owner = key(document)
-    looked = set()
+def companions(document: Path) -> tuple[tuple[Path, Kind], ...]:
+    """The document, its archive and its sidecar, named as agentdoc.document names them
+    (`archive_path`, `sidecar_path`) without loading the parser those sit beside: a search
+    of an unchanged tree never parses, and starting up is most of its time."""
+    return (
+        (document, "document"),
+        (document.with_name(document.stem + ".archive.md"), "archive"),
+        (document.with_name(fitting_name(document.stem, ".thinking.md")), "thinking"),
+    )
+
+
+def update_document(conn: sqlite3.Connection, document: Path) -> None:
+    """Bring one document, its archive and its sidecar up to date."""
     with transaction(conn):
-        pairs: tuple[tuple[Path, Kind], ...] = (
-            (document, "document"),
-            (archive_path(document), "archive"),
+        _update_document(conn, document)
+
+
+def _update_document(conn: sqlite3.Connection, document: Path) -> None:
+    owner = key(document)
+    for path, kind in companions(document):
+        _update(conn, path, kind, owner)
+    row = conn.execute("SELECT mtime_ns FROM sources WHERE path = ?", (owner,)).fetchone()
+    if row is not None:
+        conn.execute(
+            "UPDATE sources SET doc_ns = ? WHERE document = ? AND doc_ns != ?",
+            (row[0], owner, row[0]),
         )
-        for path, kind in pairs:
-            looked.add(key(path))
-            _update(conn, path, kind, owner)
-        looked.add(key(sidecar_path(document)))
-        _update(conn, sidecar_path(document), "thinking", owner)
-        row = conn.execute("SELECT mtime_ns FROM sources WHERE path = ?", (owner,)).fetchone()
-        if row is not None:
-            conn.execute("UPDATE sources SET doc_ns = ? WHERE document = ?", (row[0], owner))
-    return looked
 
 
 def _update(conn: sqlite3.Connection, path: Path, kind: Kind, owner: bytes) -> None:
@@ -179,6 +191,8 @@ def _update(conn: sqlite3.Connection, path: Path, kind: Kind, owner: bytes) -> N
         "INSERT INTO sources(path, document, kind, mtime_ns, size, hash) VALUES (?,?,?,?,?,?)",
         (where, owner, kind, st.st_mtime_ns, st.st_size, hashed),
     ).lastrowid
+    from agentdoc.search.exchanges import exchanges  # the parser, only for a changed file
+
     text = data.decode("utf-8", "replace").removeprefix("\ufeff")
     conn.executemany(
         "INSERT INTO exchanges(source, turn, prompt, reply, prompt_line, reply_line)"
@@ -209,21 +223,44 @@ def documents(roots: Iterable[Path]) -> Iterator[Path]:
                     yield Path(folder, name)
 
 
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 def refresh(conn: sqlite3.Connection, roots: list[Path]) -> None:
-    """Bring the index up to date for everything under `roots`, forgetting what is gone."""
+    """Bring the index up to date for everything under `roots`, forgetting what is gone.
+
+    Unchanged files cost a stat and no write: the usual search of an unchanged tree only
+    reads the index."""
+    known = {
+        path: (mtime, size)
+        for path, mtime, size in conn.execute("SELECT path, mtime_ns, size FROM sources")
+    }
     looked: set[bytes] = set()
+    changed = []
     for document in documents(roots):
-        looked |= update_document(conn, document)
+        stale = False
+        for path, _kind in companions(document):
+            where = key(path)
+            looked.add(where)
+            stale = stale or known.get(where) != _stat(path)
+        if stale:
+            changed.append(document)
     prefixes = [key(r) for r in roots]
-    gone = [
-        source
-        for source, path in conn.execute("SELECT id, path FROM sources")
-        if path not in looked and under(path, prefixes)
-    ]
-    if gone:
-        with transaction(conn):
-            for source in gone:
-                _forget(conn, source)
+    gone = [path for path in known if path not in looked and under(path, prefixes)]
+    if not changed and not gone:
+        return
+    with transaction(conn):
+        for document in changed:
+            _update_document(conn, document)
+        for path in gone:
+            row = conn.execute("SELECT id FROM sources WHERE path = ?", (path,)).fetchone()
+            if row is not None:
+                _forget(conn, row[0])
 
 
 def under(path: bytes, prefixes: list[bytes]) -> bool:

@@ -12,13 +12,14 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal
 
-from agentdoc.document import LINE_BREAK, strip_comments
 from agentdoc.errors import AgentdocError
 from agentdoc.search.index import under
 
 Where = Literal["all", "prompts", "replies"]
 _WORD = re.compile(r'"([^"]*)"|(\S+)')
 _TEXT_WIDTH = 200
+# As agentdoc.document.LINE_BREAK; not imported from there, which would load the parser.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,10 @@ def _matching_line(parts: list[tuple[str, int]], needles: list[str]) -> tuple[in
     """The first line holding one of the words; else the first line with text."""
     fallback: tuple[int, str] | None = None
     for content, heading in parts:
-        for index, line in enumerate(LINE_BREAK.split(content)):
+        for index, line in enumerate(_LINE_BREAK.split(content)):
             shown = line.strip()
-            if not shown or not strip_comments(shown).strip():
-                continue
+            if not shown or (shown.startswith("<!--") and shown.endswith("-->")):
+                continue  # blank, or agentdoc's own marks
             fallback = fallback or (heading + 1 + index, shown)
             if any(n in shown.casefold() for n in needles):
                 return heading + 1 + index, shown[:_TEXT_WIDTH]
