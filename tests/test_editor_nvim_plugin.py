@@ -343,3 +343,30 @@ def test_archive_moves_older_exchanges_and_reloads_the_buffer(
     wait_for(lambda: editor.shows(path), what="Neovim to reload the document")
     assert "Question 1?" not in editor.buffer() and "Question 4?" in editor.buffer()
     assert "Question 3?" in (folder / "long.archive.md").read_text()
+
+
+def test_search_fills_the_quickfix_list(
+    document: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[..., Nvim],
+) -> None:
+    folder = document.parent
+    answered = "---\nagentdoc: {archived: 1}\n---\n\n## User\n\nWidgets again?\n\n"
+    (folder / "older.md").write_text(answered + "## Assistant\n\nBlue widgets.\n\n## User\n\n")
+    (folder / "older.archive.md").write_text("## User\n\nA widget?\n\n## Assistant\n\nA thing.\n")
+    editor = start_nvim(document, fake_claude("plain_text.ndjson"))
+    editor.command(f"cd {folder}")
+    editor.command("AgentdocSearch widget*")
+    wait_for(lambda: editor.expr("len(getqflist())") == 2, what="the hits in the quickfix list")
+    items = [
+        (editor.expr(f"bufname({item['bufnr']})"), item["lnum"], item["text"])
+        for item in editor.expr("getqflist()")
+    ]
+    assert items == [
+        ("older.md", 7, "turn-2: Widgets again?"),
+        ("older.archive.md", 3, "turn-1: A widget?"),
+    ]
+    assert editor.expr("getqflist({'title': 1}).title") == "agentdoc search widget*"
+    editor.command("AgentdocSearch nothingmatches")
+    wait_for(lambda: editor.notes() != [], what="the empty search to be told")
+    assert editor.notes()[-1]["msg"] == "agentdoc search: no matches for nothingmatches"

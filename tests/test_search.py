@@ -159,3 +159,12 @@ def test_the_daemon_indexes_what_changes(
         wait_for(indexed, what="the prompt and the reply in the index")
     [hit] = search(conn, "mock", [key(folder)])
     assert hit.turn == 1 and hit.text == "Hello! This is a plain reply from the mock."
+
+
+@pytest.mark.parametrize("name", ["chat.md", "x" * 240 + ".md"])
+def test_companions_are_named_as_the_document_names_them(tmp_path: Path, name: str) -> None:
+    from agentdoc.document import archive_path, sidecar_path
+    from agentdoc.search.index import companions
+
+    doc = tmp_path / name
+    assert [p for p, _ in companions(doc)] == [doc, archive_path(doc), sidecar_path(doc)]

@@ -236,9 +236,9 @@ local function current_document()
   return buf, path
 end
 
--- Run `agentdoc ARGS…` as a job; `done(code, stderr)` is called on the main loop.
+-- Run `agentdoc ARGS…` as a job; `done(code, stderr, stdout lines)` is called on the main loop.
 local function job(args, done)
-  local stderr = {}
+  local stderr, stdout = {}, {}
   local argv = { M.config.command }
   vim.list_extend(argv, args)
   local ok, id = pcall(vim.fn.jobstart, argv, {
@@ -247,12 +247,15 @@ local function job(args, done)
     on_stderr = function(_, data)
       stderr = data or {}
     end,
+    on_stdout = function(_, data)
+      stdout = data or {}
+    end,
     on_exit = function(_, code)
       vim.schedule(function()
         local text = table.concat(vim.tbl_filter(function(l)
           return l ~= ""
         end, stderr), "\n")
-        done(code, text)
+        done(code, text, stdout)
       end)
     end,
   })
@@ -448,6 +451,34 @@ function M.archive(keep)
     vim.cmd("silent! checktime " .. buf)
     local archive = vim.fn.fnamemodify(path, ":t:r") .. ".archive.md"
     notify("older exchanges moved to " .. archive, vim.log.levels.INFO)
+  end)
+end
+
+--- `agentdoc search QUERY` under the current folder, its hits in the quickfix list (newest
+--- first; `:cnext` walks them).
+function M.search(query)
+  if not query or query:match("^%s*$") then
+    notify("give the words to search for: :AgentdocSearch WORDS")
+    return
+  end
+  job({ "search", "--vimgrep", query }, function(code, stderr, stdout)
+    if code ~= 0 then
+      notify(stderr ~= "" and stderr or "agentdoc search failed")
+      return
+    end
+    local lines = vim.tbl_filter(function(l)
+      return l ~= ""
+    end, stdout)
+    vim.fn.setqflist({}, " ", {
+      title = "agentdoc search " .. query,
+      lines = lines,
+      efm = "%f:%l:%c:%m",
+    })
+    if #lines == 0 then
+      notify("agentdoc search: no matches for " .. query, vim.log.levels.INFO)
+      return
+    end
+    vim.cmd("copen")
   end)
 end
 
