@@ -93,3 +93,18 @@ def test_ask_hands_the_prompt_to_the_running_daemon(tmp_path: Path, fake: FakeCl
     assert doc.turns[2].content.strip() == "Second?"
     assert len(fake.calls()) == 1  # the daemon ran it; `ask` did not run a turn of its own
     assert daemon is not None
+
+
+def test_ask_marks_the_prompt_for_a_daemon_that_waits_for_the_marker(
+    tmp_path: Path, fake: FakeClaude
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "chat.md"
+    path.write_text(DOC.replace("agentdoc: {}", "agentdoc: {trigger: marker}"))
+    with Running(make_daemon(folder, fake)):
+        result = CliRunner().invoke(cli, ["ask", str(path), "Marked?"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == REPLY
+    doc = document.parse(path.read_text())
+    assert doc.turns[0].content.strip() == "Marked?"  # the marker went when the turn started

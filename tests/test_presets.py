@@ -136,3 +136,25 @@ def test_presets_lists_each_with_its_description_or_problem() -> None:
     lines = runner.invoke(cli, ["presets"]).output.splitlines()
     assert lines[0].split(None, 1) == ["reviewer", "Careful code review"]
     assert lines[1].startswith("sneaky") and "`command`" in lines[1]
+
+
+def test_the_daemon_refuses_a_missing_preset_in_the_document(
+    tmp_path: Path, fake: FakeClaude
+) -> None:
+    from tests.conftest import wait_for
+    from tests.process_support import state_of
+    from tests.test_daemon import Running, make_daemon
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "chat.md"
+    path.write_text("---\nagentdoc: {preset: gone}\n---\n\n## User\n\n")
+    with Running(make_daemon(folder, fake)):
+        path.write_text(path.read_text() + "Hi\n")
+        wait_for(lambda: "**Not sent:**" in path.read_text(), what="the refusal in the document")
+        wait_for(lambda: state_of(path) == "error", what="the refusal in the status")
+    assert fake.calls() == []
+    assert (
+        "preset 'gone'"
+        in json.loads((folder / ".agentdoc" / "chat.md.status.json").read_text())["error"]
+    )

@@ -168,3 +168,13 @@ def test_companions_are_named_as_the_document_names_them(tmp_path: Path, name: s
 
     doc = tmp_path / name
     assert [p for p, _ in companions(doc)] == [doc, archive_path(doc), sidecar_path(doc)]
+
+
+def test_the_index_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from agentdoc.search import connect, index_path
+
+    connect().close()
+    assert stat.S_IMODE(os.stat(index_path()).st_mode) == 0o600

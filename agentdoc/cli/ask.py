@@ -34,6 +34,9 @@ from agentdoc.turn import Status, live_turn, read_status, wants_marker
 # A turn the daemon finished, failed or held leaves one of these behind.
 _SETTLED = ("idle", "error", "pending")
 _POLL = 0.05  # seconds between looks at the status file while the daemon works
+# A daemon that has not even started on the prompt by then is not going to: it does not
+# watch this file after all (an ignored name, a folder it cannot see).
+TAKEN_WITHIN = 30.0
 
 
 def with_prompt(text: str, prompt: str, marker: str | None = None) -> str:
@@ -86,12 +89,18 @@ def add_prompt(path: Path, prompt: str, *, for_daemon: bool) -> Asked:
 def ask_daemon(path: Path, asked: Asked, quiet: bool) -> int:
     """Wait for the daemon to answer the prompt just written; print the reply when stdout is
     not a terminal. Ctrl-C stops the waiting, not the turn."""
+    deadline = time.monotonic() + TAKEN_WITHIN
     while True:
         if find_daemon(path) is None:
             raise AgentdocError(f"the agentdoc watch for {path} stopped before it answered")
         now = read_status(path)
         if _settled(now, asked):
             break
+        if now == asked.before and time.monotonic() > deadline:
+            raise AgentdocError(
+                f"the agentdoc watch running here has not taken the prompt in {path} after "
+                f"{TAKEN_WITHIN:.0f} s (see `agentdoc status {path}`); it stays in the document"
+            )
         time.sleep(_POLL)
     assert now is not None
     if now.state != "idle":

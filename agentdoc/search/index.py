@@ -93,6 +93,9 @@ def connect(path: Path | None = None) -> sqlite3.Connection:
     """The index, created (or rebuilt after a format change) when needed."""
     path = path or index_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    # It holds copies of the conversations: readable by their owner only, like the documents'
+    # state (SQLite gives its journal files the same mode).
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     conn = sqlite3.connect(path, timeout=10, isolation_level=None)
     with contextlib.suppress(sqlite3.OperationalError):  # another connection set it first
         conn.execute("PRAGMA journal_mode=WAL")  # the daemon writes while a search reads
