@@ -25,6 +25,7 @@ from agentdoc.document import (
     is_unanswered,
     parse,
     read_text,
+    seal_reply,
     strip_comments,
     write_text,
 )
@@ -45,7 +46,8 @@ def with_prompt(text: str, prompt: str, marker: str | None = None) -> str:
     sends only marked prompts."""
     doc = parse(text)
     nl = dominant_newline(text)
-    lines = LINE_BREAK.split(prompt.strip())
+    # A piped file's `## Assistant` line or open code fence must not reshape the conversation.
+    lines = LINE_BREAK.split(seal_reply(prompt.strip()).strip())
     if marker:
         lines.append(marker)
     added = nl.join(lines) + nl
