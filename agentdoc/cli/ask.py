@@ -88,9 +88,9 @@ def add_prompt(path: Path, prompt: str, *, for_daemon: bool) -> Asked:
     return asked
 
 
-def ask_daemon(path: Path, asked: Asked, quiet: bool) -> int:
-    """Wait for the daemon to answer the prompt just written; print the reply when stdout is
-    not a terminal. Ctrl-C stops the waiting, not the turn."""
+def ask_daemon(path: Path, asked: Asked, *, show: bool) -> int:
+    """Wait for the daemon to answer the prompt just written, then print the reply if `show`.
+    Ctrl-C stops the waiting, not the turn."""
     deadline = time.monotonic() + TAKEN_WITHIN
     while True:
         if find_daemon(path) is None:
@@ -109,7 +109,7 @@ def ask_daemon(path: Path, asked: Asked, quiet: bool) -> int:
         reason = now.held or now.error or now.state
         click.echo(f"{path}: the prompt was not answered: {reason}", err=True)
         return EXIT_TURN_FAILED
-    if not quiet and not sys.stdout.isatty():
+    if show:
         click.echo(last_reply(read_text(path)))
     return 0
 
@@ -152,7 +152,8 @@ def ask(path: Path, prompt: str, *, print_reply: bool, quiet: bool) -> int:
     if daemon is not None:
         if not quiet:
             click.echo(f"handed to agentdoc watch (pid {daemon.pid})", err=True)
-        return ask_daemon(path, asked, quiet)
+        show = not quiet and (print_reply or not sys.stdout.isatty())
+        return ask_daemon(path, asked, show=show)
     from agentdoc.cli.foreground import run_turn
 
     return run_turn(path, "run", print_reply=print_reply, quiet=quiet)
