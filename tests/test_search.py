@@ -178,3 +178,20 @@ def test_the_index_is_readable_by_its_owner_only(tmp_path: Path) -> None:
 
     connect().close()
     assert stat.S_IMODE(os.stat(index_path()).st_mode) == 0o600
+
+
+def test_a_damaged_index_is_built_again(tree: Path) -> None:
+    from agentdoc.search import index_path
+
+    index_path().parent.mkdir(parents=True, exist_ok=True)
+    index_path().write_bytes(b"this is not an SQLite database, just some bytes" * 100)
+    assert run("espresso").stdout_bytes == b"caf\xe9.md#turn-1: Espresso widget?\n"
+
+
+def test_an_unusable_index_is_a_clear_error(tree: Path) -> None:
+    from agentdoc.search import index_path
+
+    index_path().mkdir(parents=True)  # a folder where the index should be
+    result = run("widget")
+    assert result.exit_code == 1
+    assert str(index_path()) in result.output

@@ -83,21 +83,27 @@ def search(
     One hit per matching exchange, newest first, as `FILE#turn-N: line`; archives are searched
     with their documents. A word ending in * matches as a prefix; "a phrase" in quotes.
     """
+    import sqlite3
+
     from agentdoc.cli.found import show_hits
-    from agentdoc.search import connect, key, refresh, search
+    from agentdoc.search import connect, index_path, key, refresh, search
 
     roots = list(paths) or [Path.cwd()]
-    conn = connect()
     try:
-        refresh(conn, roots)
-        hits = search(
-            conn,
-            query,
-            [key(r) for r in roots],
-            where="prompts" if where == "prompts" else "replies" if where else "all",
-            thinking=thinking,
-            limit=max(limit, 0),
-        )
-    finally:
-        conn.close()
+        conn = connect()
+        try:
+            refresh(conn, roots)
+            hits = search(
+                conn,
+                query,
+                [key(r) for r in roots],
+                where="prompts" if where == "prompts" else "replies" if where else "all",
+                thinking=thinking,
+                limit=max(limit, 0),
+            )
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        # A full disk, a read-only state folder, an SQLite built without FTS5: say which file.
+        raise AgentdocError(f"cannot use the search index {index_path()}: {exc}") from exc
     show_hits(hits, "json" if as_json else "vimgrep" if vimgrep else "text")

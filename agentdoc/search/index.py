@@ -93,15 +93,32 @@ def connect(path: Path | None = None) -> sqlite3.Connection:
     """The index, created (or rebuilt after a format change) when needed."""
     path = path or index_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return _open(path)
+    except sqlite3.DatabaseError as exc:
+        if "not a database" not in str(exc) and "malformed" not in str(exc):
+            raise
+    # Only a copy of what the documents hold: a damaged one is dropped and built again.
+    for damaged in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
+        with contextlib.suppress(FileNotFoundError):
+            damaged.unlink()
+    return _open(path)
+
+
+def _open(path: Path) -> sqlite3.Connection:
     # It holds copies of the conversations: readable by their owner only, like the documents'
     # state (SQLite gives its journal files the same mode).
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     conn = sqlite3.connect(path, timeout=10, isolation_level=None)
-    with contextlib.suppress(sqlite3.OperationalError):  # another connection set it first
-        conn.execute("PRAGMA journal_mode=WAL")  # the daemon writes while a search reads
-    conn.execute("PRAGMA synchronous=NORMAL")  # it can always be rebuilt from the files
-    if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-        _rebuild(conn)
+    try:
+        with contextlib.suppress(sqlite3.OperationalError):  # another connection set it first
+            conn.execute("PRAGMA journal_mode=WAL")  # the daemon writes while a search reads
+        conn.execute("PRAGMA synchronous=NORMAL")  # it can always be rebuilt from the files
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            _rebuild(conn)
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
