@@ -128,6 +128,10 @@ def test_filters_and_shapes(tree: Path) -> None:
     vim = run("--vimgrep", "frobnicator").stdout_bytes
     assert vim == b"old.md:13:1:turn-1: Use the frobnicator.\n"
     assert run("frobnicate", tree / "chat.md").stdout_bytes == b""
+    # An archive named on the command line is searched with its document.
+    assert run("red", tree / "chat.archive.md").stdout_bytes == (
+        b"chat.archive.md#turn-2: Red widgets.\n"
+    )
     assert run("-n", "1", "widget*").stdout_bytes.count(b"\n") == 1
 
 

@@ -86,9 +86,9 @@ def search(
     import sqlite3
 
     from agentdoc.cli.found import show_hits
-    from agentdoc.search import connect, index_path, key, refresh, search
+    from agentdoc.search import connect, document_of, index_path, key, refresh, search
 
-    roots = list(paths) or [Path.cwd()]
+    roots = [document_of(p) for p in paths] or [Path.cwd()]
     try:
         conn = connect()
         try:

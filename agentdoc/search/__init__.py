@@ -12,6 +12,7 @@ from agentdoc.lazy import lazy_exports
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.search.background import note_changed as note_changed
     from agentdoc.search.index import connect as connect
+    from agentdoc.search.index import document_of as document_of
     from agentdoc.search.index import index_path as index_path
     from agentdoc.search.index import key as key
     from agentdoc.search.index import refresh as refresh
@@ -23,7 +24,7 @@ __all__, __getattr__ = lazy_exports(
     __name__,
     {
         "background": ("note_changed",),
-        "index": ("connect", "index_path", "key", "refresh"),
+        "index": ("connect", "document_of", "index_path", "key", "refresh"),
         "query": ("Hit", "Where", "search"),
     },
 )

@@ -229,6 +229,14 @@ def _forget(conn: sqlite3.Connection, source: int) -> None:
     conn.execute("DELETE FROM sources WHERE id = ?", (source,))
 
 
+def document_of(path: Path) -> Path:
+    """The document an archive or (not shortened) sidecar belongs to; other paths as they are."""
+    for suffix in (".archive.md", ".thinking.md"):
+        if path.name.endswith(suffix) and not path.is_dir():
+            return path.with_name(path.name.removesuffix(suffix) + ".md")
+    return path
+
+
 def documents(roots: Iterable[Path]) -> Iterator[Path]:
     """The markdown files under `roots` that may be session documents (archives and sidecars
     come with their documents); hidden folders and node_modules are not looked into."""
