@@ -14,7 +14,9 @@ from agentdoc.errors import AgentdocError
 @click.argument("path", type=click.Path(path_type=Path), shell_complete=complete_documents)
 @click.argument("prompt")
 @click.option("--new", "create", is_flag=True, help="Create the document first if it is missing.")
-@click.option("--preset", help="With --new: the preset the new document starts from.")
+@click.option(
+    "--preset", metavar="NAME", help="With --new: the preset the new document starts from."
+)
 @output_options
 @click.pass_context
 def ask(
@@ -68,7 +70,14 @@ def presets() -> None:
 @click.option("--thinking", is_flag=True, help="Search the thinking sidecars too.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @click.option("--vimgrep", is_flag=True, help="FILE:LINE:COLUMN:TEXT lines, for quickfix lists.")
-@click.option("-n", "--limit", default=100, show_default=True, help="Most hits shown (0: all).")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=0),
+    default=100,
+    show_default=True,
+    help="Most hits shown (0: all).",
+)
 def search(
     query: str,
     paths: tuple[Path, ...],
@@ -99,7 +108,7 @@ def search(
                 [key(r) for r in roots],
                 where="prompts" if where == "prompts" else "replies" if where else "all",
                 thinking=thinking,
-                limit=max(limit, 0),
+                limit=limit,
             )
         finally:
             conn.close()

@@ -19,7 +19,9 @@ from agentdoc.errors import AgentdocError
 @click.option("--title", help="Title (frontmatter and first heading); default: the file name.")
 @click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
 @click.option("--agent", help="Agent that answers (claude, gemini, codex, opencode or your own).")
-@click.option("--preset", help="Preset (see `agentdoc presets`) this document starts from.")
+@click.option(
+    "--preset", metavar="NAME", help="Preset (see `agentdoc presets`) this document starts from."
+)
 def new(
     path: Path, title: str | None, model: str | None, agent: str | None, preset: str | None
 ) -> None:
