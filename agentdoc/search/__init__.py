@@ -11,20 +11,21 @@ from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.search.background import note_changed as note_changed
-    from agentdoc.search.index import connect as connect
     from agentdoc.search.index import document_of as document_of
-    from agentdoc.search.index import index_path as index_path
     from agentdoc.search.index import key as key
     from agentdoc.search.index import refresh as refresh
     from agentdoc.search.query import Hit as Hit
     from agentdoc.search.query import Where as Where
     from agentdoc.search.query import search as search
+    from agentdoc.search.store import connect as connect
+    from agentdoc.search.store import index_path as index_path
 
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
         "background": ("note_changed",),
-        "index": ("connect", "document_of", "index_path", "key", "refresh"),
+        "index": ("document_of", "key", "refresh"),
         "query": ("Hit", "Where", "search"),
+        "store": ("connect", "index_path"),
     },
 )

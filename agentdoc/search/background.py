@@ -12,7 +12,8 @@ import queue
 import threading
 from pathlib import Path
 
-from agentdoc.search.index import connect, update_document
+from agentdoc.search.index import update_document
+from agentdoc.search.store import connect
 
 log = logging.getLogger(__name__)
 

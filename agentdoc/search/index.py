@@ -1,4 +1,4 @@
-"""The search index: an SQLite FTS5 table of exchanges, kept in agentdoc's state folder.
+"""Keeping the search index current: which files belong to it, and which changed.
 
 One row per exchange of every session document, archive and (for `--thinking`) sidecar seen.
 Each file's modification time, size and content hash are kept, so bringing the index up to date
@@ -8,145 +8,20 @@ stored as the bytes the system uses, so a name that is not UTF-8 is found and sh
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentdoc.document import fitting_name
+from agentdoc.search.store import transaction
 
 if TYPE_CHECKING:
     from agentdoc.search.exchanges import Kind
 
-SCHEMA_VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024  # a file this large is not a conversation anyone typed
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
-_SCHEMA = (
-    """
-CREATE TABLE sources(
-    id INTEGER PRIMARY KEY,
-    path BLOB UNIQUE NOT NULL,
-    document BLOB NOT NULL,  -- the session document the file belongs to
-    kind TEXT NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    hash TEXT NOT NULL,
-    doc_ns INTEGER NOT NULL DEFAULT 0  -- the document's mtime: newest conversations first
-)
-""",
-    """
-CREATE INDEX sources_document ON sources(document)
-""",
-    """
-CREATE TABLE exchanges(
-    id INTEGER PRIMARY KEY,
-    source INTEGER NOT NULL,
-    turn INTEGER NOT NULL,
-    prompt TEXT NOT NULL,
-    reply TEXT NOT NULL,
-    prompt_line INTEGER NOT NULL,
-    reply_line INTEGER NOT NULL
-)
-""",
-    """
-CREATE INDEX exchanges_source ON exchanges(source)
-""",
-    """
-CREATE VIRTUAL TABLE exchanges_fts USING fts5(
-    prompt, reply, content='exchanges', content_rowid='id',
-    tokenize='porter unicode61 remove_diacritics 2'
-)
-""",
-    """
-CREATE TRIGGER exchanges_added AFTER INSERT ON exchanges BEGIN
-    INSERT INTO exchanges_fts(rowid, prompt, reply) VALUES (new.id, new.prompt, new.reply);
-END
-""",
-    """
-CREATE TRIGGER exchanges_removed AFTER DELETE ON exchanges BEGIN
-    INSERT INTO exchanges_fts(exchanges_fts, rowid, prompt, reply)
-        VALUES ('delete', old.id, old.prompt, old.reply);
-END
-""",
-)
-
-
-def state_root(environ: Mapping[str, str] | None = None) -> Path:
-    """agentdoc's state folder: $AGENTDOC_STATE_DIR, else the XDG state folder."""
-    env = os.environ if environ is None else environ
-    if env.get("AGENTDOC_STATE_DIR"):
-        return Path(env["AGENTDOC_STATE_DIR"])
-    if env.get("XDG_STATE_HOME"):
-        return Path(env["XDG_STATE_HOME"]) / "agentdoc"
-    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    return home / ".local" / "state" / "agentdoc"
-
-
-def index_path() -> Path:
-    return state_root() / "search.sqlite3"
-
-
-def connect(path: Path | None = None) -> sqlite3.Connection:
-    """The index, created (or rebuilt after a format change) when needed."""
-    path = path or index_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        return _open(path)
-    except sqlite3.DatabaseError as exc:
-        if "not a database" not in str(exc) and "malformed" not in str(exc):
-            raise
-    # Only a copy of what the documents hold: a damaged one is dropped and built again.
-    for damaged in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
-        with contextlib.suppress(FileNotFoundError):
-            damaged.unlink()
-    return _open(path)
-
-
-def _open(path: Path) -> sqlite3.Connection:
-    # It holds copies of the conversations: readable by their owner only, like the documents'
-    # state (SQLite gives its journal files the same mode).
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    conn = sqlite3.connect(path, timeout=10, isolation_level=None)
-    try:
-        with contextlib.suppress(sqlite3.OperationalError):  # another connection set it first
-            conn.execute("PRAGMA journal_mode=WAL")  # the daemon writes while a search reads
-        conn.execute("PRAGMA synchronous=NORMAL")  # it can always be rebuilt from the files
-        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            _rebuild(conn)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-def _rebuild(conn: sqlite3.Connection) -> None:
-    """A new index, or one from another version of agentdoc, gets this version's tables."""
-    with transaction(conn):
-        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
-            return  # another process built it while this one waited
-        old = conn.execute(
-            "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger')"
-            " AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'exchanges_fts_%'"
-        ).fetchall()
-        for kind, name in old:
-            conn.execute(f'DROP {kind} IF EXISTS "{name}"')
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-
-
-@contextlib.contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+_NAME_MAX = 255  # bytes in a file name, past which the document package shortens sidecars
 
 
 def key(path: Path) -> bytes:
@@ -157,10 +32,15 @@ def companions(document: Path) -> tuple[tuple[Path, Kind], ...]:
     """The document, its archive and its sidecar, named as agentdoc.document names them
     (`archive_path`, `sidecar_path`) without loading the parser those sit beside: a search
     of an unchanged tree never parses, and starting up is most of its time."""
+    sidecar = document.stem + ".thinking.md"
+    if len(os.fsencode(sidecar)) > _NAME_MAX:  # rare: skip loading file I/O for the others
+        from agentdoc.document import fitting_name
+
+        sidecar = fitting_name(document.stem, ".thinking.md")
     return (
         (document, "document"),
         (document.with_name(document.stem + ".archive.md"), "archive"),
-        (document.with_name(fitting_name(document.stem, ".thinking.md")), "thinking"),
+        (document.with_name(sidecar), "thinking"),
     )
 
 
@@ -198,6 +78,8 @@ def _update(conn: sqlite3.Connection, path: Path, kind: Kind, owner: bytes) -> N
         if row is not None:
             _forget(conn, row[0])
         return
+    import hashlib  # only for a changed file: an unchanged tree's search does not load it
+
     hashed = hashlib.blake2b(data, digest_size=16).hexdigest()
     if row is not None and row[3] == hashed:
         conn.execute(
