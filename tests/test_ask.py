@@ -117,3 +117,27 @@ def test_a_piped_prompt_cannot_reshape_the_conversation() -> None:
     assert [t.role for t in doc.turns] == ["user"]
     assert "\\## Assistant" in doc.turns[0].content
     assert document.parse(out + "\n## Assistant\n\nreply\n").turns[-1].role == "assistant"
+
+
+def test_ask_says_so_when_the_watch_never_takes_the_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+    import json
+    import os
+
+    from agentdoc.cli import ask
+
+    monkeypatch.setattr(ask, "TAKEN_WITHIN", 0.3)
+    path = tmp_path / "chat.md"
+    path.write_text(DOC)
+    (tmp_path / ".agentdoc").mkdir()
+    with (tmp_path / ".agentdoc" / "daemon.lock").open("w") as held:
+        # A watch that holds the folder's lock but does nothing with the file.
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write(json.dumps({"pid": os.getpid(), "roots": [str(tmp_path)]}))
+        held.flush()
+        result = CliRunner().invoke(cli, ["ask", str(path), "Anyone?"])
+    assert result.exit_code == 1
+    assert "has not taken the prompt" in result.output and "stays in the document" in result.output
+    assert document.parse(path.read_text()).pending_prompt() == "Anyone?"
