@@ -131,7 +131,7 @@ def watch_in_foreground(
 ) -> None:
     """The daemon until Ctrl-C or SIGTERM, with a live view of its turns."""
     if log_file is not None:
-        handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler = logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logging.getLogger().addHandler(handler)
         logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.document import atomic_write, fitting_name
+from agentdoc.document import atomic_write, fitting_name, shown_name
 
 log = logging.getLogger(__name__)
 
@@ -112,12 +112,24 @@ def write_status(document: Path, status: Status) -> bool:
     path = status_path(document)
     try:
         path.parent.mkdir(exist_ok=True)
-        atomic_write(path, (status.model_dump_json(indent=2) + "\n").encode())
+        atomic_write(path, (_storable(status).model_dump_json(indent=2) + "\n").encode())
     except OSError as exc:
         # A read-only folder must not stop the turn itself; the document still gets the reply.
         log.warning("cannot write status file %s: %s", path, exc)
         return False
     return True
+
+
+def _storable(status: Status) -> Status:
+    """`status` with text JSON can hold: a name or message carrying bytes that are not UTF-8
+    (a document named in an old encoding) is written with escapes, not refused."""
+    escaped = {
+        key: value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        for key, value in status
+        if isinstance(value, str) and not value.isascii()
+    }
+    escaped["document"] = shown_name(status.document)
+    return status.model_copy(update=escaped)
 
 
 def read_status(document: Path) -> Status | None:
@@ -137,9 +149,20 @@ def all_statuses(root: Path) -> list[Status]:
         except (OSError, ValidationError):
             log.debug("unreadable status file %s", path)
             continue
-        if (path.parent.parent / current.document).exists():
+        if _document_exists(path.parent.parent, current.document):
             found.append(current)
     return found
+
+
+def _document_exists(folder: Path, shown: str) -> bool:
+    """Whether the document a status file names is still in `folder`; the status holds the
+    name as shown (escaped), so a name that needed escapes is looked for among the files."""
+    if (folder / shown).exists():
+        return True
+    try:
+        return any(shown_name(p.name) == shown != p.name for p in folder.iterdir())
+    except OSError:
+        return False
 
 
 def remove_state(document: Path) -> None:
