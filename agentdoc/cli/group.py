@@ -65,6 +65,9 @@ def cli(verbose: int) -> None:
     # What a user reads says what happened, not which module said it; -vv is for debugging.
     shape = "%(levelname)s %(name)s: %(message)s" if verbose >= 2 else "%(levelname)s: %(message)s"
     logging.basicConfig(level=level, format=shape)
+    if verbose < 2:
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(_OneLine(shape))
     if sys.platform == "win32":
         # The tree lock (flock), process groups and permissions are POSIX: say so up front
         # rather than fail half-way through a turn.
@@ -72,6 +75,19 @@ def cli(verbose: int) -> None:
             "agentdoc runs on Linux and macOS; on Windows, run it inside WSL "
             "(Windows Subsystem for Linux)"
         )
+
+
+class _OneLine(logging.Formatter):
+    """A log record as one line on the terminal: its traceback, if any, is for -vv and for
+    `--log-file`, not for a person watching the daemon."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text
+        record.exc_info, record.exc_text = None, None
+        try:
+            return super().format(record)
+        finally:
+            record.exc_info, record.exc_text = saved
 
 
 def output_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -16,10 +16,20 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
+from agentdoc.daemon.events import (
+    AttribChanged,
+    Changed,
+    Deadlines,
+    Event,
+    Opened,
+    Recheck,
+    TurnEnded,
+)
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
@@ -41,6 +51,7 @@ from agentdoc.document import (
     is_session_document,
     parse,
     session_problem,
+    shown_name,
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import (
@@ -76,9 +87,8 @@ class Daemon:
     rescan_interval: float = 2.0
     retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
-    _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
-        default_factory=queue.SimpleQueue, init=False
-    )
+    _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, init=False)
+    _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
     _found: queue.SimpleQueue[Path] = field(default_factory=queue.SimpleQueue, init=False)
     _watcher: Watcher | None = field(default=None, init=False)
     _started_ns: int = field(default=0, init=False)
@@ -88,7 +98,6 @@ class Daemon:
     discovered: threading.Event = field(default_factory=threading.Event, init=False)
     pool: WarmPool | None = field(default=None, init=False)
     repairs: Repairs = field(init=False)
-    _failures: dict[Path, str] = field(default_factory=dict, init=False)  # from turn threads
     hints: Hints = field(init=False)
 
     def __post_init__(self) -> None:
@@ -109,8 +118,8 @@ class Daemon:
             poll=self.poll,
             rescan_interval=self.rescan_interval,
             guard=self.settings.settle_guard,
-            on_open=lambda path: self._events.put(("opened", path, "")),
-            on_attrib=lambda path: self._events.put(("attrib", path, "")),
+            on_open=lambda path: self._events.put(Opened(path)),
+            on_attrib=lambda path: self._events.put(AttribChanged(path)),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -126,15 +135,17 @@ class Daemon:
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
             while not stop.is_set():
-                self._step(0.1)
+                self._step(self._deadlines.wait(0.1))
+                for event in self._deadlines.due():
+                    self._handle(event)
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
                     self.discovered.set()
                     log.info("start-up done: %d session documents", len(self._docs))
-                    self.hints.start_up_done()
+                    self._guarded(None, self.hints.start_up_done)
                 if self.pool is not None:
-                    self.pool.close_idle()
+                    self._guarded(None, self.pool.close_idle)
                 for owed in self.repairs.due():
-                    self._mend(owed)
+                    self._guarded(owed, partial(self._mend, owed))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -143,34 +154,63 @@ class Daemon:
 
     def _feed(self, watcher: Watcher, stop: threading.Event) -> None:
         for path in watcher.changes(stop):
-            self._events.put(("changed", path, ""))
+            self._events.put(Changed(path))
 
     def _step(self, timeout: float) -> None:
         try:
             if self._found.empty():
-                kind, path, outcome = self._events.get(timeout=timeout)
+                event = self._events.get(timeout=timeout)
             else:
-                kind, path, outcome = self._events.get_nowait()
+                event = self._events.get_nowait()
         except queue.Empty:
             # Start-up discovery only when no save is waiting: a save goes first.
             self._discover(take(self._found, DISCOVERY_BATCH))
             return
-        try:
-            if kind == "changed":
+        self._handle(event)
+
+    def _handle(self, event: Event) -> None:
+        self._guarded(event.path, partial(self._dispatch, event))
+
+    def _dispatch(self, event: Event) -> None:
+        idle = (doc := self._docs.get(event.path)) is None or doc.thread is None
+        match event:
+            case Changed(path):
                 self._on_change(path)
-            elif kind == "done":
-                self._on_done(path, outcome)
-            elif kind == "recheck" and self._docs.get(path, DocState()).thread is None:
+            case TurnEnded(path, outcome, failure):
+                self._on_done(path, outcome, failure)
+            case Recheck(path) if idle:
                 self._recheck(path)
-            elif kind == "opened" and (doc := self._docs.get(path)) and doc.thread is None:
+            case Opened(path) if idle and doc is not None:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
-            elif kind == "attrib" and self.repairs.owes(path):
+            case AttribChanged(path) if self.repairs.owes(path):
                 self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
-        except Exception as exc:  # one document's fault must not stop the daemon
-            log.exception("%s: unexpected error", path)
-            self._error(path, f"unexpected error: {exc}")
+
+    def _guarded(self, path: Path | None, work: Callable[[], object]) -> None:
+        """Run one document's handling (or, with no `path`, a chore of the loop's own) so
+        that whatever goes wrong in it stops neither the daemon nor the other documents."""
+        try:
+            work()
+        except Exception as exc:
+            self._fault(path, exc)
+
+    def _fault(self, path: Path | None, exc: Exception) -> None:
+        where = shown_name(str(path)) if path is not None else "agentdoc watch"
+        if path is None:
+            # A chore of the loop's own: the terminal shows one line, a log file the traceback.
+            log.error("%s: unexpected error: %s (it goes on)", where, exc, exc_info=exc)
+            return
+        # The traceback for the log file; the terminal gets the one line `_error` tells.
+        log.error("%s: unexpected error", where, exc_info=exc, extra={"told": True})
+        if (doc := self._docs.get(path)) is not None:
+            doc.seen = None  # its next save is looked at afresh, whatever it holds
+            if doc.thread is not None and not doc.thread.is_alive():
+                doc.thread = doc.cancel = doc.runner = None  # its end was not taken in
+        try:
+            self._error(path, f"{where}: unexpected error: {exc}; it is tried again when saved")
+        except Exception:
+            log.exception("%s: the error could not be told in its status", where)
 
     def _shutdown(self) -> None:
         stop_turns(self._docs, SHUTDOWN_GRACE)
@@ -189,6 +229,8 @@ class Daemon:
                 self._discover_one(path)
             except AgentdocError as exc:
                 self._error(path, str(exc))
+            except Exception as exc:  # one document must not keep the others from start-up
+                self._fault(path, exc)
 
     def _discover_one(self, path: Path) -> None:
         found = read_found(path, self.ledger)
@@ -215,7 +257,7 @@ class Daemon:
         if git_busy(path):
             # git is rewriting the tree (checkout, stash, reset, pull): read nothing half-done
             # and write nothing it would then refuse to overwrite; look again when it is done.
-            self._later(GIT_WAIT, "changed", path)
+            self._deadlines.add(GIT_WAIT, Changed(path))
             return
         doc = self._docs.setdefault(path, DocState())
         data = read_stable(path)
@@ -342,13 +384,10 @@ class Daemon:
         try:
             outcome, failure = run_turn(path, runner, self._error)
         finally:
-            if failure is not None:
-                self._failures[path] = failure
-            self._events.put(("done", path, outcome))
+            self._events.put(TurnEnded(path, outcome, failure))
 
-    def _on_done(self, path: Path, outcome: str) -> None:
+    def _on_done(self, path: Path, outcome: str, failure: str | None) -> None:
         doc = self._docs.get(path)
-        failure = self._failures.pop(path, None)
         if doc is not None:
             doc.thread = doc.cancel = doc.runner = None
             doc.queued = False
@@ -359,7 +398,7 @@ class Daemon:
                 self.repairs.owe(path, failure)
                 self._mend(path)
                 if after_unfinished(path, doc, outcome):
-                    self._later(self.settings.settle_step, "changed", path)
+                    self._deadlines.add(self.settings.settle_step, Changed(path))
             elif (data := read_stable(path)) is not None:
                 # The turn's writes may still be settling, so their events have not told us
                 # the conversation as it now stands: take it from the file, or a prompt saved
@@ -370,16 +409,11 @@ class Daemon:
                 # itself. A prompt found here was typed and saved by the user (our close only
                 # adds an empty heading), so sending it is what their save asked for. The look
                 # waits one settle step, so a save landing right now settles like any other.
-                self._later(self.settings.settle_step, "recheck", path)
+                self._deadlines.add(self.settings.settle_step, Recheck(path))
         for other, waiting in list(self._docs.items()):
             if waiting.waiting and self._running() < self.max_concurrent:
                 waiting.waiting = False
-                self._recheck(other)
-
-    def _later(self, delay: float, kind: str, path: Path) -> None:
-        timer = threading.Timer(delay, self._events.put, args=((kind, path, ""),))
-        timer.daemon = True
-        timer.start()
+                self._guarded(other, partial(self._recheck, other))
 
     def _recheck(self, path: Path) -> None:
         data = read_stable(path)
