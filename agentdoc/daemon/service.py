@@ -58,6 +58,7 @@ from agentdoc.turn import (
     Progress,
     Status,
     TurnRunner,
+    marked,
     now_iso,
     open_regions,
     remove_state,
@@ -101,6 +102,8 @@ class Daemon:
     hints: Hints = field(init=False)
 
     def __post_init__(self) -> None:
+        # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
+        self.environ = marked(self.environ)
         self.repairs = Repairs(self.ledger, self.retry_interval)
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
@@ -135,6 +138,9 @@ class Daemon:
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
             while not stop.is_set():
+                if not feeder.is_alive() and not stop.is_set():
+                    # The daemon itself failed: without its watch it would serve nothing.
+                    raise AgentdocError("the watch of the tree stopped; agentdoc watch ends")
                 self._step(self._deadlines.wait(0.1))
                 for event in self._deadlines.due():
                     self._handle(event)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.forking import fork as fork
     from agentdoc.turn.outcome import Progress as Progress
     from agentdoc.turn.outcome import TurnOutcome as TurnOutcome
+    from agentdoc.turn.recovery import marked as marked
     from agentdoc.turn.recovery import open_regions as open_regions
     from agentdoc.turn.recovery import recover as recover
     from agentdoc.turn.runner import TurnRunner as TurnRunner
@@ -41,7 +42,7 @@ __all__, __getattr__ = lazy_exports(
         "archive": ("archive_document",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
-        "recovery": ("open_regions", "recover"),
+        "recovery": ("marked", "open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),
         "runner": ("TurnRunner",),
         "session": ("Mode", "prepare_turn"),
