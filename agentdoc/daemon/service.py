@@ -37,7 +37,7 @@ from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.startup import read_found, take, tell_unsent
+from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
 from agentdoc.daemon.tree import maybe_session
 from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
 from agentdoc.daemon.watcher import Watcher
@@ -254,6 +254,9 @@ class Daemon:
         self.hints.found_at_start(path, found.mtime)
         if self.send_pending:
             self._consider(path, found.text)
+        elif (problem := settings_problem(found.text)) is not None:
+            # Settings that fail validation are told now, not found out at the next save.
+            self._error(path, f"{shown_name(path.name)}: {problem}")
         elif self._prompt_in(found.text) is not None:
             # The next save of it sends it, even an unchanged one.
             self._docs[path].seen = None
@@ -348,7 +351,7 @@ class Daemon:
         try:
             parsed = parse(text)
         except (DocumentError, FrontmatterError) as exc:
-            self._error(path, f"{path.name}: {exc}")
+            self._error(path, f"{shown_name(path.name)}: {exc}")
             return
         marker, prompt = self._submitted(parsed)
         if prompt is None:

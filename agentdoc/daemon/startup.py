@@ -15,7 +15,15 @@ from pathlib import Path
 from agentdoc.daemon.notices import hold
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.tree import maybe_session, mtime_ns, starts_as_session
-from agentdoc.document import WriteLedger, decode, is_session_document, read_bytes
+from agentdoc.document import (
+    DocumentError,
+    FrontmatterError,
+    WriteLedger,
+    decode,
+    is_session_document,
+    parse,
+    read_bytes,
+)
 from agentdoc.turn import clear_dead_turn, live_turn, recover
 
 log = logging.getLogger(__name__)
@@ -48,6 +56,15 @@ def read_found(path: Path, ledger: WriteLedger) -> Found | None:
             text = decode(path, data)
         clear_dead_turn(path)
     return Found(data, text, mtime, session=True)
+
+
+def settings_problem(text: str) -> str | None:
+    """Why the `agentdoc:` settings of a session document cannot be used, if they cannot."""
+    try:
+        parse(text)
+    except (DocumentError, FrontmatterError) as exc:
+        return str(exc)
+    return None
 
 
 def tell_unsent(path: Path) -> None:
