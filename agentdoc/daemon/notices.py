@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agentdoc.agents import find_program, resolve_agent, resolve_executable
 from agentdoc.config import Settings
+from agentdoc.document import shown_name
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Progress, Status, now_iso, read_status, write_status
 
@@ -30,6 +31,23 @@ def tell_error(path: Path, message: str, on_progress: Callable[[Progress], None]
             Status(document=path.name, state="error", error=message, updated=now_iso()),
         )
     on_progress(Progress(path, 0, "failed", 0.0, 0, None, message))
+
+
+def tell_fault(path: Path | None, exc: Exception, on_progress: Callable[[Progress], None]) -> None:
+    """An unexpected error in handling one document (or, with no `path`, in a chore of the
+    daemon's own), which goes on: the traceback for a log file, one line for the terminal."""
+    if path is None:
+        log.error("agentdoc watch: unexpected error: %s (it goes on)", exc, exc_info=exc)
+        return
+    where = shown_name(str(path))
+    # Marked told: the live view prints the line `tell_error` gives, not this traceback.
+    log.error("%s: unexpected error", where, exc_info=exc, extra={"told": True})
+    try:
+        tell_error(
+            path, f"{where}: unexpected error: {exc}; it is tried again when saved", on_progress
+        )
+    except Exception:
+        log.exception("%s: the error could not be told in its status", where)
 
 
 def hold(path: Path, why: str) -> None:

@@ -33,16 +33,21 @@ from agentdoc.daemon.events import (
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
-from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
+from agentdoc.daemon.notices import (
+    hold_bulk,
+    tell_agent_problems,
+    tell_error,
+    tell_fault,
+)
 from agentdoc.daemon.pool import WarmPool
+from agentdoc.daemon.prompts import prompt_in, submitted
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
 from agentdoc.daemon.tree import maybe_session
-from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
+from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
-    Document,
     DocumentError,
     FrontmatterError,
     WriteLedger,
@@ -61,9 +66,8 @@ from agentdoc.turn import (
     marked,
     now_iso,
     open_regions,
+    own_write,
     remove_state,
-    submission,
-    wants_marker,
     write_status,
 )
 
@@ -202,21 +206,11 @@ class Daemon:
             self._fault(path, exc)
 
     def _fault(self, path: Path | None, exc: Exception) -> None:
-        where = shown_name(str(path)) if path is not None else "agentdoc watch"
-        if path is None:
-            # A chore of the loop's own: the terminal shows one line, a log file the traceback.
-            log.error("%s: unexpected error: %s (it goes on)", where, exc, exc_info=exc)
-            return
-        # The traceback for the log file; the terminal gets the one line `_error` tells.
-        log.error("%s: unexpected error", where, exc_info=exc, extra={"told": True})
-        if (doc := self._docs.get(path)) is not None:
+        if path is not None and (doc := self._docs.get(path)) is not None:
             doc.seen = None  # its next save is looked at afresh, whatever it holds
             if doc.thread is not None and not doc.thread.is_alive():
                 doc.thread = doc.cancel = doc.runner = None  # its end was not taken in
-        try:
-            self._error(path, f"{where}: unexpected error: {exc}; it is tried again when saved")
-        except Exception:
-            log.exception("%s: the error could not be told in its status", where)
+        tell_fault(path, exc, self.on_progress)
 
     def _shutdown(self) -> None:
         stop_turns(self._docs, SHUTDOWN_GRACE)
@@ -257,7 +251,7 @@ class Daemon:
         elif (problem := settings_problem(found.text)) is not None:
             # Settings that fail validation are told now, not found out at the next save.
             self._error(path, f"{shown_name(path.name)}: {problem}")
-        elif self._prompt_in(found.text) is not None:
+        elif prompt_in(found.text, self.settings) is not None:
             # The next save of it sends it, even an unchanged one.
             self._docs[path].seen = None
             tell_unsent(path)
@@ -281,6 +275,9 @@ class Daemon:
         doc.seen = hashed
         if not maybe_session(data):
             return
+        if (command := own_write(path, hashed)) is not None:
+            take_own(path, doc, decode(path, data), command, self.settings)
+            return
         try:
             text = decode(path, data)
         except AgentdocError as exc:
@@ -299,7 +296,7 @@ class Daemon:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
             doc.queued = True
-            if doc.runner is not None and self._prompt_in(text) is not None:
+            if doc.runner is not None and prompt_in(text, self.settings) is not None:
                 doc.runner.note_queued()
             return
         if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
@@ -330,20 +327,6 @@ class Daemon:
         if self.pool is not None:
             self.pool.forget(path)
 
-    def _prompt_in(self, text: str) -> str | None:
-        """The prompt a save of `text` would submit, if any (no checks, no errors)."""
-        try:
-            parsed = parse(text)
-        except (DocumentError, FrontmatterError):
-            return None
-        return self._submitted(parsed)[1]
-
-    def _submitted(self, parsed: Document) -> tuple[bool, str | None]:
-        """Whether the document wants a submit marker, and the prompt its settings submit."""
-        marker = wants_marker(parsed, self.settings.trigger)
-        sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
-        return marker, None if sub is None else sub.prompt
-
     def _consider(
         self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
     ) -> None:
@@ -353,7 +336,7 @@ class Daemon:
         except (DocumentError, FrontmatterError) as exc:
             self._error(path, f"{shown_name(path.name)}: {exc}")
             return
-        marker, prompt = self._submitted(parsed)
+        marker, prompt = submitted(parsed, self.settings)
         if prompt is None:
             if awaits_prompt(parsed):
                 self.hints.hint(path, "a `## User` heading waits for its prompt", text)
@@ -430,6 +413,9 @@ class Daemon:
             text = decode(path, data)
             known = self._docs[path]
             known.seen, known.text = digest(data), text
+            if (command := own_write(path, known.seen)) is not None:
+                take_own(path, known, text, command, self.settings)
+                return
             # The turn's own writes changed the structure, so only git is looked for: a
             # checkout landing just as the turn ended is still git's, not a prompt.
             self._consider(path, text, saved=True)

@@ -13,7 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.config import Settings
 from agentdoc.daemon.notices import hold, replaced
+from agentdoc.daemon.prompts import prompt_in
 from agentdoc.daemon.settle import read_stable
 from agentdoc.document import digest
 from agentdoc.errors import AgentdocError, NoPendingPrompt
@@ -73,6 +75,16 @@ def after_unfinished(path: Path, doc: DocState, outcome: str) -> bool:
     log.info("%s: a new document took the place of the one answered", path)
     doc.seen = doc.text = None
     return True
+
+
+def take_own(path: Path, doc: DocState, text: str, command: str, settings: Settings) -> None:
+    """A version another agentdoc command wrote (`undo`, `archive`): the conversation as it
+    now stands, changed on purpose, not a bulk change; a prompt it leaves pending (the one
+    whose reply `undo` took back) waits for the person's edit and save. Not for any save: the
+    same version seen again (a late event of this very write) must not send it."""
+    doc.text = text
+    if prompt_in(text, settings) is not None:
+        hold(path, f"pending again after `agentdoc {command}`: edit the prompt and save to send it")
 
 
 def stop_turns(docs: Mapping[Path, DocState], grace: float) -> None:

@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import as_found as as_found
     from agentdoc.turn.status import clear_dead_turn as clear_dead_turn
     from agentdoc.turn.status import live_turn as live_turn
+    from agentdoc.turn.status import make_state_dir as make_state_dir
     from agentdoc.turn.status import now_iso as now_iso
+    from agentdoc.turn.status import own_write as own_write
     from agentdoc.turn.status import read_status as read_status
     from agentdoc.turn.status import remove_state as remove_state
     from agentdoc.turn.status import request_cancel as request_cancel
@@ -52,7 +54,9 @@ __all__, __getattr__ = lazy_exports(
             "as_found",
             "clear_dead_turn",
             "live_turn",
+            "make_state_dir",
             "now_iso",
+            "own_write",
             "read_status",
             "remove_state",
             "request_cancel",
