@@ -128,3 +128,13 @@ def test_the_daemon_answers_documents_of_any_name_in_a_big_tree(
         assert f"[thinking]({sidecar_link(doc, 1)})" in text
     one = run_cli(["status", str(docs[0])], env)
     assert one.returncode == 0 and "r\\xe9sum\\xe9-chat.md: idle" in one.stdout, one
+
+
+def test_chatty_libraries_are_quiet_at_vv(tmp_path: Path) -> None:
+    """-vv is agentdoc's debug output, not markdown-it's thousands of lines per parse."""
+    doc = tmp_path / "chat.md"
+    doc.write_text(SESSION, encoding="utf-8")
+    env = base_env(tmp_path / "home")
+    result = run_cli(["-vv", "status", str(doc)], env)
+    assert result.returncode == 0, result.stderr
+    assert "markdown_it" not in result.stderr

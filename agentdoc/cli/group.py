@@ -65,6 +65,9 @@ def cli(verbose: int) -> None:
     # What a user reads says what happened, not which module said it; -vv is for debugging.
     shape = "%(levelname)s %(name)s: %(message)s" if verbose >= 2 else "%(levelname)s: %(message)s"
     logging.basicConfig(level=level, format=shape)
+    for chatty in ("markdown_it", "watchdog", "asyncio"):
+        # Their debug lines are about their own internals, thousands per save: -vv is ours.
+        logging.getLogger(chatty).setLevel(max(level, logging.INFO))
     if verbose < 2:
         for handler in logging.getLogger().handlers:
             handler.setFormatter(_OneLine(shape))

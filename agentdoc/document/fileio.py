@@ -122,7 +122,7 @@ def _check_readable(path: Path, st: os.stat_result) -> None:
 
 def _too_large(path: Path, size: int) -> AgentdocError:
     return AgentdocError(
-        f"{path}: {size / 1e6:.1f} MB is larger than agentdoc handles "
+        f"{path}: {size / (1024 * 1024):.1f} MiB is larger than agentdoc handles "
         f"({MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB); the file was left untouched"
     )
 
