@@ -94,7 +94,7 @@ def test_more_than_1024_files_opened_and_taken_back() -> None:
     fileio.note_own_open(Path("/nonexistent/last.md"))
 
 
-@pytest.mark.e2e
+@pytest.mark.slow
 def test_the_daemon_answers_documents_of_any_name_in_a_big_tree(
     tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:

@@ -31,7 +31,7 @@ def _environ_of(pid: int) -> list[bytes]:
     return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
 
 
-@pytest.mark.e2e
+@pytest.mark.slow
 def test_an_acp_agent_orphaned_by_a_killed_daemon_is_stopped_at_the_next_start(
     tmp_path: Path,
 ) -> None:
