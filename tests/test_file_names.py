@@ -138,3 +138,14 @@ def test_chatty_libraries_are_quiet_at_vv(tmp_path: Path) -> None:
     result = run_cli(["-vv", "status", str(doc)], env)
     assert result.returncode == 0, result.stderr
     assert "markdown_it" not in result.stderr
+
+
+@pytest.mark.parametrize("case", NAMES)
+def test_the_live_line_shows_any_name(case: str) -> None:
+    from agentdoc.cli.terminal import describe, error_line
+    from agentdoc.turn import Progress
+
+    report = Progress(Path("/docs") / NAMES[case], 0, "failed", 0.0, 0, None, "boom")
+    for line in (describe(report), error_line(report)):
+        assert shown_name(NAMES[case]) in line and "\n" not in line
+        line.encode("utf-8")
