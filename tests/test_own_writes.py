@@ -72,3 +72,28 @@ def test_status_of_a_file_that_is_no_session_document(tmp_path: Path) -> None:
     assert "note.md is not a session document" in result.output
     result = CliRunner().invoke(cli, ["status", str(fresh)])
     assert result.exit_code == 0 and "fresh.md: idle (no turn has run in it yet)" in result.output
+
+
+def test_a_checkout_that_drops_turns_is_told_to_the_model_on_the_next_turn(
+    tmp_path: Path,
+) -> None:
+    """The history snapshot lives in the ignored state folder, so a checkout that brings back
+    an older document cannot roll it back too: the next turn tells the model what went."""
+    from agentdoc.config import Settings
+    from agentdoc.document import parse
+    from agentdoc.turn import history
+    from agentdoc.turn.session import prepare_turn
+    from tests.test_archive import SESSION, conversation
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    doc = tmp_path / "chat.md"
+    doc.write_text(conversation(3))
+    history.record_turn(doc, "", 3, SESSION)
+    snapshot = history.snapshot_path(doc)
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(snapshot)], cwd=tmp_path)
+    assert ignored.returncode == 0, "the snapshot must be out of git's reach"
+    # What a checkout of an older commit leaves: the third exchange is gone from the file.
+    doc.write_text(conversation(2, pending="What now?"))
+    plan = prepare_turn(doc, parse(doc.read_text()), "What now?", "run", Settings(), environ={})
+    assert plan.request.resume == SESSION
+    assert "-Assistant: Answer 3." in plan.request.prompt  # the removed exchange, told as an edit
