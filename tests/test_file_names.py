@@ -149,3 +149,13 @@ def test_the_live_line_shows_any_name(case: str) -> None:
     for line in (describe(report), error_line(report)):
         assert shown_name(NAMES[case]) in line and "\n" not in line
         line.encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "typed"),
+    [("chat.md", "chat.md"), ("-rf.md", "./-rf.md"), ("my chat.md", "'my chat.md'")],
+)
+def test_a_suggested_command_can_be_typed_as_shown(name: str, typed: str) -> None:
+    from agentdoc.daemon.notices import as_argument
+
+    assert as_argument(name) == typed

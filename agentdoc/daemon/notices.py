@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -31,6 +32,13 @@ def tell_error(path: Path, message: str, on_progress: Callable[[Progress], None]
             Status(document=path.name, state="error", error=message, updated=now_iso()),
         )
     on_progress(Progress(path, 0, "failed", 0.0, 0, None, message))
+
+
+def as_argument(name: str) -> str:
+    """A file name as it would be typed after `agentdoc run` in a shell: quoted where it must
+    be, and after `./` when it starts with a dash (or it would read as an option)."""
+    shown = shlex.quote(shown_name(name))
+    return f"./{shown}" if shown.startswith("-") else shown
 
 
 def tell_fault(path: Path | None, exc: Exception, on_progress: Callable[[Progress], None]) -> None:
@@ -66,14 +74,14 @@ def hold_bulk(path: Path, verdict: str) -> None:
     log.warning(
         "%s: changed in bulk (%s); its pending prompt was not sent. Edit the prompt and save, "
         "or run `agentdoc run %s`, to send it",
-        path,
+        shown_name(str(path)),
         verdict,
-        path.name,
+        as_argument(path.name),
     )
     hold(
         path,
         f"not sent: the document changed in bulk ({verdict}); edit the prompt and save, or run "
-        f"`agentdoc run {path.name}`, to send it",
+        f"`agentdoc run {as_argument(path.name)}`, to send it",
     )
 
 
