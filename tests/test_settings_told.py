@@ -15,7 +15,7 @@ from agentdoc.config import load_settings
 from agentdoc.errors import AgentdocError, allowed
 from agentdoc.turn import status
 from tests.conftest import FakeClaude, wait_for
-from tests.test_daemon import Running, make_daemon
+from tests.test_daemon import Running, make_daemon, roles
 
 BAD = "---\nagentdoc: {effort: extreme, thinking: nope, model: -rf}\n---\n\n## User\n\nhello\n"
 TOLD = (
@@ -63,7 +63,17 @@ def test_the_daemon_tells_bad_settings_at_start_up_and_on_a_save(
         wait_for(lambda: all(t in _error_of(waiting) for t in TOLD), "the start-up's status")
         saved.write_text(BAD)
         wait_for(lambda: all(t in _error_of(saved) for t in TOLD), "the save's status")
-    assert not fake.calls()
+        # The prompt waits: the document itself says why, below it.
+        wait_for(lambda: "**Not sent:**" in saved.read_text(), "the notice in the document")
+        assert all(t in saved.read_text() for t in TOLD[:2])
+        assert not fake.calls()
+        # Fixed and saved: the prompt is sent, and the reply takes the notice's place.
+        saved.write_text(
+            saved.read_text().replace("effort: extreme, thinking: nope, model: -rf", "")
+        )
+        wait_for(lambda: roles(saved) == ["user", "assistant", "user"], "the reply")
+        assert "Not sent" not in saved.read_text()
+    assert len(fake.calls()) == 1
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert all(t in logged for t in TOLD) and "Input should be" not in logged
 

@@ -15,7 +15,15 @@ from pathlib import Path
 
 from agentdoc.agents import find_program, resolve_agent, resolve_executable
 from agentdoc.config import Settings
-from agentdoc.document import shown_name
+from agentdoc.document import (
+    WriteLedger,
+    dominant_newline,
+    parse_archive,
+    render_refusal,
+    shown_name,
+    write_bytes,
+    write_text,
+)
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Progress, Status, now_iso, read_status, write_status
 
@@ -56,6 +64,26 @@ def tell_fault(path: Path | None, exc: Exception, on_progress: Callable[[Progres
         )
     except Exception:
         log.exception("%s: the error could not be told in its status", where)
+
+
+def notice_in_document(path: Path, text: str, message: str, ledger: WriteLedger) -> bool:
+    """Say below a waiting prompt why it was not sent (settings that cannot be used), as the
+    failure notice a turn refused before sending leaves: the prompt stays pending, and the
+    turn that sends it once the settings are fixed replaces the notice. True if written."""
+    lenient = parse_archive(text)  # its turns, whatever its settings say
+    if lenient.pending_prompt() is None:
+        return False
+    notice = lenient.unanswered()
+    kept = text[: notice.start] if notice is not None else text
+    nl = dominant_newline(text)
+    refusal = render_refusal(message, as_argument(path.name)).replace("\n", nl)
+    new = f"{kept.rstrip()}{nl}{nl}## Assistant{nl}{nl}{refusal}{nl}"
+    if new == text:
+        return False  # told already, in these words
+    displaced = write_text(path, new, ledger, expected=text.encode("utf-8"))
+    if displaced is not None:  # a save landed meanwhile: theirs wins, told at its own turn
+        write_bytes(path, displaced)
+    return True
 
 
 def hold(path: Path, why: str) -> None:

@@ -35,6 +35,7 @@ from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import (
     hold_bulk,
+    notice_in_document,
     tell_agent_problems,
     tell_error,
     tell_fault,
@@ -335,6 +336,8 @@ class Daemon:
             parsed = parse(text)
         except (DocumentError, FrontmatterError) as exc:
             self._error(path, f"{shown_name(path.name)}: {exc}")
+            if saved:  # a prompt saved with settings that cannot be used is told where it is
+                notice_in_document(path, text, str(exc), self.ledger)
             return
         marker, prompt = submitted(parsed, self.settings)
         if prompt is None:
