@@ -1,7 +1,8 @@
 """The watch daemon: settled saves in, turns out, one turn in flight per document.
 
-The main loop owns all scheduling state and is fed by a queue: settled paths from the watcher
-thread and "turn finished" notices from turn threads. A save is a prompt only if its content is
+The main loop owns all scheduling state and is fed by a queue of small frozen events
+(`events.py`): settled saves from the watcher, the end of a turn from its thread, and the looks
+it put off itself as deadlines. A save is a prompt only if its content is
 new (not a hash we have seen or written ourselves), the file is a session document, and it holds
 a submitted prompt. A prompt saved while the document's turn streams is queued and sent when the
 turn ends. Faults stay local: whatever goes wrong with one document is logged, written to its
@@ -46,7 +47,7 @@ from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
 from agentdoc.daemon.tree import maybe_session
-from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns, take_own
+from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
     DocumentError,
@@ -370,16 +371,7 @@ class Daemon:
             launcher=self.pool.launcher(path) if self.pool is not None else start_turn,
             notice_start_failure=True,
         )
-        doc.runner = runner
-        doc.thread = threading.Thread(target=self._turn, args=(path, runner), daemon=True)
-        doc.thread.start()
-
-    def _turn(self, path: Path, runner: TurnRunner) -> None:
-        outcome, failure = "failed", None
-        try:
-            outcome, failure = run_turn(path, runner, self._error)
-        finally:
-            self._events.put(TurnEnded(path, outcome, failure))
+        begin(path, doc, runner, self._error, self._events.put)
 
     def _on_done(self, path: Path, outcome: str, failure: str | None) -> None:
         doc = self._docs.get(path)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentdoc.config import Settings
+from agentdoc.daemon.events import TurnEnded
 from agentdoc.daemon.notices import hold, replaced
 from agentdoc.daemon.prompts import prompt_in
 from agentdoc.daemon.settle import read_stable
@@ -56,6 +57,27 @@ def run_turn(
         # save of theirs; it is handled like a prompt left pending by a failure.
         return ("held" if result.held else result.state), None
     return "failed", None
+
+
+def begin(
+    path: Path,
+    doc: DocState,
+    runner: TurnRunner,
+    tell: Callable[[Path, str], None],
+    ended: Callable[[TurnEnded], None],
+) -> None:
+    """Run `runner`'s turn on its own thread; its end comes back as a `TurnEnded` event."""
+
+    def body() -> None:
+        outcome, failure = "failed", None
+        try:
+            outcome, failure = run_turn(path, runner, tell)
+        finally:
+            ended(TurnEnded(path, outcome, failure))
+
+    doc.runner = runner
+    doc.thread = threading.Thread(target=body, daemon=True)
+    doc.thread.start()
 
 
 def after_unfinished(path: Path, doc: DocState, outcome: str) -> bool:
