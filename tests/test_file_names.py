@@ -117,11 +117,12 @@ def test_the_daemon_answers_documents_of_any_name_in_a_big_tree(
         AGENTDOC_CLAUDE=str(fake.executable),
         AGENTDOC_CONFIG=str(config),
     )
-    with watching(root, env, tmp_path / "watch.log", ["--send-pending"], ready_timeout=60):
+    with watching(root, env, tmp_path / "watch.log", ["--send-pending"], ready_timeout=60) as d:
         answered = ["user", "assistant", "user"]
         wait_for(lambda: all(roles(d) == answered for d in docs), "every document answered", 60)
         wait_for(lambda: all(_state(d) == "idle" for d in docs), "every status to say idle")
         listed = {s["document"] for s in status_json(root, env)["documents"]}
+        assert "\\udc" not in d.log() and "Traceback" not in d.log()
     assert listed == {shown_name(d.name) for d in docs}
     for doc in docs:
         text = doc.read_text(encoding="utf-8")
@@ -159,3 +160,13 @@ def test_a_suggested_command_can_be_typed_as_shown(name: str, typed: str) -> Non
     from agentdoc.daemon.notices import as_argument
 
     assert as_argument(name) == typed
+
+
+def test_a_log_line_shows_a_non_utf8_name_with_escapes() -> None:
+    import logging
+
+    from agentdoc.cli.group import Escaping
+
+    name = NAMES["non-UTF-8"]
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "%s: held", (name,), None)
+    assert Escaping("%(message)s").format(record) == "r\\xe9sum\\xe9-chat.md: held"
