@@ -106,7 +106,9 @@ def take_own(path: Path, doc: DocState, text: str, command: str, settings: Setti
     same version seen again (a late event of this very write) must not send it."""
     doc.text = text
     if prompt_in(text, settings) is not None:
-        hold(path, f"pending again after `agentdoc {command}`: edit the prompt and save to send it")
+        why = f"pending again after `agentdoc {command}`: edit the prompt and save to send it"
+        log.info("%s: %s", path, why)
+        hold(path, why)
 
 
 def stop_turns(docs: Mapping[Path, DocState], grace: float) -> None:
