@@ -19,7 +19,7 @@ from typing import Any, Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentdoc.errors import AgentdocError
+from agentdoc.errors import AgentdocError, allowed
 
 PermissionMode = Literal["acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan"]
 
@@ -168,6 +168,7 @@ def load_settings(
         return Settings.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            f"`{'.'.join(str(p) for p in e['loc'])}` {allowed(e['type'], e.get('ctx'), e['msg'])}"
+            for e in exc.errors()
         )
         raise AgentdocError(f"invalid settings (from {path} or options): {problems}") from exc

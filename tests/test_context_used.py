@@ -15,9 +15,11 @@ from agentdoc.turn.status import StatusReporter, read_status
     [
         (None, 200_000, 0.8, None),
         (45_000, None, 0.8, None),
-        (45_000, 200_000, 0.8, "45.0k/200.0k context"),
-        (159_999, 200_000, 0.8, "160.0k/200.0k context"),
-        (170_000, 200_000, 1.0, "170.0k/200.0k context"),
+        (45_000, 200_000, 0.8, "45k/200k context"),
+        (159_999, 200_000, 0.8, "160k/200k context"),
+        (170_000, 200_000, 1.0, "170k/200k context"),
+        (45_500, 1_000_000, 0.8, "45.5k/1M context"),
+        (999_960, 1_000_000, 1.0, "1M/1M context"),
     ],
 )
 def test_the_gauge(used: int | None, size: int | None, hint_at: float, shown: str | None) -> None:
@@ -27,7 +29,7 @@ def test_the_gauge(used: int | None, size: int | None, hint_at: float, shown: st
 def test_past_the_threshold_one_line_says_what_to_do() -> None:
     shown = context_gauge(170_000, 200_000, "long.md", 0.8)
     assert shown is not None and "\n" not in shown
-    assert shown.startswith("170.0k/200.0k context (85%): nearly full")
+    assert shown.startswith("170k/200k context (85%): nearly full")
     assert "summary" in shown and "agentdoc archive long.md" in shown
 
 
@@ -77,6 +79,6 @@ def test_the_footer_carries_the_gauge() -> None:
 
     reply = Reply(usage=Usage(1200, 350, 0.01, context_used=170_000, context_size=200_000))
     quiet = render_footer(reply, 1.0, None, document_name="long.md", context_hint=0.9)
-    assert "170.0k/200.0k context</sub>" in quiet
+    assert "170k/200k context</sub>" in quiet
     loud = render_footer(reply, 1.0, None, document_name="long.md", context_hint=0.8)
     assert "(85%): nearly full" in loud and "\n" not in loud

@@ -107,7 +107,7 @@ def temp_files(folder: Path) -> tuple[list[Path], list[Path]]:
 def _expected(path: Path) -> bool:
     if path.parent.name == ".agentdoc":
         return path.name.endswith(
-            (".status.json", ".journal.jsonl", ".history.md", ".turns.json", ".lock")
+            (".status.json", ".journal.jsonl", ".history.md", ".turns.json", ".lock", ".gitignore")
         )
     return path.suffix == ".md"
 

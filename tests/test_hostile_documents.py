@@ -120,7 +120,7 @@ CASES: dict[str, Case] = {
     "utf-16": Case(corpus("utf16.md"), "is UTF-16 text; save it as UTF-8"),
     "binary": Case(corpus("binary_png.md"), "looks like a binary file"),
     "empty": Case(corpus("empty.md"), "not a session document"),
-    "50-MB": Case(fifty_megabytes, "MB is larger than agentdoc handles (8 MiB)"),
+    "50-MB": Case(fifty_megabytes, "MiB is larger than agentdoc handles (8 MiB)"),
     "model-is-a-flag": Case(corpus("model_is_a_flag.md"), "`agentdoc.model` must be a model name"),
     "model-with-spaces": Case(
         corpus("model_with_spaces.md"), "`agentdoc.model` must be a model name"
@@ -218,13 +218,15 @@ def test_hostile_document_is_refused_and_left_alone(
 
 def added_files(folder: Path, before: list[str]) -> list[str]:
     """Files that appeared in ``folder``; agentdoc's state folder does not count when it holds
-    nothing, or only a status file reporting the error (which editors are meant to show)."""
+    nothing, or only its .gitignore and a status file reporting the error (which editors are
+    meant to show)."""
     state = folder / ".agentdoc"
     leftovers = sorted(p.name for p in state.iterdir()) if state.is_dir() else []
     leftovers = [
         name
         for name in leftovers
         if not (name.endswith(".status.json") and '"state": "error"' in (state / name).read_text())
+        and name != ".gitignore"  # the state folder keeping itself out of git
     ]
     now = [p.name for p in folder.iterdir() if p != state]
     return sorted(set(now) - set(before)) + [f".agentdoc/{name}" for name in leftovers]

@@ -13,7 +13,7 @@ from pathlib import Path
 from agentdoc.document import parser as document
 from agentdoc.document import splice
 from agentdoc.document.fileio import WriteLedger
-from agentdoc.turn import journal
+from agentdoc.turn import journal, recovery
 from agentdoc.turn.recovery import close_orphans, recover, stop_orphan
 from tests.conftest import wait_for
 
@@ -85,20 +85,28 @@ def test_nothing_to_recover_leaves_the_file_untouched(tmp_path: Path) -> None:
     assert doc.read_text() == DOC
 
 
-def _sleeper(*argv: str) -> subprocess.Popen[bytes]:
-    code = "import sys, time; time.sleep(60)"
-    return subprocess.Popen([sys.executable, "-c", code, *argv], start_new_session=True)
+def _sleeper(*, marker: str | None) -> subprocess.Popen[bytes]:
+    code = "import time; time.sleep(60)"
+    env = dict(os.environ)
+    env.pop(recovery.MARKER, None)
+    if marker is not None:
+        env[recovery.MARKER] = marker
+    return subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env=env)
 
 
-def _orphan(*argv: str) -> int:
-    """A sleeper whose parent has exited: a CLI run whose daemon was killed."""
+def _orphan(*, marker: str | None) -> int:
+    """A sleeper whose parent has exited: an agent whose agentdoc was killed."""
     code = (
         "import subprocess, sys; print(subprocess.Popen([sys.executable, '-c', "
-        "'import time; time.sleep(60)', *sys.argv[1:]], start_new_session=True, "
+        "'import time; time.sleep(60)'], start_new_session=True, "
         "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)"
     )
+    env = dict(os.environ)
+    env.pop(recovery.MARKER, None)
+    if marker is not None:
+        env[recovery.MARKER] = marker
     done = subprocess.run(
-        [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     return int(done.stdout)
 
@@ -114,14 +122,14 @@ def _ended(pid: int) -> bool:
 def test_recovery_stops_a_cli_run_that_outlived_its_daemon(tmp_path: Path) -> None:
     doc = tmp_path / "a.md"
     open_doc(doc, "abcd1234", "partial")
-    orphan, other = _orphan("-p", "--output-format=stream-json"), _orphan("unrelated")
+    orphan, other = _orphan(marker="999999:0123456789ab"), _orphan(marker=None)
     try:
         crashed_journal(doc, "abcd1234", ["partial"])
         with journal.journal_path(doc).open("a") as f:
             f.write(json.dumps({"pid": orphan}) + "\n")
         recover(doc, WriteLedger())
         wait_for(lambda: _ended(orphan), what="the orphaned CLI run to be stopped")
-        # A pid that no longer looks like our CLI run (reused) is left alone.
+        # A pid that agentdoc did not start (reused since) is left alone.
         stop_orphan(other)
         assert not _ended(other)
     finally:
@@ -132,7 +140,7 @@ def test_recovery_stops_a_cli_run_that_outlived_its_daemon(tmp_path: Path) -> No
 
 def test_a_cli_this_process_still_holds_is_no_orphan() -> None:
     """A warm CLI the daemon keeps for the document's next turn is its own child."""
-    warm = _sleeper("-p", "--output-format=stream-json")
+    warm = _sleeper(marker=recovery.own_marker())
     try:
         stop_orphan(warm.pid)
         assert warm.poll() is None

@@ -46,12 +46,15 @@ def watch(
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming, waiting or error."""
     from agentdoc.daemon import find_daemon
+    from agentdoc.document import shown_name
     from agentdoc.turn import all_statuses, as_found, read_status
 
     target = path or Path.cwd()
     require_existing(target)
     if target.is_file():
         found = read_status(target)
+        if found is None:
+            _check_session(target)
         statuses = [as_found(found)] if found else []
     else:
         statuses = [as_found(s) for s in all_statuses(target)]
@@ -74,6 +77,21 @@ def status_command(path: Path | None, as_json: bool) -> None:
     )
     for s in statuses:
         click.echo(s.describe())
+    if target.is_file() and not statuses:
+        click.echo(f"{shown_name(target.name)}: idle (no turn has run in it yet)")
+
+
+def _check_session(path: Path) -> None:
+    """A file without a status: say so when it is no session document (rather than print
+    nothing, as for one no turn has run in yet)."""
+    from agentdoc.document import is_session_document, read_text, shown_name
+    from agentdoc.errors import AgentdocError
+
+    if not is_session_document(read_text(path)):
+        raise AgentdocError(
+            f"{shown_name(path.name)} is not a session document (its frontmatter has no "
+            "`agentdoc:` key); `agentdoc new FILE` creates one"
+        )
 
 
 @cli.command()

@@ -20,6 +20,7 @@ import click
 from agentdoc.agents import start_turn
 from agentdoc.cli.asker import TerminalAsker, refusals
 from agentdoc.cli.echo import ReplyEcho
+from agentdoc.cli.group import Escaping
 from agentdoc.cli.interrupt import stop_on_signals
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
@@ -131,8 +132,8 @@ def watch_in_foreground(
 ) -> None:
     """The daemon until Ctrl-C or SIGTERM, with a live view of its turns."""
     if log_file is not None:
-        handler = logging.FileHandler(log_file, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler = logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace")
+        handler.setFormatter(Escaping("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logging.getLogger().addHandler(handler)
         logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     stop = threading.Event()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from agentdoc.document import shown_name
 from agentdoc.turn import Progress
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ def wants_live(out: TextIO, environ: dict[str, str] | None = None) -> bool:
 
 def describe(p: Progress, elapsed: float | None = None) -> str:
     """The plain one-line description of a progress report (the failure itself not included)."""
-    head = f"{p.path.name} turn {p.turn}: " if p.turn else f"{p.path.name}: "
+    name = shown_name(p.path.name)
+    head = f"{name} turn {p.turn}: " if p.turn else f"{name}: "
     parts = [head + p.state, *_figures(p, elapsed)]
     if p.detail and p.state != "failed":
         parts.append(" ".join(p.detail.split()))
@@ -57,11 +59,12 @@ def describe(p: Progress, elapsed: float | None = None) -> str:
 
 
 def error_line(p: Progress) -> str:
+    name = shown_name(p.path.name)
     if p.turn:
-        return f"Error: {p.path.name} turn {p.turn}: {p.detail}"
+        return f"Error: {name} turn {p.turn}: {p.detail}"
     # A document refused before any turn (its message usually names it already).
-    named = p.path.name in p.detail.partition(": ")[0]
-    return f"Error: {p.detail}" if named else f"Error: {p.path.name}: {p.detail}"
+    named = name in p.detail.partition(": ")[0]
+    return f"Error: {p.detail}" if named else f"Error: {name}: {p.detail}"
 
 
 def _figures(p: Progress, elapsed: float | None = None) -> list[str]:
@@ -113,7 +116,7 @@ def _styled(p: Progress, elapsed: float | None = None, width: int | None = None)
     """The progress line; given a `width`, a long name is shortened so the state still shows."""
     from rich.text import Text
 
-    name = p.path.name
+    name = shown_name(p.path.name)
     if width is not None:
         rest = len(describe(p, elapsed)) - len(name)
         room = max(width - rest, 12)

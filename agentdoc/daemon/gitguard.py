@@ -44,7 +44,7 @@ def judge(previous: Document | None, current: Document) -> Judgement:
     before = [(t.role, t.content.strip()) for t in previous.turns if not is_unanswered(t)]
     after = [(t.role, t.content.strip()) for t in current.turns if not is_unanswered(t)]
     if len(after) < len(before):
-        return Judgement("bulk", "turns disappeared (an older version came back)")
+        return Judgement("bulk", "turns disappeared: deleted, or an older version came back")
     if len(after) > len(before) + 1:
         return Judgement("bulk", "several turns arrived at once")
     if len(after) == len(before) + 1 and before and before[-1][0] == "user" and before[-1][1]:

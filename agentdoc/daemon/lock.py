@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from agentdoc.errors import AgentdocError
+from agentdoc.turn import make_state_dir
 
 LOCK_NAME = "daemon.lock"
 
@@ -96,7 +97,7 @@ class TreeLock:
     def _take(self, folder: Path) -> None:
         lock_file = _lock_file(folder)
         try:
-            lock_file.parent.mkdir(exist_ok=True)
+            make_state_dir(lock_file.parent)
             f = lock_file.open("a+")
         except OSError as exc:
             self.release()

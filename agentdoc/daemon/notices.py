@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from agentdoc.agents import find_program, resolve_agent, resolve_executable
 from agentdoc.config import Settings
+from agentdoc.document import (
+    WriteLedger,
+    dominant_newline,
+    parse_archive,
+    render_refusal,
+    shown_name,
+    write_bytes,
+    write_text,
+)
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Progress, Status, now_iso, read_status, write_status
 
@@ -32,6 +42,50 @@ def tell_error(path: Path, message: str, on_progress: Callable[[Progress], None]
     on_progress(Progress(path, 0, "failed", 0.0, 0, None, message))
 
 
+def as_argument(name: str) -> str:
+    """A file name as it would be typed after `agentdoc run` in a shell: quoted where it must
+    be, and after `./` when it starts with a dash (or it would read as an option)."""
+    shown = shlex.quote(shown_name(name))
+    return f"./{shown}" if shown.startswith("-") else shown
+
+
+def tell_fault(path: Path | None, exc: Exception, on_progress: Callable[[Progress], None]) -> None:
+    """An unexpected error in handling one document (or, with no `path`, in a chore of the
+    daemon's own), which goes on: the traceback for a log file, one line for the terminal."""
+    if path is None:
+        log.error("agentdoc watch: unexpected error: %s (it goes on)", exc, exc_info=exc)
+        return
+    where = shown_name(str(path))
+    # Marked told: the live view prints the line `tell_error` gives, not this traceback.
+    log.error("%s: unexpected error", where, exc_info=exc, extra={"told": True})
+    try:
+        tell_error(
+            path, f"{where}: unexpected error: {exc}; it is tried again when saved", on_progress
+        )
+    except Exception:
+        log.exception("%s: the error could not be told in its status", where)
+
+
+def notice_in_document(path: Path, text: str, message: str, ledger: WriteLedger) -> bool:
+    """Say below a waiting prompt why it was not sent (settings that cannot be used), as the
+    failure notice a turn refused before sending leaves: the prompt stays pending, and the
+    turn that sends it once the settings are fixed replaces the notice. True if written."""
+    lenient = parse_archive(text)  # its turns, whatever its settings say
+    if lenient.pending_prompt() is None:
+        return False
+    notice = lenient.unanswered()
+    kept = text[: notice.start] if notice is not None else text
+    nl = dominant_newline(text)
+    refusal = render_refusal(message, as_argument(path.name)).replace("\n", nl)
+    new = f"{kept.rstrip()}{nl}{nl}## Assistant{nl}{nl}{refusal}{nl}"
+    if new == text:
+        return False  # told already, in these words
+    displaced = write_text(path, new, ledger, expected=text.encode("utf-8"))
+    if displaced is not None:  # a save landed meanwhile: theirs wins, told at its own turn
+        write_bytes(path, displaced)
+    return True
+
+
 def hold(path: Path, why: str) -> None:
     """A prompt not sent, and why (with how to send it), in the document's status."""
     shown = read_status(path) or Status(document=path.name, state="idle", updated="")
@@ -48,14 +102,14 @@ def hold_bulk(path: Path, verdict: str) -> None:
     log.warning(
         "%s: changed in bulk (%s); its pending prompt was not sent. Edit the prompt and save, "
         "or run `agentdoc run %s`, to send it",
-        path,
+        shown_name(str(path)),
         verdict,
-        path.name,
+        as_argument(path.name),
     )
     hold(
         path,
         f"not sent: the document changed in bulk ({verdict}); edit the prompt and save, or run "
-        f"`agentdoc run {path.name}`, to send it",
+        f"`agentdoc run {as_argument(path.name)}`, to send it",
     )
 
 

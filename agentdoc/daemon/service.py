@@ -1,7 +1,8 @@
 """The watch daemon: settled saves in, turns out, one turn in flight per document.
 
-The main loop owns all scheduling state and is fed by a queue: settled paths from the watcher
-thread and "turn finished" notices from turn threads. A save is a prompt only if its content is
+The main loop owns all scheduling state and is fed by a queue of small frozen events
+(`events.py`): settled saves from the watcher, the end of a turn from its thread, and the looks
+it put off itself as deadlines. A save is a prompt only if its content is
 new (not a hash we have seen or written ourselves), the file is a session document, and it holds
 a submitted prompt. A prompt saved while the document's turn streams is queued and sent when the
 turn ends. Faults stay local: whatever goes wrong with one document is logged, written to its
@@ -16,23 +17,39 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
+from agentdoc.daemon.events import (
+    AttribChanged,
+    Changed,
+    Deadlines,
+    Event,
+    Opened,
+    Recheck,
+    TurnEnded,
+)
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
-from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
+from agentdoc.daemon.notices import (
+    hold_bulk,
+    notice_in_document,
+    tell_agent_problems,
+    tell_error,
+    tell_fault,
+)
 from agentdoc.daemon.pool import WarmPool
+from agentdoc.daemon.prompts import prompt_in, submitted
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.startup import read_found, take, tell_unsent
+from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
 from agentdoc.daemon.tree import maybe_session
-from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
+from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
-    Document,
     DocumentError,
     FrontmatterError,
     WriteLedger,
@@ -41,6 +58,7 @@ from agentdoc.document import (
     is_session_document,
     parse,
     session_problem,
+    shown_name,
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.search import note_changed
@@ -48,11 +66,11 @@ from agentdoc.turn import (
     Progress,
     Status,
     TurnRunner,
+    marked,
     now_iso,
     open_regions,
+    own_write,
     remove_state,
-    submission,
-    wants_marker,
     write_status,
 )
 
@@ -77,9 +95,8 @@ class Daemon:
     rescan_interval: float = 2.0
     retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
-    _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
-        default_factory=queue.SimpleQueue, init=False
-    )
+    _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, init=False)
+    _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
     _found: queue.SimpleQueue[Path] = field(default_factory=queue.SimpleQueue, init=False)
     _watcher: Watcher | None = field(default=None, init=False)
     _started_ns: int = field(default=0, init=False)
@@ -89,10 +106,11 @@ class Daemon:
     discovered: threading.Event = field(default_factory=threading.Event, init=False)
     pool: WarmPool | None = field(default=None, init=False)
     repairs: Repairs = field(init=False)
-    _failures: dict[Path, str] = field(default_factory=dict, init=False)  # from turn threads
     hints: Hints = field(init=False)
 
     def __post_init__(self) -> None:
+        # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
+        self.environ = marked(self.environ)
         self.repairs = Repairs(self.ledger, self.retry_interval)
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
@@ -110,8 +128,8 @@ class Daemon:
             poll=self.poll,
             rescan_interval=self.rescan_interval,
             guard=self.settings.settle_guard,
-            on_open=lambda path: self._events.put(("opened", path, "")),
-            on_attrib=lambda path: self._events.put(("attrib", path, "")),
+            on_open=lambda path: self._events.put(Opened(path)),
+            on_attrib=lambda path: self._events.put(AttribChanged(path)),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -127,15 +145,20 @@ class Daemon:
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
             while not stop.is_set():
-                self._step(0.1)
+                if not feeder.is_alive() and not stop.is_set():
+                    # The daemon itself failed: without its watch it would serve nothing.
+                    raise AgentdocError("the watch of the tree stopped; agentdoc watch ends")
+                self._step(self._deadlines.wait(0.1))
+                for event in self._deadlines.due():
+                    self._handle(event)
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
                     self.discovered.set()
                     log.info("start-up done: %d session documents", len(self._docs))
-                    self.hints.start_up_done()
+                    self._guarded(None, self.hints.start_up_done)
                 if self.pool is not None:
-                    self.pool.close_idle()
+                    self._guarded(None, self.pool.close_idle)
                 for owed in self.repairs.due():
-                    self._mend(owed)
+                    self._guarded(owed, partial(self._mend, owed))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -144,34 +167,53 @@ class Daemon:
 
     def _feed(self, watcher: Watcher, stop: threading.Event) -> None:
         for path in watcher.changes(stop):
-            self._events.put(("changed", path, ""))
+            self._events.put(Changed(path))
 
     def _step(self, timeout: float) -> None:
         try:
             if self._found.empty():
-                kind, path, outcome = self._events.get(timeout=timeout)
+                event = self._events.get(timeout=timeout)
             else:
-                kind, path, outcome = self._events.get_nowait()
+                event = self._events.get_nowait()
         except queue.Empty:
             # Start-up discovery only when no save is waiting: a save goes first.
             self._discover(take(self._found, DISCOVERY_BATCH))
             return
-        try:
-            if kind == "changed":
+        self._handle(event)
+
+    def _handle(self, event: Event) -> None:
+        self._guarded(event.path, partial(self._dispatch, event))
+
+    def _dispatch(self, event: Event) -> None:
+        idle = (doc := self._docs.get(event.path)) is None or doc.thread is None
+        match event:
+            case Changed(path):
                 self._on_change(path)
-            elif kind == "done":
-                self._on_done(path, outcome)
-            elif kind == "recheck" and self._docs.get(path, DocState()).thread is None:
+            case TurnEnded(path, outcome, failure):
+                self._on_done(path, outcome, failure)
+            case Recheck(path) if idle:
                 self._recheck(path)
-            elif kind == "opened" and (doc := self._docs.get(path)) and doc.thread is None:
+            case Opened(path) if idle and doc is not None:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
-            elif kind == "attrib" and self.repairs.owes(path):
+            case AttribChanged(path) if self.repairs.owes(path):
                 self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
-        except Exception as exc:  # one document's fault must not stop the daemon
-            log.exception("%s: unexpected error", path)
-            self._error(path, f"unexpected error: {exc}")
+
+    def _guarded(self, path: Path | None, work: Callable[[], object]) -> None:
+        """Run one document's handling (or, with no `path`, a chore of the loop's own) so
+        that whatever goes wrong in it stops neither the daemon nor the other documents."""
+        try:
+            work()
+        except Exception as exc:
+            self._fault(path, exc)
+
+    def _fault(self, path: Path | None, exc: Exception) -> None:
+        if path is not None and (doc := self._docs.get(path)) is not None:
+            doc.seen = None  # its next save is looked at afresh, whatever it holds
+            if doc.thread is not None and not doc.thread.is_alive():
+                doc.thread = doc.cancel = doc.runner = None  # its end was not taken in
+        tell_fault(path, exc, self.on_progress)
 
     def _shutdown(self) -> None:
         stop_turns(self._docs, SHUTDOWN_GRACE)
@@ -190,6 +232,8 @@ class Daemon:
                 self._discover_one(path)
             except AgentdocError as exc:
                 self._error(path, str(exc))
+            except Exception as exc:  # one document must not keep the others from start-up
+                self._fault(path, exc)
 
     def _discover_one(self, path: Path) -> None:
         found = read_found(path, self.ledger)
@@ -207,7 +251,10 @@ class Daemon:
         self.hints.found_at_start(path, found.mtime)
         if self.send_pending:
             self._consider(path, found.text)
-        elif self._prompt_in(found.text) is not None:
+        elif (problem := settings_problem(found.text)) is not None:
+            # Settings that fail validation are told now, not found out at the next save.
+            self._error(path, f"{shown_name(path.name)}: {problem}")
+        elif prompt_in(found.text, self.settings) is not None:
             # The next save of it sends it, even an unchanged one.
             self._docs[path].seen = None
             tell_unsent(path)
@@ -216,7 +263,7 @@ class Daemon:
         if git_busy(path):
             # git is rewriting the tree (checkout, stash, reset, pull): read nothing half-done
             # and write nothing it would then refuse to overwrite; look again when it is done.
-            self._later(GIT_WAIT, "changed", path)
+            self._deadlines.add(GIT_WAIT, Changed(path))
             return
         doc = self._docs.setdefault(path, DocState())
         data = read_stable(path)
@@ -230,6 +277,9 @@ class Daemon:
             return
         doc.seen = hashed
         if not maybe_session(data):
+            return
+        if (command := own_write(path, hashed)) is not None:
+            take_own(path, doc, decode(path, data), command, self.settings)
             return
         try:
             text = decode(path, data)
@@ -249,7 +299,7 @@ class Daemon:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
             doc.queued = True
-            if doc.runner is not None and self._prompt_in(text) is not None:
+            if doc.runner is not None and prompt_in(text, self.settings) is not None:
                 doc.runner.note_queued()
             return
         if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
@@ -280,20 +330,6 @@ class Daemon:
         if self.pool is not None:
             self.pool.forget(path)
 
-    def _prompt_in(self, text: str) -> str | None:
-        """The prompt a save of `text` would submit, if any (no checks, no errors)."""
-        try:
-            parsed = parse(text)
-        except (DocumentError, FrontmatterError):
-            return None
-        return self._submitted(parsed)[1]
-
-    def _submitted(self, parsed: Document) -> tuple[bool, str | None]:
-        """Whether the document wants a submit marker, and the prompt its settings submit."""
-        marker = wants_marker(parsed, self.settings.trigger)
-        sub = submission(parsed, self.settings.submit_marker, require_marker=marker)
-        return marker, None if sub is None else sub.prompt
-
     def _consider(
         self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
     ) -> None:
@@ -301,9 +337,11 @@ class Daemon:
         try:
             parsed = parse(text)
         except (DocumentError, FrontmatterError) as exc:
-            self._error(path, f"{path.name}: {exc}")
+            self._error(path, f"{shown_name(path.name)}: {exc}")
+            if saved:  # a prompt saved with settings that cannot be used is told where it is
+                notice_in_document(path, text, str(exc), self.ledger)
             return
-        marker, prompt = self._submitted(parsed)
+        marker, prompt = submitted(parsed, self.settings)
         if prompt is None:
             if awaits_prompt(parsed):
                 self.hints.hint(path, "a `## User` heading waits for its prompt", text)
@@ -334,22 +372,10 @@ class Daemon:
             launcher=self.pool.launcher(path) if self.pool is not None else start_turn,
             notice_start_failure=True,
         )
-        doc.runner = runner
-        doc.thread = threading.Thread(target=self._turn, args=(path, runner), daemon=True)
-        doc.thread.start()
+        begin(path, doc, runner, self._error, self._events.put)
 
-    def _turn(self, path: Path, runner: TurnRunner) -> None:
-        outcome, failure = "failed", None
-        try:
-            outcome, failure = run_turn(path, runner, self._error)
-        finally:
-            if failure is not None:
-                self._failures[path] = failure
-            self._events.put(("done", path, outcome))
-
-    def _on_done(self, path: Path, outcome: str) -> None:
+    def _on_done(self, path: Path, outcome: str, failure: str | None) -> None:
         doc = self._docs.get(path)
-        failure = self._failures.pop(path, None)
         if doc is not None:
             doc.thread = doc.cancel = doc.runner = None
             doc.queued = False
@@ -360,7 +386,7 @@ class Daemon:
                 self.repairs.owe(path, failure)
                 self._mend(path)
                 if after_unfinished(path, doc, outcome):
-                    self._later(self.settings.settle_step, "changed", path)
+                    self._deadlines.add(self.settings.settle_step, Changed(path))
             elif (data := read_stable(path)) is not None:
                 # The turn's writes may still be settling, so their events have not told us
                 # the conversation as it now stands: take it from the file, or a prompt saved
@@ -372,16 +398,11 @@ class Daemon:
                 # itself. A prompt found here was typed and saved by the user (our close only
                 # adds an empty heading), so sending it is what their save asked for. The look
                 # waits one settle step, so a save landing right now settles like any other.
-                self._later(self.settings.settle_step, "recheck", path)
+                self._deadlines.add(self.settings.settle_step, Recheck(path))
         for other, waiting in list(self._docs.items()):
             if waiting.waiting and self._running() < self.max_concurrent:
                 waiting.waiting = False
-                self._recheck(other)
-
-    def _later(self, delay: float, kind: str, path: Path) -> None:
-        timer = threading.Timer(delay, self._events.put, args=((kind, path, ""),))
-        timer.daemon = True
-        timer.start()
+                self._guarded(other, partial(self._recheck, other))
 
     def _recheck(self, path: Path) -> None:
         data = read_stable(path)
@@ -389,6 +410,9 @@ class Daemon:
             text = decode(path, data)
             known = self._docs[path]
             known.seen, known.text = digest(data), text
+            if (command := own_write(path, known.seen)) is not None:
+                take_own(path, known, text, command, self.settings)
+                return
             # The turn's own writes changed the structure, so only git is looked for: a
             # checkout landing just as the turn ended is still git's, not a prompt.
             self._consider(path, text, saved=True)

@@ -12,10 +12,19 @@ import queue
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.daemon.notices import hold
+from agentdoc.daemon.notices import as_argument, hold
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.tree import maybe_session, mtime_ns, starts_as_session
-from agentdoc.document import WriteLedger, decode, is_session_document, read_bytes
+from agentdoc.document import (
+    DocumentError,
+    FrontmatterError,
+    WriteLedger,
+    decode,
+    is_session_document,
+    parse,
+    read_bytes,
+    shown_name,
+)
 from agentdoc.turn import clear_dead_turn, live_turn, recover
 
 log = logging.getLogger(__name__)
@@ -50,14 +59,27 @@ def read_found(path: Path, ledger: WriteLedger) -> Found | None:
     return Found(data, text, mtime, session=True)
 
 
+def settings_problem(text: str) -> str | None:
+    """Why the `agentdoc:` settings of a session document cannot be used, if they cannot."""
+    try:
+        parse(text)
+    except (DocumentError, FrontmatterError) as exc:
+        return str(exc)
+    return None
+
+
 def tell_unsent(path: Path) -> None:
     """Say so when a prompt already waiting at start-up is left unsent (not a surprise send,
     not a silent skip)."""
-    log.warning("%s has an unsent prompt; save it again or run `agentdoc run %s`", path.name, path)
+    log.warning(
+        "%s has an unsent prompt; save it again or run `agentdoc run %s`",
+        shown_name(path.name),
+        shown_name(str(path)),
+    )
     hold(
         path,
         "the prompt was already there when agentdoc watch started; save the document "
-        f"again or run `agentdoc run {path.name}` to send it",
+        f"again or run `agentdoc run {as_argument(path.name)}` to send it",
     )
 
 

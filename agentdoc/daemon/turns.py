@@ -13,7 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.config import Settings
+from agentdoc.daemon.events import TurnEnded
 from agentdoc.daemon.notices import hold, replaced
+from agentdoc.daemon.prompts import prompt_in
 from agentdoc.daemon.settle import read_stable
 from agentdoc.document import digest
 from agentdoc.errors import AgentdocError, NoPendingPrompt
@@ -56,6 +59,27 @@ def run_turn(
     return "failed", None
 
 
+def begin(
+    path: Path,
+    doc: DocState,
+    runner: TurnRunner,
+    tell: Callable[[Path, str], None],
+    ended: Callable[[TurnEnded], None],
+) -> None:
+    """Run `runner`'s turn on its own thread; its end comes back as a `TurnEnded` event."""
+
+    def body() -> None:
+        outcome, failure = "failed", None
+        try:
+            outcome, failure = run_turn(path, runner, tell)
+        finally:
+            ended(TurnEnded(path, outcome, failure))
+
+    doc.runner = runner
+    doc.thread = threading.Thread(target=body, daemon=True)
+    doc.thread.start()
+
+
 def after_unfinished(path: Path, doc: DocState, outcome: str) -> bool:
     """Take in the file a turn that did not finish left; True if another document took its
     place (deleted and created anew while the reply streamed)."""
@@ -73,6 +97,18 @@ def after_unfinished(path: Path, doc: DocState, outcome: str) -> bool:
     log.info("%s: a new document took the place of the one answered", path)
     doc.seen = doc.text = None
     return True
+
+
+def take_own(path: Path, doc: DocState, text: str, command: str, settings: Settings) -> None:
+    """A version another agentdoc command wrote (`undo`, `archive`): the conversation as it
+    now stands, changed on purpose, not a bulk change; a prompt it leaves pending (the one
+    whose reply `undo` took back) waits for the person's edit and save. Not for any save: the
+    same version seen again (a late event of this very write) must not send it."""
+    doc.text = text
+    if prompt_in(text, settings) is not None:
+        why = f"pending again after `agentdoc {command}`: edit the prompt and save to send it"
+        log.info("%s: %s", path, why)
+        hold(path, why)
 
 
 def stop_turns(docs: Mapping[Path, DocState], grace: float) -> None:

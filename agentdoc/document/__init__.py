@@ -32,9 +32,11 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.fileio import decode as decode
     from agentdoc.document.fileio import digest as digest
     from agentdoc.document.fileio import fitting_name as fitting_name
+    from agentdoc.document.fileio import link_target as link_target
     from agentdoc.document.fileio import note_own_open as note_own_open
     from agentdoc.document.fileio import read_bytes as read_bytes
     from agentdoc.document.fileio import read_text as read_text
+    from agentdoc.document.fileio import shown_name as shown_name
     from agentdoc.document.fileio import take_own_open as take_own_open
     from agentdoc.document.fileio import write_bytes as write_bytes
     from agentdoc.document.fileio import write_text as write_text
@@ -99,9 +101,11 @@ __all__, __getattr__ = lazy_exports(
             "decode",
             "digest",
             "fitting_name",
+            "link_target",
             "note_own_open",
             "read_bytes",
             "read_text",
+            "shown_name",
             "take_own_open",
             "write_bytes",
             "write_text",

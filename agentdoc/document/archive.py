@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.document.fileio import link_target, shown_name
 from agentdoc.document.frontmatter import dominant_newline
 from agentdoc.document.parser import Document, is_unanswered, parse_archive
 
@@ -68,15 +69,17 @@ HEADER_START = "<!-- Exchanges archived from "
 
 def header(document_name: str, nl: str) -> str:
     return (
-        f"{HEADER_START} {document_name} by `agentdoc archive`, oldest first. "
+        f"{HEADER_START}{shown_name(document_name)} by `agentdoc archive`, oldest first. "
         f"This file is not a session document; agentdoc sends it only as history "
         f"when a session is rebuilt. -->{nl}{nl}"
     )
 
 
 def link_line(name: str, archived: int, nl: str) -> str:
-    target = f"<{name}>" if " " in name else name
-    return f"<sub>Exchanges 1–{archived} are archived in [{name}]({target}).</sub>{nl}"
+    return (
+        f"<sub>Exchanges 1–{archived} are archived in [{shown_name(name)}]({link_target(name)})."
+        f"</sub>{nl}"
+    )
 
 
 def move(doc: Document, keep: int, document_name: str, archive_text: str | None) -> Moved | None:

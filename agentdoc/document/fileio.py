@@ -84,6 +84,32 @@ def fitting_name(name: str, suffix: str) -> str:
     return head + tag + suffix
 
 
+def shown_name(name: str) -> str:
+    """A file name as text that can be shown and stored anywhere (a status file, a log line, a
+    heading): bytes that are not UTF-8 and control characters (a newline) become escapes such
+    as ``\\xe9`` and ``\\n``; every other name is returned as it is."""
+    if name.isprintable():
+        return name
+    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
+_LINK_UNSAFE = frozenset(" %()<>[]\\")
+
+
+def link_target(name: str) -> str:
+    """A file name as the target of a markdown link: characters a link cannot hold as they are
+    (spaces, brackets, newlines, bytes that are not UTF-8) percent-encoded, the rest kept."""
+    out: list[str] = []
+    for char in name:
+        if char.isprintable() and char not in _LINK_UNSAFE:
+            out.append(char)
+        else:
+            raw = char.encode("utf-8", "surrogateescape")
+            out.append("".join(f"%{byte:02X}" for byte in raw))
+    return "".join(out)
+
+
 def _check_readable(path: Path, st: os.stat_result) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise AgentdocError(f"{path}: is a folder, not a document")
@@ -96,7 +122,7 @@ def _check_readable(path: Path, st: os.stat_result) -> None:
 
 def _too_large(path: Path, size: int) -> AgentdocError:
     return AgentdocError(
-        f"{path}: {size / 1e6:.1f} MB is larger than agentdoc handles "
+        f"{path}: {size / (1024 * 1024):.1f} MiB is larger than agentdoc handles "
         f"({MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB); the file was left untouched"
     )
 
@@ -119,22 +145,25 @@ def note_own_open(path: Path) -> None:
     with _own_lock:
         _own_opens.setdefault(_own_key(path), deque(maxlen=64)).append(now)
         if len(_own_opens) > 1024:  # files whose opens nobody watches (sidecars, other trees)
-            for key in [k for k, t in _own_opens.items() if now - t[-1] > OWN_OPEN_TTL]:
+            for key in [k for k, t in _own_opens.items() if not t or now - t[-1] > OWN_OPEN_TTL]:
                 del _own_opens[key]
 
 
 def take_own_open(path: Path) -> bool:
     """Whether an open reported for `path` now was one of agentdoc's own (takes its token)."""
     now = time.monotonic()
+    key = _own_key(path)
     with _own_lock:
-        tokens = _own_opens.get(_own_key(path))
+        tokens = _own_opens.get(key)
         while tokens and now - tokens[0] > OWN_OPEN_TTL:
             tokens.popleft()
+        taken = bool(tokens)
+        if tokens:
+            tokens.popleft()
         if not tokens:
-            _own_opens.pop(_own_key(path), None)
-            return False
-        tokens.popleft()
-        return True
+            # No key is ever left with an empty deque: the clean-up above reads each last token.
+            _own_opens.pop(key, None)
+        return taken
 
 
 def read_bytes(path: Path) -> bytes:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from agentdoc.document import frontmatter, headings
 from agentdoc.document.comments import strip_comments
 from agentdoc.document.frontmatter import LINE_BREAK, FrontmatterError, Split, line_starts
+from agentdoc.errors import allowed
 
 logger = logging.getLogger(__name__)
 
@@ -259,7 +260,7 @@ def _describe(error: ValidationError) -> str:
     problems = []
     for item in error.errors():
         where = ".".join(str(part) for part in (frontmatter.META_KEY, *item["loc"]))
-        message = str(item["ctx"]["error"]) if item["type"] == "value_error" else item["msg"]
+        message = allowed(item["type"], item.get("ctx"), item["msg"])
         shown = repr(item["input"])
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
         problems.append(f"`{where}` {message} (got {shown})")

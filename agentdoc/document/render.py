@@ -73,7 +73,7 @@ def _preview(text: str) -> str:
     if len(short) > RESULT_PREVIEW_CHARS:
         short = short[:RESULT_PREVIEW_CHARS]
     if short != text.rstrip("\n"):
-        short += f"\n… ({len(lines)} lines, {len(text)} characters in all)"
+        short += f"\n… ({_count(len(lines), 'line')}, {_count(len(text), 'character')} in all)"
     return short
 
 
@@ -99,7 +99,7 @@ def render_tool(part: ToolPart) -> str:
     elif part.is_error:
         status = "failed"
     else:
-        status = f"{len(part.result.splitlines())} lines"
+        status = _count(len(part.result.splitlines()), "line")
     lines = [f"<details><summary>🔧 {html.escape(summary)} — {status}</summary>", ""]
     if part.result:
         preview = _preview(part.result)
@@ -227,12 +227,21 @@ def _stopped_early(reply: Reply) -> str | None:
     return None if said is None else f"> [!WARNING]\n> {said}"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
 def _tokens(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+    """``950``, ``45k``, ``45.5k``, ``1M``: never ``1000.0k``."""
+    if n >= 999_950:  # from here on one decimal of k would read 1000.0k
+        return f"{n / 1_000_000:.1f}".removesuffix(".0") + "M"
+    if n >= 1000:
+        return f"{n / 1000:.1f}".removesuffix(".0") + "k"
+    return str(n)
 
 
 def context_gauge(

@@ -13,7 +13,14 @@ from datetime import datetime
 from pathlib import Path
 
 from agentdoc.agents import ThinkingPart
-from agentdoc.document.fileio import WriteLedger, fitting_name, read_text, write_text
+from agentdoc.document.fileio import (
+    WriteLedger,
+    fitting_name,
+    link_target,
+    read_text,
+    shown_name,
+    write_text,
+)
 
 _ANCHOR = '<a id="turn-{n}"></a>'
 # Newer models return a thinking block with only its signature unless the request asks for the
@@ -30,13 +37,14 @@ def sidecar_path(document: Path) -> Path:
 
 
 def sidecar_link(document: Path, turn: int) -> str:
-    return f"{sidecar_path(document).name}#turn-{turn}"
+    return f"{link_target(sidecar_path(document).name)}#turn-{turn}"
 
 
 def header(document: Path) -> str:
+    name = shown_name(document.name)
     return (
-        f"# Thinking: {document.name}\n\n"
-        f"The model's thinking for [{document.name}]({document.name}), one section per turn. "
+        f"# Thinking: {name}\n\n"
+        f"The model's thinking for [{name}]({link_target(document.name)}), one section per turn. "
         "It is kept here for you to read; agentdoc never sends it back to the model.\n"
     )
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.presets import list_presets as list_presets
     from agentdoc.turn.presets import load_preset as load_preset
     from agentdoc.turn.presets import presets_dir as presets_dir
+    from agentdoc.turn.recovery import marked as marked
     from agentdoc.turn.recovery import open_regions as open_regions
     from agentdoc.turn.recovery import recover as recover
     from agentdoc.turn.runner import TurnRunner as TurnRunner
@@ -30,7 +31,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import as_found as as_found
     from agentdoc.turn.status import clear_dead_turn as clear_dead_turn
     from agentdoc.turn.status import live_turn as live_turn
+    from agentdoc.turn.status import make_state_dir as make_state_dir
     from agentdoc.turn.status import now_iso as now_iso
+    from agentdoc.turn.status import own_write as own_write
     from agentdoc.turn.status import read_status as read_status
     from agentdoc.turn.status import remove_state as remove_state
     from agentdoc.turn.status import request_cancel as request_cancel
@@ -45,7 +48,7 @@ __all__, __getattr__ = lazy_exports(
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
         "presets": ("list_presets", "load_preset", "presets_dir"),
-        "recovery": ("open_regions", "recover"),
+        "recovery": ("marked", "open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),
         "runner": ("TurnRunner",),
         "session": ("Mode", "prepare_turn"),
@@ -55,7 +58,9 @@ __all__, __getattr__ = lazy_exports(
             "as_found",
             "clear_dead_turn",
             "live_turn",
+            "make_state_dir",
             "now_iso",
+            "own_write",
             "read_status",
             "remove_state",
             "request_cancel",

@@ -39,7 +39,7 @@ from agentdoc.document import (
     touches,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.status import read_status, state_file
+from agentdoc.turn.status import make_state_dir, read_status, state_file
 from agentdoc.turn.writer import ReplyWriter
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ def request_answer(document: Path, behavior: Behavior, message: str = "") -> Non
     if shown is None or shown.state != "waiting":
         raise AgentdocError(f"{document.name}: no tool permission request is waiting there")
     path = answer_path(document)
-    path.parent.mkdir(exist_ok=True)
+    make_state_dir(path.parent)
     path.write_text(AnswerFile(behavior=behavior, message=message).model_dump_json())
 
 
@@ -172,7 +172,7 @@ class Approvals:
     def _keep_input(self, request: PermissionAsked) -> str | None:
         path = input_path(self.document)
         with contextlib.suppress(OSError):
-            path.parent.mkdir(exist_ok=True)
+            make_state_dir(path.parent)
             path.write_text(json.dumps(request.input, ensure_ascii=False, indent=2))
             return f".agentdoc/{path.name}"
         return None

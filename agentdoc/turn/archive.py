@@ -28,7 +28,7 @@ from agentdoc.document import (
     set_meta,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.status import live_turn
+from agentdoc.turn.status import live_turn, note_own_write
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,7 @@ def archive_document(path: Path, keep: int = DEFAULT_KEEP) -> Moved:
         )
     atomic_write(target, moved.archive.encode("utf-8"))
     new = set_meta(moved.document, {"archived": moved.archived}).encode("utf-8")
+    note_own_write(path, new, "archive")
     displaced = atomic_write(path, new, expected=text.encode("utf-8"))
     if displaced is not None:
         # A save landed meanwhile: it wins, and the archive's extra exchanges are not counted.

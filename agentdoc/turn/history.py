@@ -35,7 +35,7 @@ from agentdoc.document import (
     strip_comments,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.status import state_file
+from agentdoc.turn.status import make_state_dir, state_file
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def read_snapshot(document: Path) -> Snapshot | None:
 def write_snapshot(document: Path, snapshot: Snapshot) -> None:
     path = snapshot_path(document)
     try:
-        path.parent.mkdir(exist_ok=True)
+        make_state_dir(path.parent)
         atomic_write(path, format_snapshot(snapshot).encode("utf-8"))
     except OSError as exc:
         # Without a snapshot the next turn only misses the edit diff; the turn itself is fine.

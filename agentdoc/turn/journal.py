@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from agentdoc.turn.status import state_file
+from agentdoc.turn.status import make_state_dir, state_file
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class Journal:
         self._file: IO[str] | None = None
         self.keep = False  # set when the turn ended with its region still open in the document
         try:
-            self.path.parent.mkdir(exist_ok=True)
+            make_state_dir(self.path.parent)
             self._file = self.path.open("w", encoding="utf-8")
         except OSError as exc:
             # A folder we cannot write to loses crash recovery detail, not the turn.

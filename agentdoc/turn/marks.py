@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentdoc.agents import TurnMark
 from agentdoc.document import atomic_write
-from agentdoc.turn.status import state_file
+from agentdoc.turn.status import make_state_dir, state_file
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def read_marks(document: Path) -> dict[int, TurnMark]:
 def write_marks(document: Path, marks: Mapping[int, TurnMark]) -> None:
     path = marks_path(document)
     try:
-        path.parent.mkdir(exist_ok=True)
+        make_state_dir(path.parent)
         atomic_write(path, format_marks(marks).encode("utf-8"))
     except OSError as exc:
         log.warning("cannot write the turn marks %s: %s", path, exc)

@@ -12,7 +12,9 @@ import contextlib
 import logging
 import os
 import re
+import secrets
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 
 from agentdoc.document import (
@@ -80,31 +82,49 @@ def recover(path: Path, ledger: WriteLedger, owned: frozenset[str] = frozenset()
     return True
 
 
+# Every agent agentdoc starts carries this in its environment, naming the agentdoc process that
+# started it: how recovery knows an agent of a killed agentdoc from anything else, whatever the
+# agent's program and flags. The random part tells a reused pid from the process itself.
+MARKER = "AGENTDOC_STARTED_BY"
+_TOKEN = secrets.token_hex(6)
+
+
+def own_marker() -> str:
+    return f"{os.getpid()}:{_TOKEN}"
+
+
+def marked(environ: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment to start agents with (`os.environ` when None), with this process's
+    marker."""
+    env = dict(os.environ if environ is None else environ)
+    env[MARKER] = own_marker()
+    return env
+
+
+def started_by(pid: int) -> str | None:
+    """The marker of the agentdoc process that started `pid`, if agentdoc started it."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None  # gone, someone else's, or no /proc here
+    key = MARKER.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(key):
+            return entry[len(key) :].decode(errors="replace")
+    return None
+
+
 def stop_orphan(pid: int) -> None:
-    """Stop a CLI run that outlived the agentdoc process that started it (killed with SIGKILL).
+    """Stop an agent that outlived the agentdoc process that started it (killed with SIGKILL).
 
     It runs in its own process group and would otherwise finish its turn (and spend tokens)
-    for a reply nobody writes down. Only a process that still looks like our CLI run is
-    stopped: its pid may have been reused since.
+    for a reply nobody writes down. Only a process agentdoc's marker says another agentdoc
+    process started is stopped: its pid may have been reused since, and an agent this process
+    started and still holds (a warm one kept for the document's next turn) is no orphan.
     """
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return  # gone, or no /proc here
-    if b"--output-format=stream-json" not in cmdline or _parent(pid) == os.getpid():
-        # Not our CLI; or one this process started and still holds (a warm CLI kept for the
-        # document's next turn), which is no orphan.
+    marker = started_by(pid)
+    if marker is None or marker == own_marker():
         return
     log.warning("stopping the agent (pid %s) left running by an interrupted turn", pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGTERM)
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: count from the last ")".
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None

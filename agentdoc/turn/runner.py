@@ -42,6 +42,7 @@ from agentdoc.turn import detect, journal, presets, status
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.ending import TurnEnding
 from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
+from agentdoc.turn.recovery import marked
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
 from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.whose import check_agent
@@ -88,7 +89,7 @@ class TurnRunner(TurnEnding):
         self.session = session
         self.model = model
         self.ledger = ledger or WriteLedger()
-        self.environ = environ
+        self.environ = marked(environ)  # every agent it starts says who started it
         self.on_progress = on_progress or (lambda _p: None)
         self.cancel = cancel or threading.Event()
         self.require_marker = require_marker

@@ -9,6 +9,7 @@ status file's ``document`` field always holds the full name.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -19,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.document import atomic_write, fitting_name
+from agentdoc.document import atomic_write, digest, fitting_name, shown_name
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,20 @@ def state_dir(document: Path) -> Path:
     return document.parent / ".agentdoc"
 
 
+IGNORE_ALL = "# agentdoc's own state: kept out of version control\n*\n"
+
+
+def make_state_dir(folder: Path) -> None:
+    """Create a `.agentdoc/` folder (if missing) that ignores itself: its status, journal and
+    history files churn on every turn, and committed they would block a `git checkout`."""
+    try:
+        folder.mkdir()
+    except FileExistsError:
+        return
+    with contextlib.suppress(OSError):  # the state files themselves matter more
+        (folder / ".gitignore").write_text(IGNORE_ALL, encoding="utf-8")
+
+
 def state_file(document: Path, suffix: str) -> Path:
     """`.agentdoc/<document name><suffix>`, shortened when the name would be too long."""
     return state_dir(document) / fitting_name(document.name, suffix)
@@ -92,6 +107,7 @@ STATE_SUFFIXES = (
     ".approval.json",
     ".answer.json",
     ".cancel",
+    ".written.json",
 )
 
 
@@ -111,13 +127,25 @@ def write_status(document: Path, status: Status) -> bool:
     """Replace the status file; False (logged) when it cannot be written."""
     path = status_path(document)
     try:
-        path.parent.mkdir(exist_ok=True)
-        atomic_write(path, (status.model_dump_json(indent=2) + "\n").encode())
+        make_state_dir(path.parent)
+        atomic_write(path, (_storable(status).model_dump_json(indent=2) + "\n").encode())
     except OSError as exc:
         # A read-only folder must not stop the turn itself; the document still gets the reply.
         log.warning("cannot write status file %s: %s", path, exc)
         return False
     return True
+
+
+def _storable(status: Status) -> Status:
+    """`status` with text JSON can hold: a name or message carrying bytes that are not UTF-8
+    (a document named in an old encoding) is written with escapes, not refused."""
+    escaped = {
+        key: value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        for key, value in status
+        if isinstance(value, str) and not value.isascii()
+    }
+    escaped["document"] = shown_name(status.document)
+    return status.model_copy(update=escaped)
 
 
 def read_status(document: Path) -> Status | None:
@@ -137,9 +165,20 @@ def all_statuses(root: Path) -> list[Status]:
         except (OSError, ValidationError):
             log.debug("unreadable status file %s", path)
             continue
-        if (path.parent.parent / current.document).exists():
+        if _document_exists(path.parent.parent, current.document):
             found.append(current)
     return found
+
+
+def _document_exists(folder: Path, shown: str) -> bool:
+    """Whether the document a status file names is still in `folder`; the status holds the
+    name as shown (escaped), so a name that needed escapes is looked for among the files."""
+    if (folder / shown).exists():
+        return True
+    try:
+        return any(shown_name(p.name) == shown != p.name for p in folder.iterdir())
+    except OSError:
+        return False
 
 
 def remove_state(document: Path) -> None:
@@ -153,9 +192,31 @@ def remove_state(document: Path) -> None:
             log.debug("cannot remove %s: %s", exc.filename, exc.strerror)
 
 
+def note_own_write(document: Path, data: bytes, why: str) -> None:
+    """Record, before writing it, that `data` is agentdoc's own version of `document`, made by
+    the command `why` (`undo`, `archive`): another process, such as the daemon, then knows
+    that version for what it is and not as someone's save (turns that disappear in it were
+    taken back on purpose)."""
+    record = {"digest": digest(data), "by": why, "pid": os.getpid()}
+    path = state_file(document, ".written.json")
+    with contextlib.suppress(OSError):  # at worst, the daemon asks before sending
+        make_state_dir(path.parent)
+        atomic_write(path, json.dumps(record).encode())
+
+
+def own_write(document: Path, hashed: str) -> str | None:
+    """The command that wrote this version (by its `digest`) of `document`, if agentdoc did."""
+    try:
+        record = json.loads(state_file(document, ".written.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    found = record.get("by") if isinstance(record, dict) else None
+    return str(found) if found and record.get("digest") == hashed else None
+
+
 def request_cancel(document: Path) -> Path:
     path = cancel_path(document)
-    path.parent.mkdir(exist_ok=True)
+    make_state_dir(path.parent)
     path.write_text(f"{os.getpid()}\n")
     return path
 

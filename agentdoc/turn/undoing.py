@@ -44,7 +44,7 @@ from agentdoc.document import (
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import gitcommit, history, marks
 from agentdoc.turn.session import working_dir
-from agentdoc.turn.status import live_turn
+from agentdoc.turn.status import live_turn, note_own_write
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +164,7 @@ def _replace(path: Path, old: str, new: str) -> None:
     changed = AgentdocError(f"{path} changed while the turn was being undone; run undo again")
     if read_text(path) != old:
         raise changed
+    note_own_write(path, new.encode("utf-8"), "undo")
     displaced = write_text(path, new, expected=old.encode("utf-8"))
     if displaced is not None:  # a save landed in the last instant: it wins
         write_text(path, displaced.decode("utf-8"))

@@ -1,0 +1,78 @@
+"""What the daemon's loop is told, as values: one small frozen event per thing that happened.
+
+The watcher's threads and the turn threads only put events on the loop's queue; the loop alone
+decides what each means (`match`) and owns every document's state. A look to take later (git is
+busy, a turn's writes are settling) is a deadline the loop keeps, not a timer thread.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A settled save (or a deletion) of a file in the tree."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Opened:
+    """An editor opened the file (a hint may be due)."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class AttribChanged:
+    """Its mode changed (`chmod`): a reply owed a close may be closable now."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """A turn thread finished: how, and the failure it told, if any."""
+
+    path: Path
+    outcome: str
+    failure: str | None = None
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """Look at the file again once a turn's own writes have settled."""
+
+    path: Path
+
+
+Event = Changed | Opened | AttribChanged | TurnEnded | Recheck
+
+
+@dataclass
+class Deadlines:
+    """Events to handle at a later moment, earliest first."""
+
+    _heap: list[tuple[float, int, Event]] = field(default_factory=list)
+    _order: itertools.count[int] = field(default_factory=itertools.count)
+
+    def add(self, delay: float, event: Event) -> None:
+        heapq.heappush(self._heap, (time.monotonic() + delay, next(self._order), event))
+
+    def due(self) -> list[Event]:
+        """The events whose moment has come, taken off the list."""
+        now, found = time.monotonic(), []
+        while self._heap and self._heap[0][0] <= now:
+            found.append(heapq.heappop(self._heap)[2])
+        return found
+
+    def wait(self, longest: float) -> float:
+        """How long the loop may wait for its queue before the next deadline."""
+        if not self._heap:
+            return longest
+        return max(0.0, min(longest, self._heap[0][0] - time.monotonic()))
