@@ -6,6 +6,7 @@ started through a `claude` wrapper script as the daemon would start the real one
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
@@ -157,19 +158,37 @@ def test_a_prewarmed_process_runs_the_next_turn(pool: WarmPool, folder: Path, cl
     assert turn.pid in warmed and pool.started == 1
 
 
-@pytest.mark.parametrize(
-    "request_",
-    [
-        AgentRequest("", Path("."), session_id="new-session", turn=1),
-        AgentRequest("", Path("."), resume=SESSION, fork=True, session_id="fork", turn=2),
-    ],
-    ids=["a new session", "a fork"],
-)
-def test_no_process_ahead_of_a_session_chosen_at_send_time(
-    pool: WarmPool, folder: Path, claude: Path, request_: AgentRequest
-) -> None:
-    assert not pool.prewarm(folder / "chat.md", request_, settings(claude), ENV)
+def test_no_process_ahead_of_a_fork(pool: WarmPool, folder: Path, claude: Path) -> None:
+    fork = AgentRequest("", Path("."), resume=SESSION, fork=True, session_id="fork", turn=2)
+    assert not pool.prewarm(folder / "chat.md", fork, settings(claude), ENV)
     assert pool.started == 0
+
+
+def test_a_new_sessions_first_turn_runs_in_the_process_started_ahead(
+    pool: WarmPool, folder: Path, claude: Path
+) -> None:
+    doc, config = folder / "chat.md", settings(claude)
+    ahead = AgentRequest("", folder, session_id="drawn-at-the-open", turn=1)
+    assert pool.prewarm(doc, ahead, config, ENV)
+    warmed = pool.pids()
+    # The turn's own plan drew another id; the process started ahead takes the turn anyway.
+    first = AgentRequest("hello", folder, session_id="drawn-at-the-save", turn=1)
+    turn = pool.begin(doc, first, config, ENV)
+    assert "echo hello" in [getattr(event, "text", None) for event in run_turn(turn)]
+    assert turn.pid in warmed and pool.started == 1
+
+
+def test_a_process_for_another_agent_setting_is_replaced_ahead(
+    pool: WarmPool, folder: Path, claude: Path
+) -> None:
+    doc = folder / "chat.md"
+    run_turn(pool.begin(doc, resume(folder, "hi"), settings(claude), ENV))
+    before = pool.pids()
+    # The document now names another model: its next turn needs another CLI.
+    switched = dataclasses.replace(resume(folder), model="opus")
+    assert pool.prewarm(doc, switched, settings(claude), ENV)
+    assert pool.started == 2 and pool.pids() != before
+    assert not pool.prewarm(doc, switched, settings(claude), ENV)  # it has the right one now
 
 
 def test_a_hint_never_replaces_nor_evicts_an_unused_process(

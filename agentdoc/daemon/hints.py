@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from agentdoc.agents import AgentRequest
+from agentdoc.agents import AgentRequest, resolve_agent
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.tree import maybe_session
@@ -57,7 +57,10 @@ def next_request(
         return None
     try:
         doc = parse(text)
-        plan = prepare_turn(path, doc, "", "run", settings, environ=environ)
+        # The agent the document names, as its turn resolves it: without it the plan would
+        # be Claude's, and an ACP document would get a CLI it never uses.
+        agent = resolve_agent(doc.meta.agent, settings, where=str(path))
+        plan = prepare_turn(path, doc, "", "run", settings, environ=environ, agent=agent)
     except (DocumentError, FrontmatterError, AgentdocError) as exc:
         log.debug("%s: nothing to prepare: %s", path, exc)
         return None
