@@ -31,6 +31,7 @@ from warm import REPO, find_claude
 from watching import _cpu_seconds
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.turn.status import read_status, state_file
 
 TIMEOUT = 60.0
 TYPING = 2.0  # seconds between opening a document and saving a prompt into it (modelled)
@@ -72,7 +73,7 @@ class Watch:
         self.env = env
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "agentdoc", "-vv", "watch", *args, str(self.docs)],
+                [sys.executable, "-m", "agentdoc", "-v", "watch", *args, str(self.docs)],
                 env=env,
                 cwd=folder,
                 stdout=out,
@@ -98,10 +99,30 @@ class Watch:
             self.proc.wait(5)
 
 
-def _answered(doc: Path, prompt: str) -> bool:
-    text = doc.read_text(encoding="utf-8")
-    at = text.rfind(prompt)
-    return at >= 0 and "## User" in text[at + len(prompt) :]
+class _Ended:
+    """Whether a document's turn has ended, looked at without opening the document: every
+    open is an event the daemon handles, and 200 of them a second would be measured as its
+    own cost. The status file is read only when its stat changed."""
+
+    def __init__(self, doc: Path, prompt: str) -> None:
+        self.doc, self.prompt = doc, prompt
+        self.status = state_file(doc, ".status.json")
+        self.stamp: tuple[int, int] | None = None
+
+    def __call__(self) -> bool:
+        try:
+            st = os.stat(self.status)
+        except OSError:
+            return False
+        if (st.st_mtime_ns, st.st_ino) == self.stamp:
+            return False
+        self.stamp = (st.st_mtime_ns, st.st_ino)
+        found = read_status(self.doc)
+        if found is None or found.state != "idle":
+            return False
+        text = self.doc.read_text(encoding="utf-8")
+        at = text.rfind(self.prompt)
+        return at >= 0 and "## User" in text[at + len(self.prompt) :]
 
 
 def turn(api: FakeMessagesAPI, doc: Path, prompt: str) -> float:
@@ -112,7 +133,7 @@ def turn(api: FakeMessagesAPI, doc: Path, prompt: str) -> float:
     doc.write_text(text, encoding="utf-8")
     api.wait_for_requests(seen + 1, TIMEOUT)
     took = time.perf_counter() - start
-    wait_until(lambda: _answered(doc, prompt), TIMEOUT, 0.005, f"the reply in {doc.name}")
+    wait_until(_Ended(doc, prompt), TIMEOUT, 0.005, f"the reply in {doc.name}")
     time.sleep(0.4)  # a person reads the reply: the next save is not a burst after our write
     return took
 

@@ -17,7 +17,8 @@ import pytest
 
 from agentdoc.agents import END, AgentRequest, AgentTurn
 from agentdoc.config import Settings
-from agentdoc.daemon.hints import awaits_prompt, next_request
+from agentdoc.daemon import hints as hints_module
+from agentdoc.daemon.hints import Hints, awaits_prompt, next_request
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import note_own_open, parse
@@ -304,3 +305,29 @@ def test_documents_used_just_before_start_up_are_warmed(folder: Path, claude: Pa
         # As many as may be warm at once (warm_sessions = 2), the most recent first.
         wait_for(lambda: warm_docs(daemon) == 2, what="two CLIs started at start-up")
         assert daemon.pool is not None and daemon.pool.started == 2
+
+
+def test_a_hint_plans_again_only_when_the_frontmatter_changed(
+    folder: Path, claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = WarmPool(capacity=2, idle_timeout=600)
+    hints = Hints(pool, settings(claude), ENV)
+    planned: list[str] = []
+    real = hints_module.next_request
+
+    def counting(path: Path, text: str, *args: object) -> AgentRequest | None:
+        planned.append(text)
+        return real(path, text, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hints_module, "next_request", counting)
+    doc = document(folder, "chat.md")
+    try:
+        for _ in range(2):  # e.g. the end of each turn: the same agent, model and session
+            hints._warm(doc, "a turn ended", CONVERSATION)
+        assert len(planned) == 1 and pool.started == 1
+        opus = CONVERSATION.replace("agentdoc: {", "agentdoc: {model: opus, ")
+        hints._warm(doc, "the model changed", opus)
+        assert len(planned) == 2 and pool.started == 2
+    finally:
+        hints.close()
+        pool.close_all()

@@ -169,6 +169,12 @@ class WarmPool:
         if process is not None:
             self._close_later(process, "its document is gone")
 
+    def holds(self, document: Path) -> bool:
+        """Whether a process for `document` is up (it may not suit its next turn)."""
+        with self._lock:
+            process = self._procs.get(document)
+        return process is not None and process.alive()
+
     def pids(self) -> list[int]:
         with self._lock:
             return [p.pid for p in self._procs.values() if p.pid is not None]
