@@ -6,8 +6,6 @@ The commands live by what they do: turns (`turn_commands`), a document's history
 
 from __future__ import annotations
 
-import logging
-
 import click
 
 from agentdoc.cli import daemon_commands, history_commands, setup_commands, turn_commands
@@ -18,8 +16,6 @@ from agentdoc.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
 COMMANDS = (turn_commands, history_commands, daemon_commands, setup_commands)
 
 __all__ = ["cli", "main"]
-
-log = logging.getLogger(__name__)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
     except Exception:
-        log.exception("unexpected error")
+        import logging  # only for this: `agentdoc --help` never loads it
+
+        logging.getLogger(__name__).exception("unexpected error")
         return EXIT_UNEXPECTED
     return code if isinstance(code, int) else 0
