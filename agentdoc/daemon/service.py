@@ -28,7 +28,7 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.startup import read_found, take, tell_unsent
-from agentdoc.daemon.tree import maybe_session
+from agentdoc.daemon.tree import maybe_session, stamp_of
 from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
@@ -218,6 +218,10 @@ class Daemon:
             self._later(GIT_WAIT, "changed", path)
             return
         doc = self._docs.setdefault(path, DocState())
+        if doc.thread is not None and self.ledger.is_own_stamp(path, stamp_of(path)):
+            # The turn's own streamed write, untouched since: not read and hashed again on
+            # every flush of a long document (the turn's end reads the file anyway).
+            return
         data = read_stable(path)
         if data is None:
             self._gone(path, doc)
