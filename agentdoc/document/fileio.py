@@ -120,7 +120,7 @@ def note_own_open(path: Path) -> None:
     with _own_lock:
         _own_opens.setdefault(_own_key(path), deque(maxlen=64)).append(now)
         if len(_own_opens) > 1024:  # files whose opens nobody watches (sidecars, other trees)
-            for key in [k for k, t in _own_opens.items() if now - t[-1] > OWN_OPEN_TTL]:
+            for key in [k for k, t in _own_opens.items() if not t or now - t[-1] > OWN_OPEN_TTL]:
                 del _own_opens[key]
 
 
@@ -135,6 +135,8 @@ def take_own_open(path: Path) -> bool:
             _own_opens.pop(_own_key(path), None)
             return False
         tokens.popleft()
+        if not tokens:
+            del _own_opens[_own_key(path)]
         return True
 
 
