@@ -23,6 +23,7 @@ from pathlib import Path
 
 import agents
 import core
+import daemon
 import instant
 import live
 import scale
@@ -96,6 +97,8 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "first": ("first save after start", lambda d, r, c: instant.bench_first_save(d, r.first, c)),
     "word": ("first word of a reply", lambda d, r, c: instant.bench_first_word(d, r.first, c)),
     "search": ("search 10,000 exchanges", lambda d, r, c: searching.bench_search(d, r.turn, c)),
+    "watch": ("watch process, real CLI", lambda d, r, c: daemon.bench_daemon(d, r.first, c)),
+    "poll": ("idle --poll, 5,000 notes", lambda d, r, c: daemon.bench_poll(d, r.idle, c)),
 }
 # Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds) and the
 # 100,000-file tree.

@@ -102,7 +102,7 @@ def _measure_daemon(top: Path, label: str, walk: float, idle: float) -> list[Row
     started = time.perf_counter()
     proc = _watch(top, log)
     try:
-        wait_until(lambda: b"service: watching" in log.read_bytes(), 60, 0.005, "ready")
+        wait_until(lambda: b": watching " in log.read_bytes(), 60, 0.005, "ready")
         ready = time.perf_counter() - started
         wait_until(lambda: b"start-up done" in log.read_bytes(), 600, 0.01, "the first walk")
         done = time.perf_counter() - started

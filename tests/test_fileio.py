@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import fileio
-from agentdoc.document.fileio import PrefixDigest, atomic_write, digest
+from agentdoc.document.fileio import PrefixDigest, WriteLedger, atomic_write, digest, write_bytes
 
 LONG = b"".join(b"line %d of the conversation so far\n" % n for n in range(10_000))  # ~350 KB
 
@@ -75,3 +75,27 @@ def test_an_own_open_whose_event_never_came_expires(
     fileio.note_own_open(doc)
     monkeypatch.setattr(fileio, "OWN_OPEN_TTL", -1.0)  # as if its time had passed
     assert not fileio.take_own_open(doc)
+
+
+def test_many_opens_taken_back_never_break_the_next_one(tmp_path: Path) -> None:
+    # More files than the token table keeps (a start-up walk of a tree of notes), each of
+    # whose opens was taken back: the next open sweeps the table and must not fail.
+    for n in range(1100):
+        note = tmp_path / f"note{n}.md"
+        fileio.note_own_open(note)
+        assert fileio.take_own_open(note)
+        fileio.note_own_open(tmp_path / f"kept{n}.md")
+    fileio.note_own_open(tmp_path / "one more.md")
+    assert fileio.take_own_open(tmp_path / "one more.md")
+
+
+def test_the_ledger_knows_its_last_write_by_its_stamp_until_someone_saves(tmp_path: Path) -> None:
+    doc, ledger = tmp_path / "doc.md", WriteLedger()
+    doc.write_text("the person's\n")
+    write_bytes(doc, b"ours\n", ledger)
+    st = doc.stat()
+    assert ledger.is_own_stamp(doc, (st.st_mtime_ns, st.st_size, st.st_ino))
+    doc.write_text("the person's save after ours\n")
+    st = doc.stat()
+    assert not ledger.is_own_stamp(doc, (st.st_mtime_ns, st.st_size, st.st_ino))
+    assert not ledger.is_own_stamp(doc, None)

@@ -6,6 +6,7 @@ started through a `claude` wrapper script as the daemon would start the real one
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
@@ -16,7 +17,8 @@ import pytest
 
 from agentdoc.agents import END, AgentRequest, AgentTurn
 from agentdoc.config import Settings
-from agentdoc.daemon.hints import awaits_prompt, next_request
+from agentdoc.daemon import hints as hints_module
+from agentdoc.daemon.hints import Hints, awaits_prompt, next_request
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import note_own_open, parse
@@ -157,19 +159,37 @@ def test_a_prewarmed_process_runs_the_next_turn(pool: WarmPool, folder: Path, cl
     assert turn.pid in warmed and pool.started == 1
 
 
-@pytest.mark.parametrize(
-    "request_",
-    [
-        AgentRequest("", Path("."), session_id="new-session", turn=1),
-        AgentRequest("", Path("."), resume=SESSION, fork=True, session_id="fork", turn=2),
-    ],
-    ids=["a new session", "a fork"],
-)
-def test_no_process_ahead_of_a_session_chosen_at_send_time(
-    pool: WarmPool, folder: Path, claude: Path, request_: AgentRequest
-) -> None:
-    assert not pool.prewarm(folder / "chat.md", request_, settings(claude), ENV)
+def test_no_process_ahead_of_a_fork(pool: WarmPool, folder: Path, claude: Path) -> None:
+    fork = AgentRequest("", Path("."), resume=SESSION, fork=True, session_id="fork", turn=2)
+    assert not pool.prewarm(folder / "chat.md", fork, settings(claude), ENV)
     assert pool.started == 0
+
+
+def test_a_new_sessions_first_turn_runs_in_the_process_started_ahead(
+    pool: WarmPool, folder: Path, claude: Path
+) -> None:
+    doc, config = folder / "chat.md", settings(claude)
+    ahead = AgentRequest("", folder, session_id="drawn-at-the-open", turn=1)
+    assert pool.prewarm(doc, ahead, config, ENV)
+    warmed = pool.pids()
+    # The turn's own plan drew another id; the process started ahead takes the turn anyway.
+    first = AgentRequest("hello", folder, session_id="drawn-at-the-save", turn=1)
+    turn = pool.begin(doc, first, config, ENV)
+    assert "echo hello" in [getattr(event, "text", None) for event in run_turn(turn)]
+    assert turn.pid in warmed and pool.started == 1
+
+
+def test_a_process_for_another_agent_setting_is_replaced_ahead(
+    pool: WarmPool, folder: Path, claude: Path
+) -> None:
+    doc = folder / "chat.md"
+    run_turn(pool.begin(doc, resume(folder, "hi"), settings(claude), ENV))
+    before = pool.pids()
+    # The document now names another model: its next turn needs another CLI.
+    switched = dataclasses.replace(resume(folder), model="opus")
+    assert pool.prewarm(doc, switched, settings(claude), ENV)
+    assert pool.started == 2 and pool.pids() != before
+    assert not pool.prewarm(doc, switched, settings(claude), ENV)  # it has the right one now
 
 
 def test_a_hint_never_replaces_nor_evicts_an_unused_process(
@@ -285,3 +305,29 @@ def test_documents_used_just_before_start_up_are_warmed(folder: Path, claude: Pa
         # As many as may be warm at once (warm_sessions = 2), the most recent first.
         wait_for(lambda: warm_docs(daemon) == 2, what="two CLIs started at start-up")
         assert daemon.pool is not None and daemon.pool.started == 2
+
+
+def test_a_hint_plans_again_only_when_the_frontmatter_changed(
+    folder: Path, claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = WarmPool(capacity=2, idle_timeout=600)
+    hints = Hints(pool, settings(claude), ENV)
+    planned: list[str] = []
+    real = hints_module.next_request
+
+    def counting(path: Path, text: str, *args: object) -> AgentRequest | None:
+        planned.append(text)
+        return real(path, text, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hints_module, "next_request", counting)
+    doc = document(folder, "chat.md")
+    try:
+        for _ in range(2):  # e.g. the end of each turn: the same agent, model and session
+            hints._warm(doc, "a turn ended", CONVERSATION)
+        assert len(planned) == 1 and pool.started == 1
+        opus = CONVERSATION.replace("agentdoc: {", "agentdoc: {model: opus, ")
+        hints._warm(doc, "the model changed", opus)
+        assert len(planned) == 2 and pool.started == 2
+    finally:
+        hints.close()
+        pool.close_all()

@@ -41,3 +41,9 @@ def test_quick_commands_do_not_load_the_parser_or_the_watcher(
 ) -> None:
     modules = loaded_by(args, str(tmp_path))
     assert [m for m in HEAVY if m in modules] == []
+
+
+def test_help_loads_no_logging(tmp_path: Path) -> None:
+    # --help is measured against a bare interpreter (benchmarks/): the log set-up of -v is
+    # not loaded to print it.
+    assert "logging" not in loaded_by(["--help"], str(tmp_path))

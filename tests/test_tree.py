@@ -124,3 +124,23 @@ def test_a_folder_changed_within_its_mtime_tick_is_listed_again(notes: Path) -> 
     (notes / "b" / "late.md").write_text("# same tick\n")
     os.utime(notes / "b", ns=(listed, listed))  # as a coarse clock would have left it
     assert notes / "b" / "late.md" in index.rescan()
+
+
+def test_a_sweep_sees_notes_rewritten_in_place_and_never_looks_inside_git(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = _index(notes)
+    (notes / "b" / "n2.md").write_text("---\nagentdoc: {}\n---\n\nnow a conversation\n")
+    (notes / ".git" / "x.md").write_text("git's own file, changed\n")
+    looked_at: list[str] = []
+    real_stat = os.stat
+
+    def counting_stat(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        looked_at.append(str(path))
+        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", counting_stat)
+    assert index.sweep() == [notes / "b" / "n2.md"]
+    assert index.sweep() == []  # reported once
+    assert not any(".git" in path for path in looked_at)
+    assert index.rescan() == []  # and not again by the next rescan

@@ -6,8 +6,6 @@ The commands live by what they do: turns (`turn_commands`), a document's history
 
 from __future__ import annotations
 
-import logging
-
 import click
 
 from agentdoc.cli import (
@@ -25,8 +23,6 @@ COMMANDS = (turn_commands, history_commands, daemon_commands, setup_commands, qu
 
 __all__ = ["cli", "main"]
 
-log = logging.getLogger(__name__)
-
 
 def main(argv: list[str] | None = None) -> int:
     try:
@@ -40,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
     except Exception:
-        log.exception("unexpected error")
+        import logging  # only for this: `agentdoc --help` never loads it
+
+        logging.getLogger(__name__).exception("unexpected error")
         return EXIT_UNEXPECTED
     return code if isinstance(code, int) else 0

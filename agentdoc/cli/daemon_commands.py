@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -60,6 +59,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
         statuses = [as_found(s) for s in all_statuses(target)]
     holder = find_daemon(target)
     if as_json:
+        import json  # only for --json: quick commands import only what they use
+
         click.echo(
             json.dumps(
                 {

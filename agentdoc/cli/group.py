@@ -7,7 +7,6 @@ and the watcher (about 0.4 s) before doing a few milliseconds of work.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +60,8 @@ def cli(verbose: int) -> None:
     Write a prompt under the last `## User` heading of a session document, then run
     `agentdoc run FILE` (or keep `agentdoc watch` running): the reply streams into the file.
     """
+    import logging  # here, not at the top: `agentdoc --help` never needs it
+
     level = logging.WARNING - 10 * min(verbose, 2)
     # What a user reads says what happened, not which module said it; -vv is for debugging.
     shape = "%(levelname)s %(name)s: %(message)s" if verbose >= 2 else "%(levelname)s: %(message)s"

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from agentdoc.agents import AgentRequest
+from agentdoc.agents import AgentRequest, resolve_agent
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.tree import maybe_session
@@ -57,11 +57,21 @@ def next_request(
         return None
     try:
         doc = parse(text)
-        plan = prepare_turn(path, doc, "", "run", settings, environ=environ)
+        # The agent the document names, as its turn resolves it: without it the plan would
+        # be Claude's, and an ACP document would get a CLI it never uses.
+        agent = resolve_agent(doc.meta.agent, settings, where=str(path))
+        plan = prepare_turn(path, doc, "", "run", settings, environ=environ, agent=agent)
     except (DocumentError, FrontmatterError, AgentdocError) as exc:
         log.debug("%s: nothing to prepare: %s", path, exc)
         return None
     return dataclasses.replace(plan.request, turn=plan.turn)
+
+
+def frontmatter_block(text: str) -> str:
+    """The text up to the frontmatter's closing line: all a warm process's key depends on
+    (agent, model, cwd, session), apart from the user's config."""
+    end = text.find("\n---", 3)
+    return text[:end] if end > 0 else ""
 
 
 def _session_text(path: Path) -> str | None:
@@ -82,6 +92,10 @@ class Hints:
         self._found: list[tuple[int, Path]] = []  # session documents of the start-up walk
         self._lock = threading.Lock()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentdoc-hints")
+        # The frontmatter each document's process was last checked against: a hint finding it
+        # unchanged, and the process still up, plans nothing (a long document's plan costs
+        # tens of milliseconds, and every turn's end is a hint).
+        self._checked: dict[Path, str] = {}
         self.warmed = 0  # processes started on a hint, for tests and benchmarks
         self.reasons: list[str] = []  # why each of them was started
 
@@ -117,13 +131,21 @@ class Hints:
             log.exception("%s: preparing ahead of the prompt failed", path)
 
     def _warm(self, path: Path, why: str, text: str | None) -> None:
-        request = None if text is None else next_request(path, text, self._settings, self._environ)
-        if request is None or self._pool is None:
+        pool = self._pool
+        if text is None or pool is None:
             return
-        if self._pool.prewarm(path, request, self._settings, self._environ):
+        head = frontmatter_block(text)
+        if pool.holds(path) and self._checked.get(path) == head:
+            return
+        request = next_request(path, text, self._settings, self._environ)
+        if request is None:
+            return
+        if pool.prewarm(path, request, self._settings, self._environ):
             self.warmed += 1
             self.reasons.append(why)
             log.info("%s: started its agent ahead of the prompt (%s)", path.name, why)
+        if pool.holds(path):
+            self._checked[path] = head
 
     def close(self) -> None:
         """Drop hints not yet handled and wait for the one in hand: after this, none starts

@@ -89,20 +89,28 @@ class WarmPool:
         environ: Mapping[str, str] | None,
     ) -> bool:
         """Start the process the document's next turn, `request` (its prompt unknown yet),
-        would start; True if one was started. Never replacing a process the document has, and
-        only where the agent can start ahead (`WarmStart.start_ahead`: for Claude, to resume a
-        session; a new session's id is chosen when its prompt is sent). When the pool is full,
-        the least recently used idle process that has run a turn makes room; one started ahead
-        of its prompt and not used yet is never closed for another (opening many documents in
-        a row would start and close a process for each)."""
+        would start; True if one was started. Where the agent can start ahead
+        (`WarmStart.start_ahead`: resuming a session, or a new one whose id is drawn now). A
+        process the document has is kept if the next turn could use it (same key) or is running;
+        an idle one for another agent, model or setting is closed for the new one. When the
+        pool is full, the least recently used idle process that has run a turn makes room; one
+        started ahead of its prompt and not used yet is never closed for another (opening many
+        documents in a row would start and close a process for each)."""
         with self._lock:
-            if document in self._procs or not self._room_for_hint(close=False):
+            if document not in self._procs and not self._room_for_hint(close=False):
                 return False
         request = replace(request, protect=protected(document.absolute()))
         start = prepare_warm(request, settings, environ)
         with self._lock:
-            if document in self._procs or not self._room_for_hint(close=True):
-                return False  # a turn (or another hint) got there first
+            current = self._procs.get(document)
+            if current is not None:
+                if current.busy or current.key == start.key:
+                    return False  # it serves the next turn, or a turn got there first
+                self._procs.pop(document)
+                self._unused.discard(document)
+                self._close_later(current, "its document's next turn needs another process")
+            if not self._room_for_hint(close=True):
+                return False
             process = start.start_ahead()
             if process is None:
                 return False
@@ -160,6 +168,12 @@ class WarmPool:
             process = self._procs.pop(document, None)
         if process is not None:
             self._close_later(process, "its document is gone")
+
+    def holds(self, document: Path) -> bool:
+        """Whether a process for `document` is up (it may not suit its next turn)."""
+        with self._lock:
+            process = self._procs.get(document)
+        return process is not None and process.alive()
 
     def pids(self) -> list[int]:
         with self._lock:

@@ -46,7 +46,7 @@ from agentdoc.daemon.prompts import prompt_in, submitted
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
-from agentdoc.daemon.tree import maybe_session
+from agentdoc.daemon.tree import maybe_session, stamp_of
 from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
@@ -266,6 +266,10 @@ class Daemon:
             self._deadlines.add(GIT_WAIT, Changed(path))
             return
         doc = self._docs.setdefault(path, DocState())
+        if doc.thread is not None and self.ledger.is_own_stamp(path, stamp_of(path)):
+            # The turn's own streamed write, untouched since: not read and hashed again on
+            # every flush of a long document (the turn's end reads the file anyway).
+            return
         data = read_stable(path)
         if data is None:
             self._gone(path, doc)

@@ -173,6 +173,20 @@ class TreeIndex:
                 changed.append(single)
         return list(dict.fromkeys(changed))
 
+    def sweep(self) -> list[Path]:
+        """Markdown files rewritten in place that no rescan looks at: one stat per indexed
+        file (never `.git/` or other folders' contents), for polling, where no event tells."""
+        changed: list[Path] = []
+        for dirpath, folder in list(self.folders.items()):
+            for name, old in list(folder.files.items()):
+                if (s := stamp_of(os.path.join(dirpath, name))) != old:
+                    path = Path(dirpath, name)
+                    self._record(path, s)
+                    if path in self.close:
+                        self.close[path] = s
+                    changed.append(path)
+        return changed
+
     def _relist(self, path: str, old: Folder) -> list[Path]:
         fresh = list_folder(path)
         if fresh is None:

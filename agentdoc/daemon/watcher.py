@@ -35,7 +35,6 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
 
 from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
@@ -60,6 +59,11 @@ TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptl
 # A rescan that finds nothing doubles the wait before the next one, up to this many times the
 # configured interval; any activity brings it back to the interval.
 BACKOFF_LIMIT = 8
+# Polling looks at folders' mtimes and followed files every `poll_interval`, up to this many
+# times that while nothing changes, and at every indexed markdown file once per SWEEP_POLLS
+# intervals (a plain note rewritten in place, which no folder's mtime shows).
+POLL_BACKOFF_LIMIT = 2
+SWEEP_POLLS = 10
 OVERFLOW_LOGGER = "watchdog.observers.inotify_c"
 
 
@@ -201,6 +205,7 @@ class Watcher:
         self._overflows = OVERFLOWS.count
         self._observer: BaseObserver | None = None
         self._lock = threading.Lock()  # guards _observer and _index
+        self._started = False
         self.walked = threading.Event()
 
     @property
@@ -214,9 +219,12 @@ class Watcher:
         called for each markdown file. With `background`, the walk runs on a thread and this
         returns as soon as events are observed. A second call does nothing."""
         with self._lock:
-            if self._observer is not None:
+            if self._started:
                 return
-            self._observer = self._start_observer()
+            self._started = True
+            # Polling is the index's own rescan (see `changes`): watchdog's polling observer
+            # would stat every file of the tree, `.git/` included, every interval.
+            self._observer = None if self._poll else self._start_observer()
             self._overflows = OVERFLOWS.count
         report = found or nowhere
         if not background:
@@ -239,7 +247,7 @@ class Watcher:
     def _start_observer(self) -> BaseObserver:
         handler = _EventHandler(self._roots, self._queue.put, self._on_open, self._on_attrib)
         try:
-            observer = PollingObserver(timeout=self._poll_interval) if self._poll else Observer()
+            observer = Observer()
         except OSError as exc:  # inotify_init fails here when the instance limit is hit
             raise _start_error(exc, self._roots) from exc
         try:
@@ -255,6 +263,7 @@ class Watcher:
     def stop(self) -> None:
         with self._lock:
             observer, self._observer = self._observer, None
+            self._started = False
         if observer is not None:
             observer.stop()
             observer.join()
@@ -278,19 +287,21 @@ class Watcher:
         Meant for one consumer at a time: the settling state lives in the watcher, so a later
         call picks up where an earlier one stopped.
         """
-        interval = self._rescan_interval
+        base = self._poll_interval if self._poll else self._rescan_interval
+        limit = POLL_BACKOFF_LIMIT if self._poll else BACKOFF_LIMIT
+        interval = base
         next_rescan = time.monotonic() + interval
+        next_sweep = time.monotonic() + self._poll_interval * SWEEP_POLLS
         while not stop.is_set():
             if self._collect(self._wait_time(next_rescan)):
-                interval = self._rescan_interval  # activity: look again soon
+                interval = base  # activity: look again soon
                 next_rescan = min(next_rescan, time.monotonic() + interval)
-            if self._rescan_interval > 0 and time.monotonic() >= next_rescan:
+            if base > 0 and time.monotonic() >= next_rescan:
                 found = self._rescan()
-                interval = (
-                    self._rescan_interval
-                    if found
-                    else min(interval * 2, self._rescan_interval * BACKOFF_LIMIT)
-                )
+                if self._poll and time.monotonic() >= next_sweep:
+                    found = self._sweep() or found
+                    next_sweep = time.monotonic() + self._poll_interval * SWEEP_POLLS
+                interval = base if found else min(interval * 2, base * limit)
                 next_rescan = time.monotonic() + interval
             for path in self._settler.ready():
                 self._remember(path)
@@ -303,7 +314,7 @@ class Watcher:
         deadline = self._settler.next_deadline()
         if deadline is not None:
             waits.append(deadline)
-        if self._rescan_interval > 0:
+        if self._rescan_interval > 0 or self._poll:
             waits.append(next_rescan - time.monotonic())
         return max(0.0, min(waits))
 
@@ -335,6 +346,14 @@ class Watcher:
             changed = index.rescan()
         for path in changed:
             log.debug("rescan found a change the observer did not report: %s", path)
+            self._settler.touch(path)
+        return bool(changed)
+
+    def _sweep(self) -> bool:
+        with self._lock:
+            index = self._index
+            changed = [] if index is None else index.sweep()
+        for path in changed:
             self._settler.touch(path)
         return bool(changed)
 

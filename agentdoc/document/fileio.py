@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import hashlib
 import os
 import stat
@@ -299,14 +300,21 @@ def _rename_exchange() -> Callable[[str, str], bool] | None:
 _EXCHANGE = _rename_exchange() if sys.platform == "linux" else None
 
 
-def atomic_write(path: Path, data: Content, *, expected: bytes | None = None) -> bytes | None:
+def atomic_write(
+    path: Path,
+    data: Content,
+    *,
+    expected: bytes | None = None,
+    stamped: Callable[[tuple[int, int, int]], None] | None = None,
+) -> bytes | None:
     """Replace the file's content with `data` so readers only ever see a whole version.
 
     With `expected` (the bytes the new content was merged from), a save that lands between
     the caller's read and this write is not lost: the file is swapped with ours atomically
     and the displaced version is checked. If it is not `expected`, it is returned, so the
     caller can merge it and write again (our version is on disk meanwhile). Returns None when
-    nothing was displaced that the caller hasn't seen.
+    nothing was displaced that the caller hasn't seen. `stamped` gets the written file's
+    (mtime_ns, size, inode), which the rename keeps.
     """
     target = path.resolve() if path.is_symlink() else path
     try:
@@ -323,6 +331,9 @@ def atomic_write(path: Path, data: Content, *, expected: bytes | None = None) ->
         _write_all(fd, data)
         os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else NEW_FILE_MODE)
         os.fsync(fd)
+        if stamped is not None:
+            done = os.fstat(fd)
+            stamped((done.st_mtime_ns, done.st_size, done.st_ino))
         os.close(fd)
         fd = -1
         if expected is not None and st is not None and _EXCHANGE and _EXCHANGE(tmp, str(target)):
@@ -347,6 +358,7 @@ class WriteLedger:
         self._keep = keep
         self._lock = threading.Lock()
         self._hashes: dict[Path, deque[str]] = {}
+        self._stamps: dict[Path, tuple[int, int, int]] = {}
 
     def record(self, path: Path, data: bytes, hashed: str | None = None) -> None:
         """Remember `data` as written by us; `hashed` is its `digest`, if already known."""
@@ -359,6 +371,17 @@ class WriteLedger:
         found = digest(data) if hashed is None else hashed
         with self._lock:
             return found in self._hashes.get(path.absolute(), ())
+
+    def record_stamp(self, path: Path, stamp: tuple[int, int, int]) -> None:
+        """The (mtime_ns, size, inode) our last write of `path` left, taken from the written
+        file itself before it was renamed into place (a save landing after it differs)."""
+        with self._lock:
+            self._stamps[path.absolute()] = stamp
+
+    def is_own_stamp(self, path: Path, stamp: tuple[int, int, int] | None) -> bool:
+        """Whether `path` still is our last write of it: no read, no hash of a long file."""
+        with self._lock:
+            return stamp is not None and self._stamps.get(path.absolute()) == stamp
 
 
 def _check_writable(path: Path) -> None:
@@ -413,7 +436,8 @@ def write_bytes(
         if hashed is None and not isinstance(data, bytes):
             raise ValueError("a document written in pieces needs its digest")
         ledger.record(path, whole, hashed)
+    stamped = None if ledger is None else functools.partial(ledger.record_stamp, path)
     try:
-        return atomic_write(path, data, expected=expected)
+        return atomic_write(path, data, expected=expected, stamped=stamped)
     except OSError as exc:
         raise _write_error(path, exc) from exc

@@ -41,8 +41,11 @@ def start(
 class WarmClaude:
     """A warm CLI as the daemon's pool sees it."""
 
-    def __init__(self, process: WarmProcess) -> None:
+    def __init__(self, process: WarmProcess, new_session: str | None = None) -> None:
         self.process = process
+        # Started ahead of a new session's first prompt with this `--session-id`: the first
+        # turn goes to it, whatever id that turn's plan drew (a plan draws one per look).
+        self.new_session = new_session
 
     @property
     def key(self) -> object:
@@ -65,6 +68,8 @@ class WarmClaude:
 
     def reusable_for(self, request: AgentRequest) -> bool:
         process = self.process
+        if self.new_session is not None and process.turns == 0:
+            return self._first_of_new_session(request)
         return (
             not process.busy
             and process.alive()
@@ -75,6 +80,17 @@ class WarmClaude:
             and request.turn == process.last_turn + 1
             and not request.fork
             and request.session_id is None
+        )
+
+    def _first_of_new_session(self, request: AgentRequest) -> bool:
+        process = self.process
+        return (
+            not process.busy
+            and process.alive()
+            and request.session_id is not None
+            and request.resume is None
+            and not request.fork
+            and request.turn == process.last_turn + 1
         )
 
     def begin(self, request: AgentRequest) -> ClaudeTurn:
@@ -99,7 +115,18 @@ class WarmClaudeStart:
 
     def start_ahead(self) -> WarmClaude | None:
         request = self.request
-        if request.resume is None or request.fork or request.session_id or request.resume_at:
+        if request.fork or request.resume_at:
+            return None
+        if request.resume is None:
+            if request.session_id is None:
+                return None
+            # A new session: the CLI starts with the id drawn now, and its first prompt
+            # (the transcript, for a document with history) is sent when it is saved.
+            ahead = WarmClaude(WarmProcess(self.argv, self.cwd, self.env, self.key).start())
+            ahead.new_session = request.session_id
+            ahead.process.last_turn = request.turn - 1
+            return ahead
+        if request.session_id:
             return None
         started = self.start()
         # What `reusable_for` asks of the turn to come: the session the CLI resumes, and that
