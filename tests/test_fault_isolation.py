@@ -93,14 +93,14 @@ def test_a_fault_in_one_document_leaves_the_others_served(
 def test_the_terminal_gets_one_line_and_a_log_file_the_traceback() -> None:
     import logging
 
-    from agentdoc.cli.group import _OneLine
+    from agentdoc.cli.logs import OneLine
 
     try:
         raise Injected("injected fault")
     except Injected as exc:
         record = logging.LogRecord("x", logging.ERROR, __file__, 1, "bad.md: boom", None, None)
         record.exc_info = (type(exc), exc, exc.__traceback__)
-    terminal = _OneLine("%(levelname)s: %(message)s").format(record)
+    terminal = OneLine("%(levelname)s: %(message)s").format(record)
     assert terminal == "ERROR: bad.md: boom"
     logged = logging.Formatter("%(message)s").format(record)  # the same record, after
     assert "Traceback" in logged and "injected fault" in logged

@@ -165,7 +165,7 @@ def test_a_suggested_command_can_be_typed_as_shown(name: str, typed: str) -> Non
 def test_a_log_line_shows_a_non_utf8_name_with_escapes() -> None:
     import logging
 
-    from agentdoc.cli.group import Escaping
+    from agentdoc.cli.logs import Escaping
 
     name = NAMES["non-UTF-8"]
     record = logging.LogRecord("x", logging.WARNING, __file__, 1, "%s: held", (name,), None)

@@ -20,8 +20,8 @@ import click
 from agentdoc.agents import start_turn
 from agentdoc.cli.asker import TerminalAsker, refusals
 from agentdoc.cli.echo import ReplyEcho
-from agentdoc.cli.group import Escaping
 from agentdoc.cli.interrupt import stop_on_signals
+from agentdoc.cli.logs import Escaping
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
 from agentdoc.daemon import Daemon, WarmPool

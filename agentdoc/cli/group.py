@@ -62,6 +62,8 @@ def cli(verbose: int) -> None:
     """
     import logging  # here, not at the top: `agentdoc --help` never needs it
 
+    from agentdoc.cli.logs import Escaping, OneLine
+
     level = logging.WARNING - 10 * min(verbose, 2)
     # What a user reads says what happened, not which module said it; -vv is for debugging.
     shape = "%(levelname)s %(name)s: %(message)s" if verbose >= 2 else "%(levelname)s: %(message)s"
@@ -70,7 +72,7 @@ def cli(verbose: int) -> None:
         # Their debug lines are about their own internals, thousands per save: -vv is ours.
         logging.getLogger(chatty).setLevel(max(level, logging.INFO))
     for handler in logging.getLogger().handlers:
-        handler.setFormatter(_OneLine(shape) if verbose < 2 else Escaping(shape))
+        handler.setFormatter(OneLine(shape) if verbose < 2 else Escaping(shape))
     if sys.platform == "win32":
         # The tree lock (flock), process groups and permissions are POSIX: say so up front
         # rather than fail half-way through a turn.
@@ -78,30 +80,6 @@ def cli(verbose: int) -> None:
             "agentdoc runs on Linux and macOS; on Windows, run it inside WSL "
             "(Windows Subsystem for Linux)"
         )
-
-
-class Escaping(logging.Formatter):
-    """Log lines that any terminal or UTF-8 file can take: a file name whose bytes are not
-    UTF-8 is shown with escapes (``r\\xe9sum\\xe9.md``), not refused or garbled."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        if text.isascii():
-            return text
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
-class _OneLine(Escaping):
-    """A log record as one line on the terminal: its traceback, if any, is for -vv and for
-    `--log-file`, not for a person watching the daemon."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        saved = record.exc_info, record.exc_text
-        record.exc_info, record.exc_text = None, None
-        try:
-            return super().format(record)
-        finally:
-            record.exc_info, record.exc_text = saved
 
 
 def output_options(f: Callable[..., Any]) -> Callable[..., Any]:
