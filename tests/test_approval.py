@@ -76,7 +76,9 @@ def test_read_answer(text: str, expected: Answer | None) -> None:
 
 
 def test_the_block_shows_the_tool_its_target_and_folded_input() -> None:
-    text = render_approval("Write", {**WRITE, "content": "x" * 5000}, NONCE, ".agentdoc/in.json")
+    text = render_approval(
+        "Write", {**WRITE, "content": "x" * 5000}, NONCE, ".agentdoc/in.json", agent="Claude"
+    )
     assert (
         "> Claude wants to use **Write** on `/w/notes/out.txt` (tool input folded below)." in text
     )

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.agents import TurnMark
+from agentdoc.agents import LEGACY_AGENT, TurnMark
 from agentdoc.document import atomic_write
 from agentdoc.turn.status import state_file
 
@@ -29,7 +29,7 @@ class _Entry(BaseModel):
 
     session: str
     start: str
-    agent: str = "claude"
+    agent: str = LEGACY_AGENT
 
 
 def marks_path(document: Path) -> Path:

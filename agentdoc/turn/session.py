@@ -32,15 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentdoc.agents import AgentRequest, AgentSpec, ImagePart, has_session, last_reply_text
+from agentdoc.agents import LEGACY_AGENT, AgentRequest, AgentSpec, ImagePart
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import history, includes, marks
 from agentdoc.turn.compose import compose_prompt
 from agentdoc.turn.lineage import Target, first_turn_of_fork, resume_target
-from agentdoc.turn.whose import native as _native
-from agentdoc.turn.whose import session_owner, switch_note
+from agentdoc.turn.whose import agent_of, drives_session, name_of, session_owner, switch_note
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +107,7 @@ def _request(
     fork: bool = False,
     resume_at: str | None = None,
     session_id: str | None = None,
-    agent: str = "claude",
+    agent: str = LEGACY_AGENT,
 ) -> AgentRequest:
     return AgentRequest(
         agent=agent,
@@ -147,10 +146,9 @@ def _new_session(
     """`known`: the transcript, if the caller made it already (a long one costs milliseconds)."""
     known = history.joined(archived, doc.transcript()) if known is None else known
     seeded = compose_prompt(prompt, transcript=known)
-    # Claude takes the new session's id from us; an ACP agent chooses its own.
-    chosen = str(uuid.uuid4()) if _native(agent) else None
-    name = agent.name if agent else "claude"
-    request = _request(path, doc, settings, model, seeded, session_id=chosen, agent=name)
+    # An agent that takes the new session's id from us gets one; others choose their own.
+    chosen = str(uuid.uuid4()) if agent_of(agent).can.chooses_session_id else None
+    request = _request(path, doc, settings, model, seeded, session_id=chosen, agent=name_of(agent))
     return TurnPlan(request, doc.turn_count() + 1, True, known, note)
 
 
@@ -206,17 +204,18 @@ def _plan(
     if mode == "start" or target is None:
         note = _fork_note(doc, seeded=True)
         return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
-    if not _native(agent):
+    if not drives_session(agent):
         assert agent is not None
         return _continue_elsewhere(path, doc, prompt, settings, model, agent, found, facts)
     if facts.session_found is False:
         if session:
             folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
-            raise AgentdocError(
-                f"session {session} was not found for the folder {folder}; "
-                "Claude keeps sessions per folder (and per $HOME / $CLAUDE_CONFIG_DIR)"
-            )
-        return _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived)
+            store = agent_of(agent).sessions
+            kept = f"; {store.kept}" if store is not None else ""
+            raise AgentdocError(f"session {session} was not found for the folder {folder}{kept}")
+        return _new_session(
+            path, doc, prompt, settings, model, LOST_NOTE, facts.archived, agent=agent
+        )
     known = history.joined(facts.archived, doc.transcript())
     text = compose_prompt(
         prompt,
@@ -233,13 +232,14 @@ def _plan(
         fork=fork,
         resume_at=found.at,
         session_id=str(uuid.uuid4()) if fork else None,
+        agent=name_of(agent),
     )
     # An explicitly named session is never silently replaced by a new one.
     fallback = (
         None
         if session
         else _new_session(
-            path, doc, prompt, settings, model, LOST_NOTE, facts.archived, known=known
+            path, doc, prompt, settings, model, LOST_NOTE, facts.archived, agent, known=known
         )
     )
     note = _fork_note(doc) if fork else None
@@ -299,9 +299,15 @@ def prepare_turn(
     context = includes.resolve(prompt, includes.place_for(cwd, settings.add_dirs), limits(settings))
     target = resume_target(doc, session).session
     found = reply = None
-    if target is not None and mode != "start" and _native(agent) and session_owner(doc) == "claude":
+    store = agent_of(agent).sessions if drives_session(agent) else None
+    if (
+        target is not None
+        and mode != "start"
+        and store is not None
+        and session_owner(doc) == name_of(agent)
+    ):
         env = os.environ if environ is None else environ
-        found = has_session(env, target, cwd)
+        found = store.has_session(env, target, cwd)
         if found is False and answered_last_turn(path, doc, target):
             # Our own record says this session answered the last turn: a warm CLI writes its
             # session file only after that turn ends, so a quick next save can look before it
@@ -309,7 +315,7 @@ def prepare_turn(
             found = None
         # Only an interrupted reply needs the session's own copy of it.
         if found and history.unfinished_reply(doc) is not None:
-            reply = last_reply_text(env, target, cwd)
+            reply = store.last_reply_text(env, target, cwd)
     facts = Facts(
         session_found=found,
         session_reply=reply,

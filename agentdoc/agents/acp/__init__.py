@@ -6,6 +6,7 @@ One client for the protocol (``rpc`` the JSON-RPC connection, ``schema`` the mes
 ``quirks``. Other packages import the names in ``__all__`` from here.
 """
 
+from agentdoc.agents.acp.agent import ACP
 from agentdoc.agents.acp.launch import WarmAcp, WarmAcpStart
 from agentdoc.agents.acp.launch import start as start_acp
 from agentdoc.agents.acp.launch import warm as warm_acp
@@ -16,6 +17,7 @@ from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
 
 __all__ = [
+    "ACP",
     "QUIRKS",
     "AcpProcess",
     "AcpTurn",

@@ -5,6 +5,13 @@ The protocol packages (``claude``, ``acp``) produce these; the face (``agentdoc.
 re-exports them for the rest of agentdoc.
 """
 
+from agentdoc.agents.base.agent import (
+    Agent,
+    Capabilities,
+    Environ,
+    SessionStore,
+    TurnHistory,
+)
 from agentdoc.agents.base.events import (
     Activity,
     BlockDelta,
@@ -28,6 +35,7 @@ from agentdoc.agents.base.events import (
     TurnEnd,
     Usage,
 )
+from agentdoc.agents.base.failure import STALLED, Failure, FailureKind, classify_with
 from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
 from agentdoc.agents.base.prompt import WORD_JOINER, ImagePart, ImageType, neutralise_command
@@ -36,16 +44,22 @@ from agentdoc.agents.base.request import AgentRequest
 
 __all__ = [
     "END",
+    "STALLED",
     "WORD_JOINER",
     "Activity",
+    "Agent",
     "AgentRequest",
     "AgentTurn",
     "BlockDelta",
     "BlockEnd",
     "BlockKind",
     "BlockStart",
+    "Capabilities",
     "EndOfStream",
+    "Environ",
     "Event",
+    "Failure",
+    "FailureKind",
     "ImagePart",
     "ImageType",
     "MessageStart",
@@ -60,6 +74,7 @@ __all__ = [
     "Retract",
     "Retrying",
     "SessionStarted",
+    "SessionStore",
     "StopReason",
     "TextPart",
     "ThinkingPart",
@@ -67,9 +82,11 @@ __all__ = [
     "ToolPart",
     "ToolUpdate",
     "TurnEnd",
+    "TurnHistory",
     "TurnMark",
     "Usage",
     "WarmAgent",
     "WarmStart",
+    "classify_with",
     "neutralise_command",
 ]

@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentdoc.agents.base.failure import Failure
+
 BlockKind = Literal["text", "thinking", "redacted_thinking"]
 
 # How a turn ended, in the agent's words mapped onto one vocabulary. "error" is a turn the
@@ -132,6 +134,7 @@ class Notice:
     """An error the agent reported in the stream (not reply text); the turn may go on."""
 
     text: str
+    failure: Failure | None = None  # its kind, as the agent's protocol classifies its text
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +170,7 @@ class TurnEnd:
     error: str | None = None  # what failed, for people (stop_reason "error", or a notice)
     interrupted: bool = False  # the agent stopped part-way (a cancel, a signal)
     duration_ms: int | None = None
+    failure: Failure | None = None  # the kind of ``error``, as the agent's protocol classifies it
 
 
 Event = (

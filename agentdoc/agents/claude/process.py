@@ -34,14 +34,14 @@ from agentdoc.agents.claude.prompt import neutralise, user_message
 from agentdoc.agents.claude.stream import iter_line_batches
 from agentdoc.agents.claude.version import release_flags
 from agentdoc.config import Settings
-from agentdoc.errors import ClaudeNotFound
+from agentdoc.errors import AgentNotFound
 
 log = logging.getLogger(__name__)
 
 _EOF = b""
 
 
-class ClaudeCannotStart(ClaudeNotFound):
+class ClaudeCannotStart(AgentNotFound):
     """The CLI was found but cannot be started: not executable, not a program, a bad argument."""
 
 
@@ -61,7 +61,7 @@ def resolve_executable(name: str) -> str:
             f"the Claude Code CLI at {name!r} is not executable: run `chmod +x {name}`, or set "
             "AGENTDOC_CLAUDE to another path."
         )
-    raise ClaudeNotFound(
+    raise AgentNotFound(
         f"cannot find the Claude Code CLI ({name!r}). Install it with "
         "`npm install -g @anthropic-ai/claude-code`, or set AGENTDOC_CLAUDE to its path."
     )
@@ -374,7 +374,7 @@ def popen_claude(
             start_new_session=True,
         )
     except FileNotFoundError as exc:
-        raise ClaudeNotFound(f"cannot run {argv[0]!r}: {exc.strerror}") from exc
+        raise AgentNotFound(f"cannot run {argv[0]!r}: {exc.strerror}") from exc
     except PermissionError as exc:
         raise ClaudeCannotStart(
             f"cannot run {argv[0]!r}: permission denied (is it executable? `chmod +x {argv[0]}`)"

@@ -55,6 +55,7 @@ from agentdoc.agents.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
+from agentdoc.agents.claude.failures import classify
 from agentdoc.agents.claude.usage import model_name
 
 logger = logging.getLogger(__name__)
@@ -137,7 +138,9 @@ class Translator:
         its exit says so."""
         failure = exit_failure(exit_code, stderr)
         self.ended = True
-        return neutral.TurnEnd("error", error=failure, interrupted=True)
+        return neutral.TurnEnd(
+            "error", error=failure, interrupted=True, failure=classify(failure or "")
+        )
 
     # --- event handlers ------------------------------------------------------------------
 
@@ -171,7 +174,8 @@ class Translator:
 
     def _on_assistant(self, event: AssistantBlock) -> Out:
         if event.error is not None:
-            return [*self._drop_drafts(), neutral.Notice(_blocks_text(event.blocks) or event.error)]
+            text = _blocks_text(event.blocks) or event.error
+            return [*self._drop_drafts(), neutral.Notice(text, classify(text))]
         if event.model == SYNTHETIC_MODEL:
             logger.debug("skipping a synthetic assistant line without an error")
             return []
@@ -237,6 +241,7 @@ class Translator:
             error=error,
             interrupted=interrupted,
             duration_ms=event.duration_ms,
+            failure=None if error is None else classify(error),
         )
 
     # --- helpers -------------------------------------------------------------------------

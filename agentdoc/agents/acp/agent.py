@@ -1,0 +1,41 @@
+"""Every ACP agent as an `Agent`: what the protocol lets agentdoc count on.
+
+An ACP agent chooses its own session ids and keeps its sessions where only it can read them:
+agentdoc asks the agent (`session/load`, `session/resume`) rather than looking. What one
+agent advertises beyond that (fork, config options) is known once its process has answered.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+
+from agentdoc.agents.acp.launch import start, warm
+from agentdoc.agents.base import Agent, Capabilities, classify_with
+from agentdoc.errors import AgentNotFound
+
+
+def find_program(command: Sequence[str], environ: Mapping[str, str]) -> str:
+    """The agent's program as the environment's PATH finds it; AgentNotFound if it does not."""
+    program = command[0]
+    found = shutil.which(program, path=environ.get("PATH", os.defpath))
+    if found is None:
+        raise AgentNotFound(f"{program} not found" + ("" if os.sep in program else " on PATH"))
+    return found
+
+
+def _recognises(_cmdline: bytes) -> bool:
+    # Its command is the user's: nothing in it says the process is one agentdoc started.
+    return False
+
+
+ACP = Agent(
+    protocol="acp",
+    can=Capabilities(),
+    start=lambda request, command, env, _settings, environ: start(request, command, env, environ),
+    warm=lambda request, command, env, _settings, environ: warm(request, command, env, environ),
+    find_program=find_program,
+    classify=classify_with,
+    recognises=_recognises,
+)
