@@ -9,10 +9,11 @@ protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's st
 document may name and keeps the table of protocols (a spec's ``agent`` is its protocol's
 `Agent`), ``launch`` starts one with its protocol, ``history`` marks, branches and rewinds
 turns through the agent's `Agent`, and
-``probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
+``acp.probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
+from agentdoc.agents.acp import AgentInfo, find_program, handshake
 from agentdoc.agents.base import (
     END,
     STALLED,
@@ -57,7 +58,6 @@ from agentdoc.agents.base import (
 )
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import prepare_warm, start_turn
-from agentdoc.agents.probe import AgentInfo, find_program, handshake
 from agentdoc.agents.registry import (
     LEGACY_AGENT,
     AgentSpec,

@@ -16,7 +16,7 @@ from agentdoc.agents.base import Agent, Capabilities, classify_with
 from agentdoc.errors import AgentNotFound
 
 
-def find_program(command: Sequence[str], environ: Mapping[str, str]) -> str:
+def find_command(command: Sequence[str], environ: Mapping[str, str]) -> str:
     """The agent's program as the environment's PATH finds it; AgentNotFound if it does not."""
     program = command[0]
     found = shutil.which(program, path=environ.get("PATH", os.defpath))
@@ -35,7 +35,7 @@ ACP = Agent(
     can=Capabilities(),
     start=lambda request, command, env, _settings, environ: start(request, command, env, environ),
     warm=lambda request, command, env, _settings, environ: warm(request, command, env, environ),
-    find_program=find_program,
+    find_program=find_command,
     classify=classify_with,
     recognises=_recognises,
 )

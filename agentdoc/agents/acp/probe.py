@@ -11,18 +11,17 @@ import contextlib
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.agents.registry import AgentSpec
+from agentdoc.agents.acp.agent import find_command
 from agentdoc.errors import AgentdocError
 
 PROTOCOL_VERSION = 1
@@ -44,6 +43,16 @@ _EXIT_GRACE = 0.5
 _STDERR_TAIL = 300
 
 
+class AgentSpec(Protocol):
+    """What the probe needs of an agent's entry in the registry."""
+
+    @property
+    def command(self) -> tuple[str, ...]: ...
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
+
+
 class AgentInfo(BaseModel):
     """What an agent said about itself in the handshake."""
 
@@ -60,11 +69,7 @@ class AgentInfo(BaseModel):
 
 def find_program(agent: AgentSpec, environ: Mapping[str, str]) -> str:
     """The agent's program as the environment's PATH finds it; AgentdocError if it does not."""
-    program = agent.command[0]
-    found = shutil.which(program, path=environ.get("PATH", os.defpath))
-    if found is None:
-        raise AgentdocError(f"{program} not found" + ("" if os.sep in program else " on PATH"))
-    return found
+    return find_command(agent.command, environ)
 
 
 def handshake(agent: AgentSpec, environ: Mapping[str, str], cwd: str, timeout: float) -> AgentInfo:
