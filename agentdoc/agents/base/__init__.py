@@ -41,6 +41,7 @@ from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent,
 from agentdoc.agents.base.prompt import WORD_JOINER, ImagePart, ImageType, neutralise_command
 from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.agents.base.request import AgentRequest
+from agentdoc.agents.base.warm import WarmHandle
 
 __all__ = [
     "END",
@@ -86,6 +87,7 @@ __all__ = [
     "TurnMark",
     "Usage",
     "WarmAgent",
+    "WarmHandle",
     "WarmStart",
     "classify_with",
     "neutralise_command",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.base import AgentRequest, WarmHandle
 from agentdoc.agents.claude.process import (
     build_argv,
     build_env,
@@ -38,52 +38,15 @@ def start(
     return ClaudeTurn(spawn(request, settings, environ))
 
 
-class WarmClaude:
+class WarmClaude(WarmHandle):
     """A warm CLI as the daemon's pool sees it."""
 
-    def __init__(self, process: WarmProcess) -> None:
-        self.process = process
-
-    @property
-    def key(self) -> object:
-        return self.process.key
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid
-
-    @property
-    def busy(self) -> bool:
-        return self.process.busy
-
-    @property
-    def last_used(self) -> float:
-        return self.process.last_used
-
-    def alive(self) -> bool:
-        return self.process.alive()
-
-    def reusable_for(self, request: AgentRequest) -> bool:
-        process = self.process
-        return (
-            not process.busy
-            and process.alive()
-            and request.resume is not None
-            and request.resume == process.session_id
-            # A turn run elsewhere meanwhile (`agentdoc run`) went into the session file, not
-            # into this process's memory of the conversation.
-            and request.turn == process.last_turn + 1
-            and not request.fork
-            and request.session_id is None
-        )
+    process: WarmProcess
 
     def begin(self, request: AgentRequest) -> ClaudeTurn:
         return ClaudeTurn(
             self.process.begin(request.prompt, request.turn, request.message_id, request.images)
         )
-
-    def close(self, grace: float = 5.0) -> None:
-        self.process.close(grace)
 
 
 @dataclass(frozen=True)
