@@ -16,14 +16,12 @@ from typing import Any
 
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd, WarmHandle
+from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd, WarmHandle, child_env
 
 
 def agent_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     """The environment passes through; the agent's config entry adds to it."""
-    env = dict(base)
-    env.update(extra)
-    return env
+    return child_env(base, extra)
 
 
 def turn_args(request: AgentRequest) -> dict[str, Any]:

@@ -12,6 +12,15 @@ from agentdoc.agents.base.agent import (
     SessionStore,
     TurnHistory,
 )
+from agentdoc.agents.base.child import (
+    Child,
+    FirstStep,
+    StderrTail,
+    child_env,
+    group_gone,
+    read_lines,
+    spawn,
+)
 from agentdoc.agents.base.events import (
     Activity,
     BlockDelta,
@@ -56,11 +65,13 @@ __all__ = [
     "BlockKind",
     "BlockStart",
     "Capabilities",
+    "Child",
     "EndOfStream",
     "Environ",
     "Event",
     "Failure",
     "FailureKind",
+    "FirstStep",
     "ImagePart",
     "ImageType",
     "MessageStart",
@@ -76,6 +87,7 @@ __all__ = [
     "Retrying",
     "SessionStarted",
     "SessionStore",
+    "StderrTail",
     "StopReason",
     "TextPart",
     "ThinkingPart",
@@ -89,6 +101,10 @@ __all__ = [
     "WarmAgent",
     "WarmHandle",
     "WarmStart",
+    "child_env",
     "classify_with",
+    "group_gone",
     "neutralise_command",
+    "read_lines",
+    "spawn",
 ]

@@ -17,9 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import queue
-import signal
 import subprocess
 import threading
 import time
@@ -29,8 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentdoc.agents.base import ImagePart
-from agentdoc.agents.claude.process import ClaudeProcess, popen_claude
+from agentdoc.agents.base import Child, ImagePart, StderrTail, read_lines
+from agentdoc.agents.claude.process import popen_claude
 from agentdoc.agents.claude.prompt import user_message as user_message  # for its tests
 from agentdoc.agents.claude.usage import own_result
 
@@ -120,14 +118,15 @@ class WarmProcess:
         # The CLI's cost so far, summed over this process's turns: each turn reports its own.
         self.running_cost = 0.0
         self._proc: subprocess.Popen[bytes] | None = None
+        self._child: Child | None = None
         self._lines: queue.Queue[bytes] = queue.Queue()
-        self._stderr: list[bytes] = []
-        self._write_lock = threading.Lock()
+        self._stderr = StderrTail()
         self._turn: WarmTurn | None = None
         self._acks: dict[str, threading.Event] = {}
 
     def start(self) -> WarmProcess:
         self._proc = popen_claude(self.argv, self.cwd, self.env)
+        self._child = Child(self._proc, "interrupt", "claude")
         for target in (self._read_stdout, self._read_stderr):
             threading.Thread(target=target, daemon=True).start()
         return self
@@ -145,14 +144,17 @@ class WarmProcess:
 
     def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        for line in iter(self._proc.stdout.readline, b""):
-            kind, parsed = line_kind(line)
-            if kind == "control_response" and parsed is not None:
-                self._acknowledge(parsed)
-                continue
+        try:
+            read_lines(self._proc.stdout, self._route)
+        finally:
+            self._lines.put(_EOF)
+
+    def _route(self, line: bytes) -> None:
+        kind, parsed = line_kind(line)
+        if kind == "control_response" and parsed is not None:
+            self._acknowledge(parsed)
+        else:
             self._lines.put(line)
-        self._proc.stdout.close()
-        self._lines.put(_EOF)
 
     def _acknowledge(self, parsed: dict[str, Any]) -> None:
         response = parsed.get("response")
@@ -163,22 +165,11 @@ class WarmProcess:
 
     def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
-        for chunk in iter(lambda: self._proc.stderr.read(4096), b""):  # type: ignore[union-attr]
-            self._stderr.append(chunk)
-        self._proc.stderr.close()
+        self._stderr.drain(self._proc.stderr)
 
     def write(self, data: bytes) -> bool:
         """Send one line to the CLI; False if its stdin is gone (the process died)."""
-        proc = self._proc
-        if proc is None or proc.stdin is None:
-            return False
-        with self._write_lock:
-            try:
-                proc.stdin.write(data)
-                proc.stdin.flush()
-            except (BrokenPipeError, OSError, ValueError):
-                return False
-        return True
+        return self._child is not None and self._child.write(data)
 
     def begin(
         self,
@@ -191,7 +182,7 @@ class WarmProcess:
         assert self._turn is None, "a warm process runs one turn at a time"
         self.turns += 1
         self.last_turn = turn
-        self._turn = WarmTurn(self, len(self._stderr))
+        self._turn = WarmTurn(self, self._stderr.total)
         if not self.write(user_message(prompt, message_id, images)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
         return self._turn
@@ -219,7 +210,7 @@ class WarmProcess:
             return None
 
     def stderr_since(self, offset: int) -> str:
-        return b"".join(self._stderr[offset:]).decode("utf-8", "replace")
+        return self._stderr.since(offset)
 
     def exit_code(self, timeout: float | None = None) -> int:
         assert self._proc is not None
@@ -229,31 +220,22 @@ class WarmProcess:
             return -1
 
     def kill(self, grace: float = 2.0) -> None:
-        """The old way: SIGINT → SIGTERM → SIGKILL to the whole process group."""
-        proc = self._proc
-        if proc is None:
+        """The staged stop (SIGINT first), then whatever the CLI left in its group."""
+        child = self._child
+        if child is None:
             return
-        stopper = ClaudeProcess(self.argv, self.cwd, self.env, "")
-        stopper._proc = proc  # reuse the staged stop of a one-shot turn
-        stopper.stop(grace)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # anything the CLI left in its group
-        if proc.stdin is not None:
-            with self._write_lock, contextlib.suppress(OSError):
-                proc.stdin.close()
+        child.stop(grace)
+        child.sweep(grace=0.0)
+        child.close_input()
 
     def close(self, grace: float = 5.0) -> None:
         """End of input lets the CLI save its session and exit 0; stop it if it does not."""
-        proc = self._proc
-        if proc is None:
+        child = self._child
+        if child is None:
             return
-        if proc.stdin is not None:
-            with self._write_lock, contextlib.suppress(OSError):
-                proc.stdin.close()
-        try:
-            proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            log.info("claude (pid %s) did not exit at end of input; stopping it", proc.pid)
+        child.close_input()
+        if child.wait(grace) is None:
+            log.info("claude (pid %s) did not exit at end of input; stopping it", child.pid)
         self.kill(grace=1.0)
 
 
