@@ -26,13 +26,14 @@ def mark_turn(
     since: datetime,
     agent: str,
     message_id: str | None = None,
+    cost_total: float | None = None,
 ) -> TurnMark | None:
     """The mark of the turn started at ``since`` that just ended in ``session`` with ``prompt``."""
     history = agent_named(agent).history
     if history is None:
         return None
     start = history.mark_turn(environ, session, cwd, prompt, since, message_id)
-    return None if start is None else TurnMark(session, start, agent)
+    return None if start is None else TurnMark(session, start, agent, cost_total)
 
 
 def branch_point(environ: Mapping[str, str], mark: TurnMark, cwd: Path) -> str | None:

@@ -91,8 +91,16 @@ class TurnEnding:
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
             done = state == "done"
+            total = reply.usage.session_cost_usd if reply.usage else None
             after_turn(
-                self.path, self.settings, self.environ, plan, session_id, sidecar.started, done
+                self.path,
+                self.settings,
+                self.environ,
+                plan,
+                session_id,
+                sidecar.started,
+                done,
+                total,
             )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""

@@ -58,6 +58,8 @@ class Facts:
     snapshot: history.Snapshot | None = None
     images: tuple[ImagePart, ...] = ()  # the pictures the prompt names, read and checked
     archived: str = ""  # the transcript of the exchanges moved to the document's archive
+    # The running cost the agent last reported for the target session (our turn record).
+    session_cost: float | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ def _request(
     resume_at: str | None = None,
     session_id: str | None = None,
     agent: str = LEGACY_AGENT,
+    cost_before: float | None = None,
 ) -> AgentRequest:
     return AgentRequest(
         agent=agent,
@@ -121,6 +124,7 @@ def _request(
         effort=doc.meta.effort or settings.effort,
         append_system=doc.meta.system,
         message_id=str(uuid.uuid4()),
+        cost_before=cost_before,
     )
 
 
@@ -233,6 +237,7 @@ def _plan(
         resume_at=found.at,
         session_id=str(uuid.uuid4()) if fork else None,
         agent=name_of(agent),
+        cost_before=facts.session_cost,
     )
     # An explicitly named session is never silently replaced by a new one.
     fallback = (
@@ -270,7 +275,15 @@ def _continue_elsewhere(
         unfinished=history.unfinished_to_send(history.unfinished_reply(doc), None),
     )
     request = _request(
-        path, doc, settings, model, text, resume=found.session, fork=found.fork, agent=agent.name
+        path,
+        doc,
+        settings,
+        model,
+        text,
+        resume=found.session,
+        fork=found.fork,
+        agent=agent.name,
+        cost_before=facts.session_cost,
     )
     seeded = compose_prompt(prompt, transcript=known)
     request = dataclasses.replace(request, seeded_prompt=seeded)
@@ -322,6 +335,7 @@ def prepare_turn(
         snapshot=history.read_snapshot(path),
         images=context.images,
         archived=history.archived_transcript(path, doc),
+        session_cost=None if mode == "start" else session_cost(path, doc, target),
     )
     return plan_turn(
         path,
@@ -334,6 +348,16 @@ def prepare_turn(
         facts=facts,
         agent=agent,
     )
+
+
+def session_cost(path: Path, doc: Document, session: str | None) -> float | None:
+    """The running cost the agent last reported for ``session`` in this document's turns, or,
+    for a fork's first prompt, in its parent's."""
+    if session is None:
+        return None
+    fork = first_turn_of_fork(doc)
+    where = path if fork is None else path.parent / fork.document
+    return marks.session_total(marks.read_marks(where), session)
 
 
 def answered_last_turn(path: Path, doc: Document, session: str) -> bool:

@@ -44,6 +44,9 @@ class Usage:
     cost_usd: float | None = None
     context_used: int | None = None  # tokens in the context window after this turn
     context_size: int | None = None  # the model's window
+    # The session's running total as the agent reported it (kept for the next turn's
+    # subtraction), when the agent reports one.
+    session_cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ def shape(argv: list[str]) -> tuple[str, ...]:
 def start(
     request: AgentRequest, settings: Settings, environ: Mapping[str, str] | None = None
 ) -> ClaudeTurn:
-    return ClaudeTurn(spawn(request, settings, environ))
+    return ClaudeTurn(spawn(request, settings, environ), request.cost_before or 0.0)
 
 
 class WarmClaude(WarmHandle):
@@ -44,8 +44,13 @@ class WarmClaude(WarmHandle):
     process: WarmProcess
 
     def begin(self, request: AgentRequest) -> ClaudeTurn:
+        process = self.process
+        # Our record of the session's total, else what this process has counted itself.
+        before = process.running_cost if request.cost_before is None else request.cost_before
         return ClaudeTurn(
-            self.process.begin(request.prompt, request.turn, request.message_id, request.images)
+            process.begin(request.prompt, request.turn, request.message_id, request.images),
+            before,
+            process.counted,
         )
 
 

@@ -56,7 +56,7 @@ from agentdoc.agents.claude.events import (
     ToolUseBlock,
 )
 from agentdoc.agents.claude.failures import classify
-from agentdoc.agents.claude.usage import model_name
+from agentdoc.agents.claude.usage import model_name, turn_cost
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,11 @@ Out = list[neutral.Event]
 class Translator:
     """Feed it the CLI's events of one turn; each call returns the neutral events they mean."""
 
-    def __init__(self) -> None:
+    def __init__(self, cost_before: float = 0.0) -> None:
+        # The CLI reports the session's (or the warm process's) cost so far: this is the total
+        # before the turn, which the turn's own cost is the difference from.
+        self.cost_before = cost_before
+        self.reported_total: float | None = None  # the running total the result reported
         self._open_message: str | None = None  # the streamed message rule 4 may take back
         self._open_stopped = False
         self._open_index: int | None = None
@@ -224,10 +228,13 @@ class Translator:
             stop = "error"
         elif interrupted:
             stop = "cancelled"
+        own, total = turn_cost(event.total_cost_usd, self.cost_before)
+        self.reported_total = total
         usage = neutral.Usage(
             input_tokens=event.input_tokens,
             output_tokens=event.output_tokens,
-            cost_usd=event.total_cost_usd,
+            cost_usd=own,
+            session_cost_usd=total or None,
             # The turn's own figures add up every API call; the context after it is the last
             # call's prompt plus its answer.
             context_used=self._prompt_tokens + self._reply_tokens if self._prompt_tokens else None,

@@ -30,7 +30,6 @@ from typing import Any, Protocol
 from agentdoc.agents.base import Child, ImagePart, StderrTail, read_lines
 from agentdoc.agents.claude.process import popen_claude
 from agentdoc.agents.claude.prompt import user_message as user_message  # for its tests
-from agentdoc.agents.claude.usage import own_result
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +114,7 @@ class WarmProcess:
         self.turns = 0
         self.last_turn = 0  # the document's exchange number of the last turn run here
         self.last_used = time.monotonic()
-        # The CLI's cost so far, summed over this process's turns: each turn reports its own.
+        # The CLI's running total of cost after its last turn (its turns subtract it).
         self.running_cost = 0.0
         self._proc: subprocess.Popen[bytes] | None = None
         self._child: Child | None = None
@@ -186,6 +185,10 @@ class WarmProcess:
         if not self.write(user_message(prompt, message_id, images)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
         return self._turn
+
+    def counted(self, total: float) -> None:
+        """The CLI's running total after the turn that just ended."""
+        self.running_cost = total
 
     def end_turn(self, turn: WarmTurn) -> None:
         if self._turn is turn:
@@ -277,7 +280,6 @@ class WarmTurn:
         kind, _ = line_kind(line)
         if kind == "result":
             self._result = True
-            line, self.process.running_cost = own_result(line, self.process.running_cost)
         elif self.session_id is None and b'"subtype":"init"' in line[: _HEAD * 2]:
             with contextlib.suppress(ValueError, AttributeError):
                 self.session_id = json.loads(line).get("session_id")
