@@ -18,7 +18,7 @@ from agentdoc.agents.base import END, EndOfStream
 from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn, StreamError
 from agentdoc.agents.claude.stream import convert, load_line, streamed_text
 from agentdoc.agents.claude.translate import Translator
-from agentdoc.agents.claude.warm import AgentProcess
+from agentdoc.agents.claude.warm import AgentProcess, Line
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +97,10 @@ class ClaudeTurn:
                 return _ACTIVITY  # a line that shows nothing still shows the CLI is alive
         return self._ready.popleft()
 
-    def _translate(self, line: bytes) -> bool:
+    def _translate(self, line: Line) -> bool:
         try:
-            raw = load_line(line)
+            # A warm process's reader has read the line into its object already: once only.
+            raw = line if isinstance(line, dict) else load_line(line)
             if raw is not None and (delta := streamed_text(raw)) is not None:
                 self._ready.extend(self._translator.text_delta(*delta))
                 return bool(self._ready)

@@ -14,7 +14,6 @@ and exits once the turn in flight (if any) is over, leaving no orphan behind.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import queue
@@ -28,20 +27,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentdoc.agents.base import Child, ImagePart, StderrTail, read_lines
+from agentdoc.agents.claude.events import StreamError
 from agentdoc.agents.claude.process import popen_claude
 from agentdoc.agents.claude.prompt import user_message as user_message  # for its tests
+from agentdoc.agents.claude.stream import load_line
 
 log = logging.getLogger(__name__)
 
 INTERRUPT_GRACE = 3.0  # seconds for an interrupted turn to print its result
 _EOF = b""
-# Only these lines matter to the turn framing. Claude Code 2.1.197 writes ``type`` as the first
-# key of every line, so the start of a line usually tells, without parsing multi-megabyte lines
-# twice; but 2.1.330 writes it near the end of an error ``result`` (after usage and statistics),
-# so any other line that names one of these types somewhere is parsed to be sure.
-_HEAD = 120
-_KINDS = ("control_request", "control_response", "control_cancel_request", "result")
-_NEEDLES = tuple(f'"type":"{kind}"'.encode() for kind in _KINDS)
+# A stdout line as the turn gets it: the JSON object it holds, read once by the process's
+# reader (which routes control answers itself), or the bytes of a line that is not one.
+Line = bytes | dict[str, Any]
+# The lines the framing routes: control answers to the process, a result ends a turn.
+_KINDS = ("control_response", "result")
 
 
 class AgentProcess(Protocol):
@@ -53,7 +52,7 @@ class AgentProcess(Protocol):
     @property
     def stderr(self) -> str: ...
 
-    def next_line(self, timeout: float) -> bytes | None: ...
+    def next_line(self, timeout: float) -> Line | None: ...
 
     def stop(self, grace: float = 2.0) -> None: ...
 
@@ -64,29 +63,17 @@ class AgentProcess(Protocol):
     def respond(self, request_id: str, answer: Mapping[str, Any]) -> bool: ...
 
 
-def _squeezed(text: bytes) -> bytes:
-    return text.replace(b'": "', b'":"').replace(b'{ "', b'{"')
-
-
-def line_kind(line: bytes) -> tuple[str, dict[str, Any] | None]:
-    """The ``type`` of a stdout line, and the parsed line when it is a control message."""
-    head = _squeezed(line[:_HEAD])
-    if head.startswith(b'{"type":"result"'):
-        return "result", None
-    if head.startswith(b'{"type":"stream_event"'):
-        return "", None  # most lines of a reply; their own type comes first
-    squeezed = _squeezed(line)
-    if not any(needle in squeezed for needle in _NEEDLES):
-        return "", None
+def route(line: bytes) -> tuple[str, Line]:
+    """A stdout line read once: its own ``type`` (only the kinds the framing needs:
+    ``control_response``, ``result``, else "") and the object, or the bytes of a junk line."""
     try:
-        parsed = json.loads(line)
-    except ValueError:
-        return "", None
-    # Only the line's own type counts, not one of a nested object (a tool's input, say).
-    if not isinstance(parsed, dict) or parsed.get("type") not in _KINDS:
-        return "", None
-    kind = str(parsed["type"])
-    return kind, None if kind == "result" else parsed
+        parsed = load_line(line)
+    except StreamError:
+        return "", line  # the turn's parser says what was wrong with it
+    if parsed is None:
+        return "", line
+    kind = parsed.get("type")
+    return (kind if kind in _KINDS else ""), parsed
 
 
 def control_request(request_id: str, subtype: str) -> bytes:
@@ -118,7 +105,7 @@ class WarmProcess:
         self.running_cost = 0.0
         self._proc: subprocess.Popen[bytes] | None = None
         self._child: Child | None = None
-        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._lines: queue.Queue[Line] = queue.Queue()
         self._stderr = StderrTail()
         self._turn: WarmTurn | None = None
         self._acks: dict[str, threading.Event] = {}
@@ -149,11 +136,11 @@ class WarmProcess:
             self._lines.put(_EOF)
 
     def _route(self, line: bytes) -> None:
-        kind, parsed = line_kind(line)
-        if kind == "control_response" and parsed is not None:
-            self._acknowledge(parsed)
-        else:
-            self._lines.put(line)
+        kind, value = route(line)
+        if kind == "control_response" and isinstance(value, dict):
+            self._acknowledge(value)
+        elif value:
+            self._lines.put(value)
 
     def _acknowledge(self, parsed: dict[str, Any]) -> None:
         response = parsed.get("response")
@@ -206,7 +193,7 @@ class WarmProcess:
         finally:
             self._acks.pop(request_id, None)
 
-    def next_raw(self, timeout: float) -> bytes | None:
+    def next_raw(self, timeout: float) -> Line | None:
         try:
             return self._lines.get(timeout=max(timeout, 0.0))
         except queue.Empty:
@@ -249,7 +236,7 @@ class WarmTurn:
         self.process = process
         self.session_id: str | None = None
         self._stderr_offset = stderr_offset
-        self._ready: deque[bytes] = deque()
+        self._ready: deque[Line] = deque()
         self._result = False
         self._gone = False  # the process ended (or was stopped) during this turn
         self._ended = False
@@ -262,7 +249,7 @@ class WarmTurn:
     def stderr(self) -> str:
         return self.process.stderr_since(self._stderr_offset)
 
-    def next_line(self, timeout: float) -> bytes | None:
+    def next_line(self, timeout: float) -> Line | None:
         """The next line of this turn; b"" after its ``result`` (or the process's end)."""
         if self._ready:
             return self._ready.popleft()
@@ -273,16 +260,17 @@ class WarmTurn:
             return None
         return self._take(line)
 
-    def _take(self, line: bytes) -> bytes:
+    def _take(self, line: Line) -> Line:
         if line == _EOF:
             self._gone = True
             return _EOF
-        kind, _ = line_kind(line)
-        if kind == "result":
+        if not isinstance(line, dict):
+            return line
+        if line.get("type") == "result":
             self._result = True
-        elif self.session_id is None and b'"subtype":"init"' in line[: _HEAD * 2]:
-            with contextlib.suppress(ValueError, AttributeError):
-                self.session_id = json.loads(line).get("session_id")
+        elif self.session_id is None and line.get("subtype") == "init":
+            session = line.get("session_id")
+            self.session_id = session if isinstance(session, str) else None
         return line
 
     def respond(self, request_id: str, answer: Mapping[str, Any]) -> bool:
