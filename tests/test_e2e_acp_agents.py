@@ -165,6 +165,30 @@ def test_the_second_turn_keeps_the_context_in_the_same_process(served: Served) -
     assert texts[-1].endswith("What did I ask before?")
 
 
+def test_a_fork_at_the_last_turn_continues_the_agents_own_session(served: Served) -> None:
+    """Where the agent offers `session/fork`, the fork's first prompt continues a copy of the
+    agent's real conversation: the parent's turns arrive as the model's own messages, not as
+    a transcript pasted into one prompt."""
+    branch = served.folder / "branch.md"
+    forked = run_cli(["fork", str(served.doc), str(branch)], served.env)
+    assert forked.returncode == 0, forked.stderr
+    served.script([{"type": "text", "text": "The fork remembers the sky."}])
+    branch.write_text(branch.read_text() + "What did I ask first?\n")
+    wait_for(
+        lambda: "The fork remembers the sky." in branch.read_text() and state_of(branch) == "idle",
+        what="the fork's first reply",
+        timeout=TIMEOUT,
+    )
+    texts = served.api.user_texts(served.api.requests[-1])
+    assert texts[-1].endswith("What did I ask first?"), texts
+    if served.name == "opencode":  # it offers session/fork (the others resume or load)
+        first = [t for t in texts if "Why is the sky blue?" in t]
+        assert first and "What did I ask first?" not in first[0], texts  # its own message
+        reply = document.parse(branch.read_text()).turns[-2].content
+        assert "seeded" not in reply, reply
+    branch.unlink()
+
+
 def _tick(served: Served, label: str, below: str = "") -> None:
     text = served.doc.read_text()
     # The whole label: Gemini's "Allow" box comes after "Allow for this session".
