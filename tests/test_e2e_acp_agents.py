@@ -189,6 +189,31 @@ def test_a_fork_at_the_last_turn_continues_the_agents_own_session(served: Served
     branch.unlink()
 
 
+def test_a_fork_at_an_earlier_turn_continues_the_copy_made_after_it(served: Served) -> None:
+    """After each turn the agent copies its session (`session/fork`, where it offers it); a fork
+    at turn 1 continues that copy: the model has turn 1 as its own messages, not turn 2."""
+    if served.name != "opencode":
+        pytest.skip("only OpenCode offers session/fork; the others get a seeded session")
+    branch = served.folder / "earlier.md"
+    forked = run_cli(["fork", "--turn", "1", str(served.doc), str(branch)], served.env)
+    assert forked.returncode == 0, forked.stderr
+    served.script([{"type": "text", "text": "Only the sky so far."}])
+    branch.write_text(branch.read_text() + "What have I asked so far?\n")
+    wait_for(
+        lambda: "Only the sky so far." in branch.read_text() and state_of(branch) == "idle",
+        what="the fork's first reply",
+        timeout=TIMEOUT,
+    )
+    texts = served.api.user_texts(served.api.requests[-1])
+    assert texts[-1].endswith("What have I asked so far?"), texts
+    first = [t for t in texts if "Why is the sky blue?" in t]
+    assert first and "What have I asked so far?" not in first[0], texts  # its own message
+    assert not any("What did I ask before?" in t for t in texts), texts  # turn 2 is not in it
+    reply = document.parse(branch.read_text()).turns[-2].content
+    assert "seeded" not in reply, reply
+    branch.unlink()
+
+
 def _tick(served: Served, label: str, below: str = "") -> None:
     text = served.doc.read_text()
     # The whole label: Gemini's "Allow" box comes after "Allow for this session".

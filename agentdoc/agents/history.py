@@ -27,17 +27,19 @@ def mark_turn(
     agent: str,
     message_id: str | None = None,
     cost_total: float | None = None,
+    branch: str | None = None,
 ) -> TurnMark | None:
     """The mark of the turn started at ``since`` that just ended in ``session`` with ``prompt``."""
     history = agent_named(agent).history
     if history is None:
         return None
-    start = history.mark_turn(environ, session, cwd, prompt, since, message_id)
+    start = history.mark_turn(environ, session, cwd, prompt, since, message_id, branch)
     return None if start is None else TurnMark(session, start, agent, cost_total)
 
 
-def branch_point(environ: Mapping[str, str], mark: TurnMark, cwd: Path) -> str | None:
-    """Where a copy of the session that ends with the marked turn ends (None: cannot tell)."""
+def branch_point(environ: Mapping[str, str], mark: TurnMark, cwd: Path) -> tuple[str, str] | None:
+    """The session to fork to continue right after the marked turn, and where in it the copy
+    ends (the session's own id: at its end); None: cannot tell."""
     history = agent_named(mark.agent).history
     return None if history is None else history.branch_point(environ, mark, cwd)
 

@@ -101,6 +101,7 @@ class TurnEnding:
                 sidecar.started,
                 done,
                 total,
+                reply.branch,
             )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""

@@ -262,10 +262,12 @@ def _continue_elsewhere(
     facts: Facts,
 ) -> TurnPlan:
     """Continue an ACP agent's own session: it finds out itself whether it can (resume, load,
-    fork) and sends the seeded prompt in a new session when it cannot. A point inside the
-    session (`undo`, a fork at an earlier turn) is not something ACP can continue from."""
+    fork) and sends the seeded prompt in a new session when it cannot. `undo` and a fork at an
+    earlier turn continue the copy the agent made of its session right after that turn."""
     known = history.joined(facts.archived, doc.transcript())
-    if found.at is not None:
+    # A point inside the session is not something ACP can continue from; a point that is the
+    # session's own id is the end of a copy the agent made after that turn: forked as it is.
+    if found.at is not None and found.at != found.session:
         note = "new session, sent the conversation so far (the agent cannot go back in its own)"
         return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
     assert found.session is not None

@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
 
 from agentdoc.agents.acp.launch import start, warm
-from agentdoc.agents.base import Agent, Capabilities, classify_with
-from agentdoc.errors import AgentNotFound
+from agentdoc.agents.base import Agent, Capabilities, TurnMark, classify_with
+from agentdoc.config import Settings
+from agentdoc.errors import AgentdocError, AgentNotFound
 
 
 def find_command(command: Sequence[str], environ: Mapping[str, str]) -> str:
@@ -23,6 +26,38 @@ def find_command(command: Sequence[str], environ: Mapping[str, str]) -> str:
     if found is None:
         raise AgentNotFound(f"{program} not found" + ("" if os.sep in program else " on PATH"))
     return found
+
+
+class ForkedSessions:
+    """A turn's point is a copy of the session the agent made right after it (`session/fork`,
+    where the agent offers it): forking that copy continues the conversation from there."""
+
+    def mark_turn(
+        self,
+        environ: Mapping[str, str],
+        session: str,
+        cwd: Path,
+        prompt: str,
+        since: datetime,
+        message_id: str | None,
+        branch: str | None,
+    ) -> str | None:
+        return branch
+
+    def branch_point(
+        self, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+    ) -> tuple[str, str] | None:
+        return mark.start, mark.start  # the copy, forked at its own end
+
+    def unrestorable(
+        self, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+    ) -> tuple[bool, list[str]] | None:
+        return None  # ACP does not say which files a turn's tools changed
+
+    def restore_files(
+        self, settings: Settings, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+    ) -> None:
+        raise AgentdocError(f"{mark.agent} cannot take back what its tools changed")
 
 
 def _recognises(_cmdline: bytes) -> bool:
@@ -38,4 +73,5 @@ ACP = Agent(
     find_program=find_command,
     classify=classify_with,
     recognises=_recognises,
+    history=ForkedSessions(),
 )

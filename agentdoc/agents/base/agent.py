@@ -64,12 +64,17 @@ class TurnHistory(Protocol):
         prompt: str,
         since: datetime,
         message_id: str | None,
+        branch: str | None,
     ) -> str | None:
-        """The agent's id of the turn that just ended with ``prompt`` (None: not found)."""
+        """The agent's id of the turn that just ended with ``prompt`` (None: not found);
+        ``branch``: the copy of the session the agent made at the turn's end, if it did."""
         ...
 
-    def branch_point(self, environ: Mapping[str, str], mark: TurnMark, cwd: Path) -> str | None:
-        """Where a copy of the session that ends with the marked turn ends (None: unknown)."""
+    def branch_point(
+        self, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+    ) -> tuple[str, str] | None:
+        """The session to fork to continue right after the marked turn, and the point in it
+        where the copy ends (the session's own id: at its end); None when unknown."""
         ...
 
     def unrestorable(

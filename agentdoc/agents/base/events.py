@@ -174,6 +174,9 @@ class TurnEnd:
     interrupted: bool = False  # the agent stopped part-way (a cancel, a signal)
     duration_ms: int | None = None
     failure: Failure | None = None  # the kind of ``error``, as the agent's protocol classifies it
+    # A copy of the session as it stood at this end (the agent forked it right after the turn),
+    # so a later fork or undo can continue the conversation from exactly here.
+    branch: str | None = None
 
 
 Event = (

@@ -90,6 +90,7 @@ class Reply:
     stop_reason: StopReason | None = None  # set once the turn ended with a TurnEnd
     error: str | None = None
     failure: Failure | None = None  # the error's kind and what to do about it
+    branch: str | None = None  # a copy of the session as it stood at the end (TurnEnd.branch)
     interrupted: bool = False
     finished: bool = False
     output_chars: int = 0
@@ -222,6 +223,7 @@ class ReplyBuilder:
             stop_reason=end.stop_reason if end else None,
             error=self._error,
             failure=self._failure if self._error is not None else None,
+            branch=end.branch if end else None,
             interrupted=self._interrupted,
             finished=self._finished,
             output_chars=chars,

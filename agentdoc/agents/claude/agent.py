@@ -48,6 +48,7 @@ class SessionHistory:
         prompt: str,
         since: datetime,
         message_id: str | None,
+        branch: str | None,
     ) -> str | None:
         # A one-shot CLI has written its whole session file when it exits, so the prompt's
         # record is found there. A warm CLI writes its file a little later, but it recorded
@@ -55,9 +56,11 @@ class SessionHistory:
         iso = (since - SLACK).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         return session_prompt(environ, session, cwd, prompt, iso) or message_id
 
-    def branch_point(self, environ: Mapping[str, str], mark: TurnMark, cwd: Path) -> str | None:
+    def branch_point(
+        self, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+    ) -> tuple[str, str] | None:
         found = session_turn(environ, mark.session, cwd, mark.start)
-        return None if found is None else found.end
+        return None if found is None else (mark.session, found.end)
 
     def unrestorable(
         self, environ: Mapping[str, str], mark: TurnMark, cwd: Path
