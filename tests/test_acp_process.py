@@ -700,7 +700,7 @@ def test_a_completed_turn_leaves_a_copy_of_its_session_where_the_agent_can_fork(
     agent: Callable[..., Agent], offers_fork: bool
 ) -> None:
     """The copy is the turn's point for a later fork or undo at it (the session moves on)."""
-    capabilities = {"sessionCapabilities": {"fork": {}}} if offers_fork else {}
+    capabilities: dict[str, Any] = {"sessionCapabilities": {"fork": {}}} if offers_fork else {}
     fake = agent(
         {
             "initialize": caps(**capabilities),
