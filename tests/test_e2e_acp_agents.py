@@ -214,6 +214,43 @@ def test_a_fork_at_an_earlier_turn_continues_the_copy_made_after_it(served: Serv
     branch.unlink()
 
 
+def test_undo_continues_the_copy_of_the_turn_before(served: Served) -> None:
+    """`undo` of an ACP turn (no tools ran) lets the next prompt continue the copy the agent
+    made after the turn before: the model keeps that turn as its own and forgets the undone."""
+    if served.name != "opencode":
+        pytest.skip("only OpenCode offers session/fork; the others get a seeded session")
+    branch = served.folder / "undone.md"
+    forked = run_cli(["fork", str(served.doc), str(branch)], served.env)
+    assert forked.returncode == 0, forked.stderr
+
+    def turn(prompt: str, answer: str) -> None:
+        served.script([{"type": "text", "text": answer}])
+        branch.write_text(branch.read_text() + prompt + "\n")
+        wait_for(
+            lambda: answer in branch.read_text() and state_of(branch) == "idle",
+            what=answer,
+            timeout=TIMEOUT,
+        )
+
+    turn("Kept question?", "Kept answer.")
+    turn("Undo me please?", "Undone answer.")
+    undone = run_cli(["undo", str(branch)], served.env)
+    assert undone.returncode == 0, undone.stderr
+    served.script([{"type": "text", "text": "After the undo."}])
+    branch.write_text(branch.read_text().replace("Undo me please?", "Instead, this?"))
+    wait_for(
+        lambda: "After the undo." in branch.read_text() and state_of(branch) == "idle",
+        what="the reply after the undo",
+        timeout=TIMEOUT,
+    )
+    texts = served.api.user_texts(served.api.requests[-1])
+    assert texts[-1].endswith("Instead, this?"), texts
+    assert not any("Undo me please?" in t for t in texts), texts
+    kept = [t for t in texts if "Kept question?" in t]
+    assert kept and "Instead, this?" not in kept[0], texts  # its own message, not a transcript
+    branch.unlink()
+
+
 def _tick(served: Served, label: str, below: str = "") -> None:
     text = served.doc.read_text()
     # The whole label: Gemini's "Allow" box comes after "Allow for this session".
