@@ -23,8 +23,8 @@ class AgentCannotStart(AgentdocError):
     its prompt stays pending."""
 
 
-class ClaudeNotFound(AgentCannotStart):
-    """The Claude Code CLI is not installed where agentdoc looks, or cannot be run."""
+class AgentNotFound(AgentCannotStart):
+    """The agent's program is not installed where agentdoc looks, or cannot be run."""
 
 
 class PromptRefused(AgentdocError):

@@ -693,3 +693,25 @@ def test_an_agent_that_takes_no_pictures_is_not_sent_any(agent: Callable[..., Ag
     with pytest.raises(AgentCannotStart, match="does not take pictures"):
         fake.process.begin("look", extra=(image,))
     assert not fake.received("session/prompt")
+
+
+@pytest.mark.parametrize("offers_fork", [True, False], ids=["fork", "no-fork"])
+def test_a_completed_turn_leaves_a_copy_of_its_session_where_the_agent_can_fork(
+    agent: Callable[..., Agent], offers_fork: bool
+) -> None:
+    """The copy is the turn's point for a later fork or undo at it (the session moves on)."""
+    capabilities: dict[str, Any] = {"sessionCapabilities": {"fork": {}}} if offers_fork else {}
+    fake = agent(
+        {
+            "initialize": caps(**capabilities),
+            "session/fork": {"result": {"sessionId": "copy-1"}},
+        }
+    )
+    end = end_of(events_of(fake.process.begin("hello")))
+    assert end.stop_reason == "end_turn"
+    forks = fake.received("session/fork")
+    if offers_fork:
+        assert end.branch == "copy-1"
+        assert [m["params"]["sessionId"] for m in forks] == [end.session_id]
+    else:
+        assert end.branch is None and forks == []

@@ -13,7 +13,7 @@ from agentdoc.agents.claude import parse_line, protect_rules
 from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn
 from agentdoc.agents.claude.launch import WarmClaude, shape
 from agentdoc.agents.claude.turn import asked, response
-from agentdoc.agents.claude.warm import line_kind
+from agentdoc.agents.claude.warm import route
 from agentdoc.daemon.pool import reusable
 from agentdoc.document import WriteLedger, write_text
 from agentdoc.document.approval import (
@@ -76,7 +76,9 @@ def test_read_answer(text: str, expected: Answer | None) -> None:
 
 
 def test_the_block_shows_the_tool_its_target_and_folded_input() -> None:
-    text = render_approval("Write", {**WRITE, "content": "x" * 5000}, NONCE, ".agentdoc/in.json")
+    text = render_approval(
+        "Write", {**WRITE, "content": "x" * 5000}, NONCE, ".agentdoc/in.json", agent="Claude"
+    )
     assert (
         "> Claude wants to use **Write** on `/w/notes/out.txt` (tool input folded below)." in text
     )
@@ -258,7 +260,7 @@ def test_permission_requests_and_withdrawals_are_parsed() -> None:
     assert parse_line(other) is None
 
 
-# Makes a line longer than the head `line_kind` looks at first, as real result lines are.
+# Real result lines are long, and Claude Code 2.1.330 puts `type` last in an error result.
 _PADDING = b",".join(b'"k%d":0' % i for i in range(40))
 
 
@@ -284,8 +286,9 @@ _PADDING = b",".join(b'"k%d":0' % i for i in range(40))
         (b'{"usage":{' + _PADDING + b'},"x":{"type":"result"},"type":"stream_event"}\n', ""),
     ],
 )
-def test_line_kind(line: bytes, kind: str) -> None:
-    assert line_kind(line)[0] == kind
+def test_a_line_is_routed_by_its_own_type(line: bytes, kind: str) -> None:
+    found, value = route(line)
+    assert found == kind and value == json.loads(line)
 
 
 # --- the warm pool's reuse rule ----------------------------------------------------------------

@@ -201,6 +201,58 @@ def test_only_the_agents_face_is_seen_above_it() -> None:
     assert reaches_protocol(every_import()) == []
 
 
+# The protocols' names (the registry's table); above `agents/` code asks an `Agent` instead.
+PROTOCOL_NAMES = frozenset({"claude", "acp"})
+
+
+def protocol_literals(module: str, tree: ast.AST) -> list[str]:
+    """String constants that are a protocol's name, and `.protocol` read, outside docstrings."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and node.value.strip().lower() in PROTOCOL_NAMES
+        ):
+            found.append(f"{module}:{node.lineno} names the protocol {node.value!r}")
+        elif isinstance(node, ast.Attribute) and node.attr == "protocol":
+            found.append(f"{module}:{node.lineno} asks for an agent's protocol")
+    return sorted(found)
+
+
+def test_no_protocol_named_above_the_agents() -> None:
+    found = [
+        problem
+        for module, path in all_modules().items()
+        if owner(module) in PROTOCOL_USERS
+        for problem in protocol_literals(module, ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == []
+
+
+def test_the_protocol_rule_catches_violations() -> None:
+    source = (
+        '"""Claude is only named in prose."""\n'
+        'if agent == "claude":\n'
+        "    pass\n"
+        "native = spec.protocol\n"
+        'note = "the Claude CLI"\n'
+    )
+    assert protocol_literals("agentdoc.turn.x", ast.parse(source)) == [
+        "agentdoc.turn.x:2 names the protocol 'claude'",
+        "agentdoc.turn.x:4 asks for an agent's protocol",
+    ]
+
+
 def test_each_package_says_what_it_does_and_exports() -> None:
     for package in SUBPACKAGES:
         imported = importlib.import_module(package)

@@ -107,7 +107,9 @@ def test_usage_counts_every_prompt_token_and_the_cost() -> None:
         "output_tokens": 7,
     }
     end = ending(result(usage=usage, total_cost_usd=0.25, session_id="s", modelUsage={"opus": {}}))
-    assert end.usage == Usage(input_tokens=1105, output_tokens=7, cost_usd=0.25)
+    assert end.usage == Usage(
+        input_tokens=1105, output_tokens=7, cost_usd=0.25, session_cost_usd=0.25
+    )
     assert (end.session_id, end.model) == ("s", "opus")
 
 

@@ -165,6 +165,92 @@ def test_the_second_turn_keeps_the_context_in_the_same_process(served: Served) -
     assert texts[-1].endswith("What did I ask before?")
 
 
+def test_a_fork_at_the_last_turn_continues_the_agents_own_session(served: Served) -> None:
+    """Where the agent offers `session/fork`, the fork's first prompt continues a copy of the
+    agent's real conversation: the parent's turns arrive as the model's own messages, not as
+    a transcript pasted into one prompt."""
+    branch = served.folder / "branch.md"
+    forked = run_cli(["fork", str(served.doc), str(branch)], served.env)
+    assert forked.returncode == 0, forked.stderr
+    served.script([{"type": "text", "text": "The fork remembers the sky."}])
+    branch.write_text(branch.read_text() + "What did I ask first?\n")
+    wait_for(
+        lambda: "The fork remembers the sky." in branch.read_text() and state_of(branch) == "idle",
+        what="the fork's first reply",
+        timeout=TIMEOUT,
+    )
+    texts = served.api.user_texts(served.api.requests[-1])
+    assert texts[-1].endswith("What did I ask first?"), texts
+    if served.name == "opencode":  # it offers session/fork (the others resume or load)
+        first = [t for t in texts if "Why is the sky blue?" in t]
+        assert first and "What did I ask first?" not in first[0], texts  # its own message
+        reply = document.parse(branch.read_text()).turns[-2].content
+        assert "seeded" not in reply, reply
+    branch.unlink()
+
+
+def test_a_fork_at_an_earlier_turn_continues_the_copy_made_after_it(served: Served) -> None:
+    """After each turn the agent copies its session (`session/fork`, where it offers it); a fork
+    at turn 1 continues that copy: the model has turn 1 as its own messages, not turn 2."""
+    if served.name != "opencode":
+        pytest.skip("only OpenCode offers session/fork; the others get a seeded session")
+    branch = served.folder / "earlier.md"
+    forked = run_cli(["fork", "--turn", "1", str(served.doc), str(branch)], served.env)
+    assert forked.returncode == 0, forked.stderr
+    served.script([{"type": "text", "text": "Only the sky so far."}])
+    branch.write_text(branch.read_text() + "What have I asked so far?\n")
+    wait_for(
+        lambda: "Only the sky so far." in branch.read_text() and state_of(branch) == "idle",
+        what="the fork's first reply",
+        timeout=TIMEOUT,
+    )
+    texts = served.api.user_texts(served.api.requests[-1])
+    assert texts[-1].endswith("What have I asked so far?"), texts
+    first = [t for t in texts if "Why is the sky blue?" in t]
+    assert first and "What have I asked so far?" not in first[0], texts  # its own message
+    assert not any("What did I ask before?" in t for t in texts), texts  # turn 2 is not in it
+    reply = document.parse(branch.read_text()).turns[-2].content
+    assert "seeded" not in reply, reply
+    branch.unlink()
+
+
+def test_undo_continues_the_copy_of_the_turn_before(served: Served) -> None:
+    """`undo` of an ACP turn (no tools ran) lets the next prompt continue the copy the agent
+    made after the turn before: the model keeps that turn as its own and forgets the undone."""
+    if served.name != "opencode":
+        pytest.skip("only OpenCode offers session/fork; the others get a seeded session")
+    branch = served.folder / "undone.md"
+    forked = run_cli(["fork", str(served.doc), str(branch)], served.env)
+    assert forked.returncode == 0, forked.stderr
+
+    def turn(prompt: str, answer: str) -> None:
+        served.script([{"type": "text", "text": answer}])
+        branch.write_text(branch.read_text() + prompt + "\n")
+        wait_for(
+            lambda: answer in branch.read_text() and state_of(branch) == "idle",
+            what=answer,
+            timeout=TIMEOUT,
+        )
+
+    turn("Kept question?", "Kept answer.")
+    turn("Undo me please?", "Undone answer.")
+    undone = run_cli(["undo", str(branch)], served.env)
+    assert undone.returncode == 0, undone.stderr
+    served.script([{"type": "text", "text": "After the undo."}])
+    branch.write_text(branch.read_text().replace("Undo me please?", "Instead, this?"))
+    wait_for(
+        lambda: "After the undo." in branch.read_text() and state_of(branch) == "idle",
+        what="the reply after the undo",
+        timeout=TIMEOUT,
+    )
+    texts = served.api.user_texts(served.api.requests[-1])
+    assert texts[-1].endswith("Instead, this?"), texts
+    assert not any("Undo me please?" in t for t in texts), texts
+    kept = [t for t in texts if "Kept question?" in t]
+    assert kept and "Instead, this?" not in kept[0], texts  # its own message, not a transcript
+    branch.unlink()
+
+
 def _tick(served: Served, label: str, below: str = "") -> None:
     text = served.doc.read_text()
     # The whole label: Gemini's "Allow" box comes after "Allow for this session".

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -289,3 +290,31 @@ def test_under_the_daemon_undo_waits_for_a_save_and_the_warm_turns_can_branch(
         ("assistant", "Warm two."),
         ("user", "Question three, again?"),
     ]
+
+
+def footer_cost(path: Path) -> list[float]:
+    """The cost in each reply's footer line."""
+    replies = [t.content for t in document.parse(path.read_text()).turns if t.role == "assistant"]
+    found = [re.search(r"<sub>[^<]*· \$([0-9.]+) ·", reply) for reply in replies]
+    assert all(found), replies
+    return [float(match.group(1)) for match in found if match]
+
+
+@pytest.mark.parametrize("at", [None, 2], ids=["fork-at-the-last-turn", "fork-at-turn-2"])
+def test_each_one_shot_footer_shows_its_own_cost_a_forks_first_too(
+    tmp_path: Path, settings: Settings, at: int | None
+) -> None:
+    """Claude Code 2.1.330 counts a resumed or forked session's earlier cost in the total a
+    one-shot run reports; near-identical turns must still read about the same."""
+    parent, branch = tmp_path / "chat.md", tmp_path / "branch.md"
+    parent.write_text(DOC.format(extra="{}"))
+    script = [reply("Answer one."), reply("Answer two."), reply("Answer three."), reply("Fork.")]
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        three_turns(parent, settings, env)
+        fork(parent, branch, at, environ=env)
+        add_prompt(branch, "Fork question?")
+        run(branch, settings, env)
+    costs = footer_cost(parent) + footer_cost(branch)[-1:]
+    assert len(costs) == 4 and min(costs) > 0, costs
+    assert max(costs) < 1.5 * min(costs), costs  # not the running total ($x, 2x, 3x, 4x)

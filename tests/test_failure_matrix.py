@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from agentdoc.agents import AgentRequest, Retrying
-from agentdoc.agents.claude import AgentProcess, ClaudeTurn, WarmTurn
+from agentdoc.agents.claude import CLAUDE, AgentProcess, ClaudeTurn, WarmTurn
 from agentdoc.agents.claude import process as claude
 from agentdoc.agents.claude.process import ClaudeProcess
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
@@ -474,7 +474,7 @@ def test_stalled_stream_is_stopped_by_our_timer(
     outcome = harness.run(stalled)
     # Far sooner than the CLI's own ~300 s idle watchdog.
     assert time.monotonic() - started < 30
-    reply = assert_failed(harness, outcome, "no output from Claude for 2 s", "stall timeout")
+    reply = assert_failed(harness, outcome, "no output from claude for 2 s", "stall timeout")
     assert "First attempt text " in reply, "the partial text must be kept"
     assert "partial" in reply
     (proc,) = spawned
@@ -626,7 +626,7 @@ def test_document_deleted_mid_reply_clears_the_streaming_status(harness: Harness
     assert shown is None or (shown.state == "error" and shown.pid is None)
 
 
-# --- the advice in the callout (pure) -------------------------------------------------------
+# --- the advice in the callout: Claude's error texts classified (pure) -----------------------
 
 
 @pytest.mark.parametrize(
@@ -639,7 +639,7 @@ def test_document_deleted_mid_reply_clears_the_streaming_status(harness: Harness
         ("API Error: Unable to connect to API (ECONNRESET)", "network"),
         (f"API Error: {REFUSED_330} (ECONNREFUSED)", "network"),
         (f"API Error: {REFUSED_330}", "network"),
-        ("no output from Claude for 120 s; the turn was stopped (stall timeout)", "stall_timeout"),
+        ("no output from claude for 120 s; the turn was stopped (stall timeout)", "stall_timeout"),
         ("Reached maximum number of turns (1)", "continue"),
         ("Prompt is too long", "agentdoc fork"),
         ("error: unknown option '--bogus-flag'", "claude --version"),
@@ -651,12 +651,13 @@ def test_document_deleted_mid_reply_clears_the_streaming_status(harness: Harness
         ("claude exited with code 3 without a result", None),
     ],
 )
-def test_hint_for_an_error(error: str, hint: str | None) -> None:
-    found = render.hint_for(error)
+def test_claude_errors_are_classified_with_advice(error: str, hint: str | None) -> None:
+    found = CLAUDE.classify(error)
+    advice = None if found is None else found.advice
     if hint is None:
-        assert found is None
+        assert advice is None
     else:
-        assert found is not None and hint in found
+        assert advice is not None and hint in advice
 
 
 @pytest.mark.parametrize(

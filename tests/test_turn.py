@@ -158,11 +158,11 @@ def test_missing_claude_is_refused_before_the_document_is_touched(
 ) -> None:
     # Nothing was sent, so nothing is written: the user installs the CLI and runs again.
     from agentdoc.config import Settings
-    from agentdoc.errors import ClaudeNotFound
+    from agentdoc.errors import AgentNotFound
 
     before = doc.read_bytes()
     settings = Settings(claude=str(tmp_path / "no-such-claude"))
-    with pytest.raises(ClaudeNotFound, match="cannot find the Claude Code CLI"):
+    with pytest.raises(AgentNotFound, match="cannot find the Claude Code CLI"):
         TurnRunner(doc, settings).run()
     assert doc.read_bytes() == before
 

@@ -8,11 +8,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentdoc.agents import BlockEnd, BlockStart, MessageStart, ReplyBuilder, ThinkingPart
+from agentdoc.agents import (
+    BlockEnd,
+    BlockStart,
+    MessageStart,
+    ReplyBuilder,
+    ThinkingPart,
+    TurnEnd,
+)
 from agentdoc.agents.claude.events import Result
 from agentdoc.agents.claude.stream import iter_lines, parse_line
 from agentdoc.agents.claude.translate import Translator
-from agentdoc.agents.claude.usage import RUNNING_COST_KEY, model_name, own_result, turn_cost
+from agentdoc.agents.claude.usage import model_name, turn_cost
 from agentdoc.document.thinking import OMITTED, render_section
 from tests.conftest import TRANSCRIPTS
 
@@ -61,18 +68,28 @@ def test_warm_results_become_each_turns_own_cost() -> None:
     total = 0.0
     costs: list[float | None] = []
     for line in (first, second):
-        line, total = own_result(line, total)
         result = parse_line(line)
         assert isinstance(result, Result)
-        costs.append(result.total_cost_usd)
+        translator = Translator(cost_before=total)
+        [end] = translator.feed(result)
+        assert isinstance(end, TurnEnd) and end.usage is not None
+        costs.append(end.usage.cost_usd)
+        assert end.usage.session_cost_usd == result.total_cost_usd
+        assert translator.reported_total is not None
+        total = translator.reported_total
     assert costs == [0.008555, round(0.01734 - 0.008555, 9)]
-    assert json.loads(line)[RUNNING_COST_KEY] == 0.01734
     assert total == 0.01734
 
 
-@pytest.mark.parametrize("line", [b"not json\n", b"[1, 2]\n", b'{"type":"assistant"}\n'])
-def test_other_lines_pass_through(line: bytes) -> None:
-    assert own_result(line, 0.5) == (line, 0.5)
+def test_a_resumed_sessions_earlier_cost_is_subtracted() -> None:
+    """A one-shot CLI resuming a session reports its whole cost so far; our record of the
+    session's total before the turn is taken off."""
+    _, second = result_lines()
+    result = parse_line(second)
+    assert isinstance(result, Result)
+    [end] = Translator(cost_before=0.01).feed(result)
+    assert isinstance(end, TurnEnd) and end.usage is not None
+    assert end.usage.cost_usd == round(0.01734 - 0.01, 9)
 
 
 def test_one_model_name_whichever_line_tells_it() -> None:

@@ -1,25 +1,35 @@
 """The agents: everything the rest of agentdoc knows of the program that answers a prompt.
 
 This face is the only one ``daemon``, ``turn`` and ``document`` see; nothing above it names a
-protocol. Below it, ``base`` holds the agent-neutral events every protocol produces, and each
+protocol. Below it, ``base`` holds the agent-neutral events every protocol produces and the
+`Agent` each protocol fills in (what its agents can do, as data: session ids, resuming at a
+turn, rewinding files, their session store, how their errors are classified), and each
 protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's stream-json,
 ``acp`` the Agent Client Protocol every other agent speaks. ``registry`` says which agents a
-document may name and how each is started, ``launch`` starts one with its protocol, and
-``probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
+document may name and keeps the table of protocols (a spec's ``agent`` is its protocol's
+`Agent`), ``launch`` starts one with its protocol, ``history`` marks, branches and rewinds
+turns through the agent's `Agent`, and
+``acp.probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
+from agentdoc.agents.acp import AgentInfo, find_program, handshake
 from agentdoc.agents.base import (
     END,
+    STALLED,
     Activity,
+    Agent,
     AgentRequest,
     AgentTurn,
     BlockDelta,
     BlockEnd,
     BlockKind,
     BlockStart,
+    Capabilities,
     EndOfStream,
     Event,
+    Failure,
+    FailureKind,
     ImagePart,
     ImageType,
     MessageStart,
@@ -46,12 +56,12 @@ from agentdoc.agents.base import (
     WarmAgent,
     WarmStart,
 )
-from agentdoc.agents.claude import has_session, last_reply_text, resolve_executable
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
-from agentdoc.agents.launch import UnknownAgent, prepare_warm, start_turn
-from agentdoc.agents.probe import AgentInfo, find_program, handshake
+from agentdoc.agents.launch import prepare_warm, start_turn
 from agentdoc.agents.registry import (
+    LEGACY_AGENT,
     AgentSpec,
+    agent_named,
     builtin_agents,
     known_agents,
     package_of,
@@ -60,7 +70,10 @@ from agentdoc.agents.registry import (
 
 __all__ = [
     "END",
+    "LEGACY_AGENT",
+    "STALLED",
     "Activity",
+    "Agent",
     "AgentInfo",
     "AgentRequest",
     "AgentSpec",
@@ -69,8 +82,11 @@ __all__ = [
     "BlockEnd",
     "BlockKind",
     "BlockStart",
+    "Capabilities",
     "EndOfStream",
     "Event",
+    "Failure",
+    "FailureKind",
     "ImagePart",
     "ImageType",
     "MessageStart",
@@ -93,22 +109,19 @@ __all__ = [
     "ToolUpdate",
     "TurnEnd",
     "TurnMark",
-    "UnknownAgent",
     "Usage",
     "WarmAgent",
     "WarmStart",
+    "agent_named",
     "branch_point",
     "builtin_agents",
     "find_program",
     "handshake",
-    "has_session",
     "known_agents",
-    "last_reply_text",
     "mark_turn",
     "package_of",
     "prepare_warm",
     "resolve_agent",
-    "resolve_executable",
     "restore_files",
     "start_turn",
     "unrestorable",

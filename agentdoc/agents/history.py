@@ -1,28 +1,20 @@
 """History operations that depend on the agent: marking a turn, branching and rewinding there.
 
-An agent that cannot branch its session at a turn or restore its tools' file changes simply has
+A mark names the agent whose session it is; that agent's protocol says whether it can. An
+agent that cannot branch its session at a turn or restore its tools' file changes simply has
 no marks: a fork at an earlier turn then gets a seeded session, and `undo` refuses to guess.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from agentdoc.agents.base import TurnMark
-from agentdoc.agents.claude import (
-    changes_files,
-    files_unrestorable,
-    rewind_files,
-    session_prompt,
-    session_turn,
-)
+from agentdoc.agents.registry import agent_named
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
-
-CLAUDE = "claude"
-SLACK = timedelta(seconds=2)
 
 
 def mark_turn(
@@ -32,29 +24,24 @@ def mark_turn(
     prompt: str,
     *,
     since: datetime,
+    agent: str,
     message_id: str | None = None,
-    agent: str = CLAUDE,
+    cost_total: float | None = None,
+    branch: str | None = None,
 ) -> TurnMark | None:
-    """The mark of the turn started at ``since`` that just ended in ``session`` with ``prompt``.
-
-    A one-shot CLI has written its whole session file when it exits, so the prompt's record is
-    found there. A warm CLI writes its file a little later, but it recorded the prompt under
-    ``message_id``, the id the request chose.
-    """
-    if agent != CLAUDE:
+    """The mark of the turn started at ``since`` that just ended in ``session`` with ``prompt``."""
+    history = agent_named(agent).history
+    if history is None:
         return None
-    # A little slack: the CLI stamps the record after we noted the start.
-    iso = (since - SLACK).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    start = session_prompt(environ, session, cwd, prompt, iso) or message_id
-    return None if start is None else TurnMark(session, start, agent)
+    start = history.mark_turn(environ, session, cwd, prompt, since, message_id, branch)
+    return None if start is None else TurnMark(session, start, agent, cost_total)
 
 
-def branch_point(environ: Mapping[str, str], mark: TurnMark, cwd: Path) -> str | None:
-    """Where a copy of the session that ends with the marked turn ends (None: cannot tell)."""
-    if mark.agent != CLAUDE:
-        return None
-    found = session_turn(environ, mark.session, cwd, mark.start)
-    return None if found is None else found.end
+def branch_point(environ: Mapping[str, str], mark: TurnMark, cwd: Path) -> tuple[str, str] | None:
+    """The session to fork to continue right after the marked turn, and where in it the copy
+    ends (the session's own id: at its end); None: cannot tell."""
+    history = agent_named(mark.agent).history
+    return None if history is None else history.branch_point(environ, mark, cwd)
 
 
 def unrestorable(
@@ -62,12 +49,8 @@ def unrestorable(
 ) -> tuple[bool, list[str]] | None:
     """Whether the marked turn changed files, and why they cannot all be restored exactly;
     None if the session does not hold the turn (then the mark says nothing)."""
-    if mark.agent != CLAUDE:
-        return None
-    found = session_turn(environ, mark.session, cwd, mark.start)
-    if found is None:
-        return None
-    return changes_files(found), files_unrestorable(found, cwd)
+    history = agent_named(mark.agent).history
+    return None if history is None else history.unrestorable(environ, mark, cwd)
 
 
 def restore_files(
@@ -77,6 +60,7 @@ def restore_files(
     cwd: Path,
 ) -> None:
     """Put the files the marked turn's tools changed back as they were before it."""
-    if mark.agent != CLAUDE:
+    history = agent_named(mark.agent).history
+    if history is None:
         raise AgentdocError(f"{mark.agent} cannot take back what its tools changed")
-    rewind_files(settings, environ, mark.session, mark.start, cwd)
+    history.restore_files(settings, environ, mark, cwd)

@@ -13,10 +13,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentdoc.agents.acp import ACP
+from agentdoc.agents.base import Agent
+from agentdoc.agents.claude import CLAUDE
 from agentdoc.config import AGENT_NAME, AgentConfig, Settings
 from agentdoc.errors import AgentdocError
 
 Protocol = Literal["claude", "acp"]
+# Each protocol's `Agent`: a new protocol is a sub-package and a row here.
+PROTOCOLS: Mapping[Protocol, Agent] = MappingProxyType({"claude": CLAUDE, "acp": ACP})
+# Whose a session is when a document or record does not say: it comes from before agentdoc
+# spoke to any other agent than Claude Code.
+LEGACY_AGENT = "claude"
 
 
 class AgentSpec(BaseModel):
@@ -33,6 +41,16 @@ class AgentSpec(BaseModel):
     def describe(self) -> str:
         return f"{self.name} ({' '.join(self.command)})"
 
+    @property
+    def title(self) -> str:
+        """Its name for people: a built-in's product name, else its name in the config."""
+        return TITLES.get(self.name, self.name) if self.builtin else self.name
+
+    @property
+    def agent(self) -> Agent:
+        """Its protocol's `Agent`: what it can do, and how it is started."""
+        return PROTOCOLS[self.protocol]
+
 
 # The npm package each built-in ships in, for install hints.
 PACKAGES: Mapping[str, str] = MappingProxyType(
@@ -43,6 +61,9 @@ PACKAGES: Mapping[str, str] = MappingProxyType(
         "opencode": "opencode-ai",
     }
 )
+TITLES: Mapping[str, str] = MappingProxyType(
+    {"claude": "Claude", "gemini": "Gemini", "codex": "Codex", "opencode": "OpenCode"}
+)
 _BUILTIN_ACP: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "gemini": ("gemini", "--acp"),
@@ -50,6 +71,12 @@ _BUILTIN_ACP: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "opencode": ("opencode", "acp"),
     }
 )
+
+
+def agent_named(name: str) -> Agent:
+    """The `Agent` of the agent called ``name`` in a record (a turn's mark), without the
+    config: only a built-in can speak anything but ACP, and built-ins keep their protocol."""
+    return CLAUDE if name == LEGACY_AGENT else ACP
 
 
 def package_of(agent: AgentSpec) -> str | None:
@@ -60,7 +87,9 @@ def package_of(agent: AgentSpec) -> str | None:
 def builtin_agents(settings: Settings) -> dict[str, AgentSpec]:
     """The built-ins before the config's overrides: Claude natively (the `claude` setting names
     its program), the others over ACP."""
-    agents = {"claude": AgentSpec(name="claude", protocol="claude", command=(settings.claude,))}
+    agents = {
+        LEGACY_AGENT: AgentSpec(name=LEGACY_AGENT, protocol="claude", command=(settings.claude,))
+    }
     for name, command in _BUILTIN_ACP.items():
         agents[name] = AgentSpec(name=name, protocol="acp", command=command)
     return {name: spec.model_copy(update={"builtin": True}) for name, spec in agents.items()}

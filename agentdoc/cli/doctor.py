@@ -19,12 +19,13 @@ from typing import Literal
 from pydantic import BaseModel
 
 from agentdoc.agents import (
+    LEGACY_AGENT,
     AgentSpec,
+    agent_named,
     find_program,
     handshake,
     known_agents,
     package_of,
-    resolve_executable,
 )
 from agentdoc.config import Settings, config_path, load_settings
 from agentdoc.errors import AgentdocError
@@ -127,7 +128,7 @@ def _claude_found(env: Mapping[str, str]) -> tuple[Check, str | None]:
         else "PATH"
     )
     try:
-        found = resolve_executable(name) if os.sep in name else _which(name, env)
+        found = _resolve(name, env) if os.sep in name else _which(name, env)
     except AgentdocError as exc:
         return Check(
             name="claude CLI",
@@ -143,7 +144,12 @@ def _which(name: str, env: Mapping[str, str]) -> str:
     import shutil
 
     found = shutil.which(name, path=env.get("PATH", os.defpath))
-    return found if found is not None else resolve_executable(name)
+    return found if found is not None else _resolve(name, env)
+
+
+def _resolve(name: str, env: Mapping[str, str]) -> str:
+    """The Claude CLI at ``name``; its messages say how to install it."""
+    return agent_named(LEGACY_AGENT).find_program((name,), env)
 
 
 def _claude_runs(executable: str, env: Mapping[str, str]) -> Iterator[Check]:

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from agentdoc.agents import find_program, resolve_agent, resolve_executable
+from agentdoc.agents import resolve_agent
 from agentdoc.config import Settings
 from agentdoc.document import (
     WriteLedger,
@@ -118,10 +118,7 @@ def agent_problems(settings: Settings, environ: Mapping[str, str] | None = None)
     agent a document names is checked when its turn starts, and told in that document."""
     try:
         agent = resolve_agent(None, settings)
-        if agent.protocol == "claude":
-            resolve_executable(agent.command[0])  # its messages say how to install it
-        else:
-            find_program(agent, os.environ if environ is None else environ)
+        agent.agent.find_program(agent.command, os.environ if environ is None else environ)
     except AgentdocError as exc:
         return [f"agent {settings.agent!r}: {exc}"]
     return []

@@ -76,7 +76,7 @@ def render_approval(
     full_input: str | None = None,
     *,
     options: Sequence[str] | None = None,
-    agent: str = "Claude",
+    agent: str = "The agent",
 ) -> str:
     """The pending block. `full_input`: where the whole input is, when the block shortens it.
     `options`: one box per option the agent offers (their names), instead of Claude's three.

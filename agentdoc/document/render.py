@@ -111,52 +111,6 @@ def render_tool(part: ToolPart) -> str:
     return "\n".join(lines)
 
 
-# What to do about an error, keyed on the text the CLI (or agentdoc) reports; first match wins.
-# Errors whose own text already says what to do (500, 529: "try again in a moment") have none.
-_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(r"Invalid API key|authentication_(?:error|failed)|API Error: 401\b|OAuth token"),
-        "Log in with `claude /login`, or set ANTHROPIC_API_KEY to a valid key.",
-    ),
-    (
-        re.compile(r"\(429\)|API Error: 429\b|rate[ _]?limit", re.I),
-        "The API is rate limiting you: wait a minute or two before retrying.",
-    ),
-    (
-        # Claude Code 2.1.197 says "Unable to connect to API (ConnectionRefused)", 2.1.330
-        # "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)".
-        re.compile(
-            r"Unable to connect|Connection (?:to the API was lost|refused)"
-            r"|ECONN|ETIMEDOUT|ENOTFOUND"
-        ),
-        "Check your network connection (and ANTHROPIC_BASE_URL or proxy settings, if set).",
-    ),
-    (
-        re.compile(r"stall timeout"),
-        "If replies can pause this long, raise `stall_timeout` in the agentdoc config.",
-    ),
-    (
-        re.compile(r"maximum number of turns", re.I),
-        "Claude used up its rounds of tool use; ask it to continue.",
-    ),
-    (
-        re.compile(r"prompt is too long|request_too_large|API Error: 413\b", re.I),
-        "The conversation is too long for the model: fork it at an earlier turn "
-        "(`agentdoc fork`) or start a new document.",
-    ),
-    (
-        re.compile(r"^error: (?:unknown|unexpected|missing|too many)|^Usage: ", re.I | re.M),
-        "The Claude Code CLI rejected agentdoc's command line: check that `claude --version` "
-        "is a version agentdoc supports (2.1 or later).",
-    ),
-)
-
-
-def hint_for(error: str) -> str | None:
-    """What the user can do about ``error``, or None if the message says enough by itself."""
-    return next((hint for pattern, hint in _HINTS if pattern.search(error)), None)
-
-
 def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -> str | None:
     """The warning callout for a failed or interrupted turn, or None if it succeeded.
 
@@ -187,7 +141,8 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
         head = "**The reply was interrupted** before it finished."
     lines = [UNANSWERED_MARK] if pending else []
     lines += ["> [!WARNING]", f"> {head}"]
-    hint = hint_for(reply.error) if reply.error is not None else None
+    # The agent's protocol classified its error (agents/): the document never reads its text.
+    hint = reply.failure.advice if reply.error is not None and reply.failure else None
     if hint:
         lines.append(f"> {hint}")
     if reply.text().strip():

@@ -26,6 +26,8 @@ def after_turn(
     session: str | None,
     started: datetime,
     complete: bool,
+    cost_total: float | None = None,
+    branch: str | None = None,
 ) -> None:
     """Record where the turn sits in its session (only a complete one), then commit if on."""
     env = os.environ if environ is None else environ
@@ -40,6 +42,8 @@ def after_turn(
             since=started,
             message_id=request.message_id,
             agent=request.agent,
+            cost_total=cost_total,
+            branch=branch,
         )
     marks.set_mark(path, plan.turn, mark)
     try:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.agents import AgentTurn, OptionKind, PermissionAsked
+from agentdoc.agents import LEGACY_AGENT, AgentTurn, OptionKind, PermissionAsked
 from agentdoc.document import (
     Answer,
     Behavior,
@@ -132,8 +132,10 @@ class Approvals:
     document: Path
     ledger: WriteLedger
     timeout: float
-    # Who asks: Claude's requests get its three boxes, other agents' one box per option.
-    agent: str = "claude"
+    # Who asks, and whether with the standard three boxes (else one box per option offered).
+    agent: str = LEGACY_AGENT
+    standard: bool = True
+    title: str = "The agent"  # how the standard block names the agent
     shown: dict[str, str] = field(default_factory=dict)  # tool_use_id → block or record
     # False while the person's copy has the open block: a merging write then would carry
     # their tick into our text, so the turn's idle write waits until an answer is read.
@@ -178,13 +180,13 @@ class Approvals:
         return None
 
     def _shape(self, request: PermissionAsked) -> dict[str, Any]:
-        """Claude's block, or one box per option the agent offers."""
-        if self.agent == "claude" or not request.options:
-            return {}
+        """The standard block, or one box per option the agent offers."""
+        if self.standard or not request.options:
+            return {"agent": self.title}
         return {"options": [o.name for o in request.options], "agent": self.agent}
 
     def _kinds(self, request: PermissionAsked) -> list[str] | None:
-        if self.agent == "claude" or not request.options:
+        if self.standard or not request.options:
             return None
         return [o.kind for o in request.options]
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from agentdoc.agents import Reply, ReplyBuilder
+from agentdoc.agents import Failure, Reply, ReplyBuilder
 from agentdoc.config import Settings
 from agentdoc.document import ThinkingSidecar, render_final, sidecar_link
 from agentdoc.errors import AgentdocError
@@ -37,6 +37,7 @@ class TurnEnding:
     _approvals: Approvals
     _journal: Journal
     _problem: str | None
+    _failure: Failure | None
     _started: float
     _status: StatusReporter
     _thinking_on: bool
@@ -53,7 +54,7 @@ class TurnEnding:
         self._approvals.close()
         reply = builder.reply
         if self._problem is not None:
-            reply = dataclasses.replace(reply, error=self._problem)
+            reply = dataclasses.replace(reply, error=self._problem, failure=self._failure)
         elif cancelled and reply.error is None:
             reply = dataclasses.replace(reply, interrupted=True)
         has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
@@ -90,8 +91,17 @@ class TurnEnding:
         if not pending:
             history.record_turn(self.path, plan.known, plan.turn, session_id)
             done = state == "done"
+            total = reply.usage.session_cost_usd if reply.usage else None
             after_turn(
-                self.path, self.settings, self.environ, plan, session_id, sidecar.started, done
+                self.path,
+                self.settings,
+                self.environ,
+                plan,
+                session_id,
+                sidecar.started,
+                done,
+                total,
+                reply.branch,
             )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""

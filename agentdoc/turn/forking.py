@@ -221,8 +221,7 @@ def _marked_branch(
         cwd = working_dir(path, doc, allow_outside=True)
     except AgentdocError:
         return None
-    end = branch_point(os.environ if environ is None else environ, mark, cwd)
-    return None if end is None else (mark.session, end)
+    return branch_point(os.environ if environ is None else environ, mark, cwd)
 
 
 def fork(

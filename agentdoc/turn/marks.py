@@ -1,8 +1,10 @@
 """Per-turn marks: where each completed turn sits in the agent's own session.
 
 Kept in ``.agentdoc/<name>.turns.json`` beside the other state files, one entry per completed
-exchange of the document: ``{"1": {"session": …, "start": …, "agent": …}, …}``, ``start`` being
-the agent's id of the turn's prompt. A fork at turn N continues the session up to the end of
+exchange of the document: ``{"1": {"session": …, "start": …, "agent": …, "cost_total": …}, …}``,
+``start`` being the agent's id of the turn's prompt and ``cost_total`` the session's running cost
+the agent reported then (the next turn's own cost is the difference, for an agent that reports
+running totals). A fork at turn N continues the session up to the end of
 turn N; `undo` takes turn N's file changes back to its start and lets the next prompt continue
 from the end of turn N-1. A lost or damaged file only costs those: forks then get seeded
 sessions and `undo` refuses.
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agentdoc.agents import TurnMark
+from agentdoc.agents import LEGACY_AGENT, TurnMark
 from agentdoc.document import atomic_write
 from agentdoc.turn.status import make_state_dir, state_file
 
@@ -29,7 +31,8 @@ class _Entry(BaseModel):
 
     session: str
     start: str
-    agent: str = "claude"
+    agent: str = LEGACY_AGENT
+    cost_total: float | None = None
 
 
 def marks_path(document: Path) -> Path:
@@ -46,18 +49,32 @@ def parse_marks(text: str) -> dict[int, TurnMark]:
     for key, value in raw.items() if isinstance(raw, dict) else []:
         try:
             entry = _Entry.model_validate(value)
-            found[int(key)] = TurnMark(entry.session, entry.start, entry.agent)
+            found[int(key)] = TurnMark(entry.session, entry.start, entry.agent, entry.cost_total)
         except (ValidationError, ValueError):
             continue
     return found
 
 
 def format_marks(marks: Mapping[int, TurnMark]) -> str:
-    raw = {
-        str(turn): {"session": m.session, "start": m.start, "agent": m.agent}
-        for turn, m in sorted(marks.items())
-    }
+    raw = {str(turn): _entry(m) for turn, m in sorted(marks.items())}
     return json.dumps(raw, indent=1) + "\n"
+
+
+def _entry(mark: TurnMark) -> dict[str, object]:
+    entry: dict[str, object] = {"session": mark.session, "start": mark.start, "agent": mark.agent}
+    if mark.cost_total is not None:
+        entry["cost_total"] = mark.cost_total
+    return entry
+
+
+def session_total(marks: Mapping[int, TurnMark], session: str) -> float | None:
+    """The highest running cost the agent reported for ``session``, if it reported any.
+
+    The highest, not the last turn's: resumed at an earlier point (a fork at turn N, after
+    `undo`), Claude Code 2.1.330 still counts the whole session file's cost in its total.
+    """
+    totals = [m.cost_total for m in marks.values() if m.session == session and m.cost_total]
+    return max(totals, default=None)
 
 
 def read_marks(document: Path) -> dict[int, TurnMark]:

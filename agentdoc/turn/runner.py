@@ -18,11 +18,13 @@ from pathlib import Path
 
 from agentdoc.agents import (
     END,
+    STALLED,
     Activity,
     AgentRequest,
     AgentTurn,
     EndOfStream,
     Event,
+    Failure,
     PermissionAsked,
     PermissionWithdrawn,
     Reply,
@@ -103,6 +105,7 @@ class TurnRunner(TurnEnding):
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._started = time.monotonic()
         self._problem: str | None = None
+        self._failure: Failure | None = None  # the problem's kind, when agentdoc knows it
         self._thinking_on = settings.thinking
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentTurn | None = None
@@ -158,6 +161,8 @@ class TurnRunner(TurnEnding):
             self._refuse(doc.turn_count() + 1, exc)
             raise
         self._approvals.agent = plan.request.agent
+        self._approvals.standard = agent.agent.can.standard_approval
+        self._approvals.title = agent.title
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
@@ -307,10 +312,11 @@ class TurnRunner(TurnEnding):
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
                     self._problem = (
-                        f"no output from {_label(plan.request.agent)} for "
+                        f"no output from {plan.request.agent} for "
                         f"{self.settings.stall_timeout:.0f} s; "
                         "the turn was stopped (stall timeout)"
                     )
+                    self._failure = STALLED
                     proc.stop()
                     self._drain(proc, builder)
                     return False
@@ -399,7 +405,3 @@ class TurnRunner(TurnEnding):
         self._progress(
             plan.turn, state, reply.output_chars, reply.session_id, tool or "", reply=reply
         )
-
-
-def _label(agent: str) -> str:
-    return "Claude" if agent == "claude" else agent

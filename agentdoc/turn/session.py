@@ -32,15 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentdoc.agents import AgentRequest, AgentSpec, ImagePart, has_session, last_reply_text
+from agentdoc.agents import LEGACY_AGENT, AgentRequest, AgentSpec, ImagePart
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import history, includes, marks
 from agentdoc.turn.compose import compose_prompt
 from agentdoc.turn.lineage import Target, first_turn_of_fork, resume_target
-from agentdoc.turn.whose import native as _native
-from agentdoc.turn.whose import session_owner, switch_note
+from agentdoc.turn.whose import agent_of, drives_session, name_of, session_owner, switch_note
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +58,8 @@ class Facts:
     snapshot: history.Snapshot | None = None
     images: tuple[ImagePart, ...] = ()  # the pictures the prompt names, read and checked
     archived: str = ""  # the transcript of the exchanges moved to the document's archive
+    # The running cost the agent last reported for the target session (our turn record).
+    session_cost: float | None = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ def _request(
     fork: bool = False,
     resume_at: str | None = None,
     session_id: str | None = None,
-    agent: str = "claude",
+    agent: str = LEGACY_AGENT,
+    cost_before: float | None = None,
 ) -> AgentRequest:
     return AgentRequest(
         agent=agent,
@@ -122,6 +124,7 @@ def _request(
         effort=doc.meta.effort or settings.effort,
         append_system=doc.meta.system,
         message_id=str(uuid.uuid4()),
+        cost_before=cost_before,
     )
 
 
@@ -147,10 +150,9 @@ def _new_session(
     """`known`: the transcript, if the caller made it already (a long one costs milliseconds)."""
     known = history.joined(archived, doc.transcript()) if known is None else known
     seeded = compose_prompt(prompt, transcript=known)
-    # Claude takes the new session's id from us; an ACP agent chooses its own.
-    chosen = str(uuid.uuid4()) if _native(agent) else None
-    name = agent.name if agent else "claude"
-    request = _request(path, doc, settings, model, seeded, session_id=chosen, agent=name)
+    # An agent that takes the new session's id from us gets one; others choose their own.
+    chosen = str(uuid.uuid4()) if agent_of(agent).can.chooses_session_id else None
+    request = _request(path, doc, settings, model, seeded, session_id=chosen, agent=name_of(agent))
     return TurnPlan(request, doc.turn_count() + 1, True, known, note)
 
 
@@ -206,17 +208,18 @@ def _plan(
     if mode == "start" or target is None:
         note = _fork_note(doc, seeded=True)
         return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
-    if not _native(agent):
+    if not drives_session(agent):
         assert agent is not None
         return _continue_elsewhere(path, doc, prompt, settings, model, agent, found, facts)
     if facts.session_found is False:
         if session:
             folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
-            raise AgentdocError(
-                f"session {session} was not found for the folder {folder}; "
-                "Claude keeps sessions per folder (and per $HOME / $CLAUDE_CONFIG_DIR)"
-            )
-        return _new_session(path, doc, prompt, settings, model, LOST_NOTE, facts.archived)
+            store = agent_of(agent).sessions
+            kept = f"; {store.kept}" if store is not None else ""
+            raise AgentdocError(f"session {session} was not found for the folder {folder}{kept}")
+        return _new_session(
+            path, doc, prompt, settings, model, LOST_NOTE, facts.archived, agent=agent
+        )
     known = history.joined(facts.archived, doc.transcript())
     text = compose_prompt(
         prompt,
@@ -233,13 +236,15 @@ def _plan(
         fork=fork,
         resume_at=found.at,
         session_id=str(uuid.uuid4()) if fork else None,
+        agent=name_of(agent),
+        cost_before=facts.session_cost,
     )
     # An explicitly named session is never silently replaced by a new one.
     fallback = (
         None
         if session
         else _new_session(
-            path, doc, prompt, settings, model, LOST_NOTE, facts.archived, known=known
+            path, doc, prompt, settings, model, LOST_NOTE, facts.archived, agent, known=known
         )
     )
     note = _fork_note(doc) if fork else None
@@ -257,10 +262,12 @@ def _continue_elsewhere(
     facts: Facts,
 ) -> TurnPlan:
     """Continue an ACP agent's own session: it finds out itself whether it can (resume, load,
-    fork) and sends the seeded prompt in a new session when it cannot. A point inside the
-    session (`undo`, a fork at an earlier turn) is not something ACP can continue from."""
+    fork) and sends the seeded prompt in a new session when it cannot. `undo` and a fork at an
+    earlier turn continue the copy the agent made of its session right after that turn."""
     known = history.joined(facts.archived, doc.transcript())
-    if found.at is not None:
+    # A point inside the session is not something ACP can continue from; a point that is the
+    # session's own id is the end of a copy the agent made after that turn: forked as it is.
+    if found.at is not None and found.at != found.session:
         note = "new session, sent the conversation so far (the agent cannot go back in its own)"
         return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
     assert found.session is not None
@@ -270,7 +277,15 @@ def _continue_elsewhere(
         unfinished=history.unfinished_to_send(history.unfinished_reply(doc), None),
     )
     request = _request(
-        path, doc, settings, model, text, resume=found.session, fork=found.fork, agent=agent.name
+        path,
+        doc,
+        settings,
+        model,
+        text,
+        resume=found.session,
+        fork=found.fork,
+        agent=agent.name,
+        cost_before=facts.session_cost,
     )
     seeded = compose_prompt(prompt, transcript=known)
     request = dataclasses.replace(request, seeded_prompt=seeded)
@@ -299,9 +314,15 @@ def prepare_turn(
     context = includes.resolve(prompt, includes.place_for(cwd, settings.add_dirs), limits(settings))
     target = resume_target(doc, session).session
     found = reply = None
-    if target is not None and mode != "start" and _native(agent) and session_owner(doc) == "claude":
+    store = agent_of(agent).sessions if drives_session(agent) else None
+    if (
+        target is not None
+        and mode != "start"
+        and store is not None
+        and session_owner(doc) == name_of(agent)
+    ):
         env = os.environ if environ is None else environ
-        found = has_session(env, target, cwd)
+        found = store.has_session(env, target, cwd)
         if found is False and answered_last_turn(path, doc, target):
             # Our own record says this session answered the last turn: a warm CLI writes its
             # session file only after that turn ends, so a quick next save can look before it
@@ -309,13 +330,14 @@ def prepare_turn(
             found = None
         # Only an interrupted reply needs the session's own copy of it.
         if found and history.unfinished_reply(doc) is not None:
-            reply = last_reply_text(env, target, cwd)
+            reply = store.last_reply_text(env, target, cwd)
     facts = Facts(
         session_found=found,
         session_reply=reply,
         snapshot=history.read_snapshot(path),
         images=context.images,
         archived=history.archived_transcript(path, doc),
+        session_cost=None if mode == "start" else session_cost(path, doc, target),
     )
     return plan_turn(
         path,
@@ -328,6 +350,16 @@ def prepare_turn(
         facts=facts,
         agent=agent,
     )
+
+
+def session_cost(path: Path, doc: Document, session: str | None) -> float | None:
+    """The running cost the agent last reported for ``session`` in this document's turns, or,
+    for a fork's first prompt, in its parent's."""
+    if session is None:
+        return None
+    fork = first_turn_of_fork(doc)
+    where = path if fork is None else path.parent / fork.document
+    return marks.session_total(marks.read_marks(where), session)
 
 
 def answered_last_turn(path: Path, doc: Document, session: str) -> bool:

@@ -104,8 +104,7 @@ def forget(turn: int, before: tuple[str, str] | None) -> dict[str, Any]:
 
 
 def _before(mark: TurnMark | None, cwd: Path, environ: Mapping[str, str]) -> tuple[str, str] | None:
-    end = None if mark is None else branch_point(environ, mark, cwd)
-    return None if mark is None or end is None else (mark.session, end)
+    return None if mark is None else branch_point(environ, mark, cwd)
 
 
 def _files(

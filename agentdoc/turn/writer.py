@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentdoc import document
+from agentdoc.agents import LEGACY_AGENT
 from agentdoc.document import Spliced
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import detect
@@ -176,7 +177,7 @@ class ReplyWriter:
         session_id: str | None,
         *,
         next_prompt: bool = True,
-        agent: str = "claude",
+        agent: str = LEGACY_AGENT,
     ) -> None:
         def transform(text: str) -> str | None:
             current = self._region(text)
@@ -193,8 +194,8 @@ class ReplyWriter:
             )
             if closed is None or not session_id:
                 return closed
-            # Whose session it is, unless Claude's: documents of Claude alone stay as they were.
-            owner = None if agent == "claude" else agent
+            # Whose session it is, unless the agent's of old: such documents stay as they were.
+            owner = None if agent == LEGACY_AGENT else agent
             # A point to resume from (`undo`) served its purpose once the session moved on.
             updates = {"session": session_id, "session_agent": owner, "resume_at": None}
             return document.set_meta(closed, updates)

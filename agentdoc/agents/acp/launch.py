@@ -16,14 +16,12 @@ from typing import Any
 
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd
+from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd, WarmHandle, child_env
 
 
 def agent_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     """The environment passes through; the agent's config entry adds to it."""
-    env = dict(base)
-    env.update(extra)
-    return env
+    return child_env(base, extra)
 
 
 def turn_args(request: AgentRequest) -> dict[str, Any]:
@@ -70,50 +68,14 @@ def start(
         raise
 
 
-class WarmAcp:
+class WarmAcp(WarmHandle):
     """A warm ACP agent as the daemon's pool sees it."""
 
-    def __init__(self, process: AcpProcess) -> None:
-        self.process = process
-
-    @property
-    def key(self) -> object:
-        return self.process.key
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid
-
-    @property
-    def busy(self) -> bool:
-        return self.process.busy
-
-    @property
-    def last_used(self) -> float:
-        return self.process.last_used
-
-    def alive(self) -> bool:
-        return self.process.alive()
-
-    def reusable_for(self, request: AgentRequest) -> bool:
-        process = self.process
-        return (
-            not process.busy
-            and process.alive()
-            and request.resume is not None
-            and request.resume == process.session_id
-            # A turn run elsewhere meanwhile (`agentdoc run`) is in the agent's stored session,
-            # not in this process's memory of it.
-            and request.turn == process.last_turn + 1
-            and not request.fork
-        )
+    process: AcpProcess
 
     def begin(self, request: AgentRequest) -> AcpTurn:
         # The pool holds its lock here: the handshake and the session open on the turn's thread.
         return self.process.begin(**turn_args(request), background=True)
-
-    def close(self, grace: float = 5.0) -> None:
-        self.process.close(grace)
 
 
 @dataclass(frozen=True)

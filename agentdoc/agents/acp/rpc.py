@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import shutil
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentdoc.agents.acp.schema import RpcError
+from agentdoc.agents.base import Child, StderrTail, read_lines, spawn
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)
@@ -103,10 +103,11 @@ class Connection:
         self._on_request = on_request
         self._on_notification = on_notification
         self._proc: subprocess.Popen[bytes] | None = None
+        self._child: Child | None = None  # its writer (a lock of its own) and its stop
         self._pending: dict[int, Pending] = {}
         self._next_id = 0
-        self._lock = threading.Lock()  # ids, the pending table, writes to stdin
-        self._stderr: deque[str] = deque(maxlen=TAIL)
+        self._lock = threading.Lock()  # ids and the pending table
+        self._stderr = StderrTail()
         self._garbage: deque[str] = deque(maxlen=TAIL)
         self.gone = threading.Event()  # stdout ended: the agent exited or closed it
         self._stderr_reader: threading.Thread | None = None
@@ -114,17 +115,10 @@ class Connection:
     def start(self) -> Connection:
         argv = resolve_command(self.argv, self.env)
         try:
-            self._proc = subprocess.Popen(
-                argv,
-                cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
+            self._proc = spawn(argv, self.cwd, self.env)
         except (OSError, ValueError) as exc:
             raise AgentCannotStart(f"cannot run {argv[0]!r}: {exc}") from exc
+        self._child = Child(self._proc, "end_of_input", self.name)
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
         threading.Thread(target=self._read_stdout, daemon=True).start()
@@ -164,26 +158,15 @@ class Connection:
     def _send(self, message: dict[str, Any]) -> bool:
         """One line to the agent; False if its stdin is gone."""
         data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
-        proc = self._proc
-        if proc is None or proc.stdin is None:
-            return False
-        with self._lock:
-            try:
-                proc.stdin.write(data)
-                proc.stdin.flush()
-            except (OSError, ValueError):
-                return False
-        return True
+        return self._child is not None and self._child.write(data)
 
     # -- reading ----------------------------------------------------------------------------
 
     def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         try:
-            for raw in iter(self._proc.stdout.readline, b""):
-                self._dispatch(raw)
+            read_lines(self._proc.stdout, self._dispatch)
         finally:
-            self._proc.stdout.close()
             self.gone.set()
             self._close_pending()
 
@@ -240,11 +223,7 @@ class Connection:
 
     def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
-        for raw in iter(self._proc.stderr.readline, b""):
-            text = raw.decode("utf-8", "replace").rstrip()
-            if text:
-                self._stderr.append(text[:500])
-        self._proc.stderr.close()
+        self._stderr.drain(self._proc.stderr)
 
     # -- for messages -----------------------------------------------------------------------
 
@@ -258,7 +237,11 @@ class Connection:
 
     def output_tail(self) -> str:
         """What the agent said besides the protocol: its stderr and stray stdout lines."""
-        lines = [*self._stderr, *(f"(stdout) {g}" for g in self._garbage)]
+        said = [line.rstrip()[:500] for line in self._stderr.since().splitlines()]
+        lines = [
+            *[line for line in said if line][-TAIL:],
+            *(f"(stdout) {g}" for g in self._garbage),
+        ]
         return "\n".join(lines[-TAIL:])
 
     def ended_message(self) -> str:
@@ -273,29 +256,12 @@ class Connection:
 
     def stop(self, grace: float = 2.0) -> None:
         """End of input, then SIGTERM and SIGKILL to the agent's process group."""
-        proc = self._proc
-        if proc is None:
+        if self._child is None:
             return
-        # A write blocked on an agent that stopped reading holds the lock: then skip the polite
-        # end of input and go straight to the signals.
-        if proc.stdin is not None and self._lock.acquire(timeout=0.5):
-            try:
-                with contextlib.suppress(OSError):
-                    proc.stdin.close()
-            finally:
-                self._lock.release()
-        for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, sig)
-            try:
-                # Gemini CLI and OpenCode exit at end of input at once; codex-acp never does.
-                proc.wait(min(grace, EOF_GRACE) if sig is None else grace)
-                break
-            except subprocess.TimeoutExpired:
-                log.info("agent (pid %s) still running after %s", proc.pid, sig or "end of input")
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # helpers it left in its group (node → binary)
+        # Gemini CLI and OpenCode exit at end of input at once; codex-acp never does.
+        self._child.stop(grace, first_grace=min(grace, EOF_GRACE))
+        self._child.sweep(grace=0.0)  # helpers it left in its group (node → binary)
+        self._child.close_input(wait=0.5)  # it may have exited before reading it all
 
 
 def _exit_words(code: int) -> str:

@@ -40,6 +40,7 @@ from agentdoc.agents.base import (
     ToolUpdate,
     TurnEnd,
     Usage,
+    classify_with,
 )
 
 log = logging.getLogger(__name__)
@@ -173,7 +174,9 @@ class UpdateTranslator:
     def _notice(self, update: dict[str, Any]) -> list[Event]:
         notice = NoticeUpdate.model_validate(update)
         # A notice ends up as the reply's error: only an error is one.
-        return [Notice(notice.title)] if notice.severity == "error" else []
+        if notice.severity != "error":
+            return []
+        return [Notice(notice.title, classify_with(notice.title))]
 
     def permission(self, request_id: str, request: PermissionRequest) -> PermissionAsked:
         fields = request.tool_call
@@ -213,6 +216,7 @@ class UpdateTranslator:
             usage=turn_usage(None, self.gauge),
             error=error,
             interrupted=interrupted,
+            failure=classify_with(error),
         )
         return [*self._leave_message(), end]
 

@@ -9,6 +9,7 @@ ended ``cancel_grace`` seconds later has its process stopped.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
@@ -119,9 +120,40 @@ class AcpTurn:
 
     def prompt_answered(self, pending: Pending) -> None:
         with self._lock:
+            if self._end is not None:
+                self._answered.set()
+                return
+            self._withdraw_open()
+            events = self._ending(pending)
+            end = events[-1] if events and isinstance(events[-1], TurnEnd) else None
+            if end is None or not self._branches(end):
+                self._finish(events)
+                return
+        # Keep a copy of the session as it stands now, for a fork or undo at this turn later
+        # (the session itself moves on with the next prompt). The turn ends with its answer.
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "cwd": str(self.process.cwd),
+            "mcpServers": [],
+        }
+        self.process.connection.request("session/fork", params).then(
+            lambda forked: self._ended_with_branch(events, end, forked)
+        )
+
+    def _branches(self, end: TurnEnd) -> bool:
+        complete = end.stop_reason not in ("error", "cancelled") and not end.interrupted
+        return complete and self.session_id is not None and self.process.can_fork
+
+    def _ended_with_branch(self, events: list[Event], end: TurnEnd, forked: Pending) -> None:
+        branch = None
+        if forked.error is None and forked.closed is None and isinstance(forked.result, dict):
+            found = forked.result.get("sessionId")
+            branch = found if isinstance(found, str) and found else None
+        if branch is None:
+            log.info("%s did not fork its session after the turn", self.process.name)
+        with self._lock:
             if self._end is None:
-                self._withdraw_open()
-                self._put(self._ending(pending))
+                self._put([*events[:-1], dataclasses.replace(end, branch=branch)])
             self._answered.set()
 
     def _ending(self, pending: Pending) -> list[Event]:

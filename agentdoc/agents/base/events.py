@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentdoc.agents.base.failure import Failure
+
 BlockKind = Literal["text", "thinking", "redacted_thinking"]
 
 # How a turn ended, in the agent's words mapped onto one vocabulary. "error" is a turn the
@@ -42,6 +44,9 @@ class Usage:
     cost_usd: float | None = None
     context_used: int | None = None  # tokens in the context window after this turn
     context_size: int | None = None  # the model's window
+    # The session's running total as the agent reported it (kept for the next turn's
+    # subtraction), when the agent reports one.
+    session_cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +137,7 @@ class Notice:
     """An error the agent reported in the stream (not reply text); the turn may go on."""
 
     text: str
+    failure: Failure | None = None  # its kind, as the agent's protocol classifies its text
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +173,10 @@ class TurnEnd:
     error: str | None = None  # what failed, for people (stop_reason "error", or a notice)
     interrupted: bool = False  # the agent stopped part-way (a cancel, a signal)
     duration_ms: int | None = None
+    failure: Failure | None = None  # the kind of ``error``, as the agent's protocol classifies it
+    # A copy of the session as it stood at this end (the agent forked it right after the turn),
+    # so a later fork or undo can continue the conversation from exactly here.
+    branch: str | None = None
 
 
 Event = (

@@ -16,3 +16,5 @@ class TurnMark:
     session: str
     start: str
     agent: str = "claude"  # the agent whose session this is
+    # The session's running cost the agent reported at the end of the turn, if it reports one.
+    cost_total: float | None = None

@@ -39,6 +39,7 @@ from agentdoc.agents.base.events import (
     TurnEnd,
     Usage,
 )
+from agentdoc.agents.base.failure import Failure
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,8 @@ class Reply:
     usage: Usage | None = None
     stop_reason: StopReason | None = None  # set once the turn ended with a TurnEnd
     error: str | None = None
+    failure: Failure | None = None  # the error's kind and what to do about it
+    branch: str | None = None  # a copy of the session as it stood at the end (TurnEnd.branch)
     interrupted: bool = False
     finished: bool = False
     output_chars: int = 0
@@ -131,6 +134,7 @@ class ReplyBuilder:
         self._retry: Retrying | None = None
         self._end: TurnEnd | None = None
         self._error: str | None = None
+        self._failure: Failure | None = None
         self._interrupted = False
         self._finished = False
 
@@ -160,7 +164,7 @@ class ReplyBuilder:
             case Retrying():
                 self._retry = event
             case Notice():
-                self._error = event.text
+                self._error, self._failure = event.text, event.failure
             case SessionStarted():
                 self._session_id = self._session_id or event.session_id
                 self._model = self._model or event.model
@@ -218,6 +222,8 @@ class ReplyBuilder:
             usage=end.usage if end else None,
             stop_reason=end.stop_reason if end else None,
             error=self._error,
+            failure=self._failure if self._error is not None else None,
+            branch=end.branch if end else None,
             interrupted=self._interrupted,
             finished=self._finished,
             output_chars=chars,
@@ -295,4 +301,5 @@ class ReplyBuilder:
         self._session_id = self._session_id or event.session_id
         self._model = self._model or event.model
         self._interrupted = self._interrupted or event.interrupted
-        self._error = self._error or event.error
+        if self._error is None:
+            self._error, self._failure = event.error, event.failure

@@ -40,3 +40,7 @@ class AgentRequest:
     # Pictures the prompt names, checked and read by agentdoc; each protocol sends them after
     # the text as image content (an agent that cannot take pictures must refuse the turn).
     images: tuple[ImagePart, ...] = ()
+    # The running total the agent last reported for the session this turn continues, from our
+    # own turn record: an agent that reports the session's cost so far (the Claude CLI, resumed
+    # or forked) has it subtracted, so a footer shows the turn's own cost.
+    cost_before: float | None = None

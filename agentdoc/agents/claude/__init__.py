@@ -6,6 +6,7 @@ tests point the real CLI at. Other packages import the names in ``__all__`` from
 """
 
 from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.claude.agent import CLAUDE
 from agentdoc.agents.claude.events import StreamError
 from agentdoc.agents.claude.launch import start as start_claude
 from agentdoc.agents.claude.launch import warm as warm_claude
@@ -33,6 +34,7 @@ from agentdoc.agents.claude.turn import ClaudeTurn
 from agentdoc.agents.claude.warm import AgentProcess, WarmProcess, WarmTurn
 
 __all__ = [
+    "CLAUDE",
     "AgentProcess",
     "AgentRequest",
     "ClaudeProcess",

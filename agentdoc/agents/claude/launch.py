@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.base import AgentRequest, WarmHandle
 from agentdoc.agents.claude.process import (
     build_argv,
     build_env,
@@ -35,52 +35,24 @@ def shape(argv: list[str]) -> tuple[str, ...]:
 def start(
     request: AgentRequest, settings: Settings, environ: Mapping[str, str] | None = None
 ) -> ClaudeTurn:
-    return ClaudeTurn(spawn(request, settings, environ))
+    return ClaudeTurn(spawn(request, settings, environ), request.cost_before or 0.0)
 
 
-class WarmClaude:
+class WarmClaude(WarmHandle):
     """A warm CLI as the daemon's pool sees it."""
 
+    process: WarmProcess
+
     def __init__(self, process: WarmProcess, new_session: str | None = None) -> None:
-        self.process = process
+        super().__init__(process)
         # Started ahead of a new session's first prompt with this `--session-id`: the first
         # turn goes to it, whatever id that turn's plan drew (a plan draws one per look).
         self.new_session = new_session
 
-    @property
-    def key(self) -> object:
-        return self.process.key
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid
-
-    @property
-    def busy(self) -> bool:
-        return self.process.busy
-
-    @property
-    def last_used(self) -> float:
-        return self.process.last_used
-
-    def alive(self) -> bool:
-        return self.process.alive()
-
     def reusable_for(self, request: AgentRequest) -> bool:
-        process = self.process
-        if self.new_session is not None and process.turns == 0:
+        if self.new_session is not None and self.process.turns == 0:
             return self._first_of_new_session(request)
-        return (
-            not process.busy
-            and process.alive()
-            and request.resume is not None
-            and request.resume == process.session_id
-            # A turn run elsewhere meanwhile (`agentdoc run`) went into the session file, not
-            # into this process's memory of the conversation.
-            and request.turn == process.last_turn + 1
-            and not request.fork
-            and request.session_id is None
-        )
+        return super().reusable_for(request)
 
     def _first_of_new_session(self, request: AgentRequest) -> bool:
         process = self.process
@@ -94,12 +66,14 @@ class WarmClaude:
         )
 
     def begin(self, request: AgentRequest) -> ClaudeTurn:
+        process = self.process
+        # Our record of the session's total, else what this process has counted itself.
+        before = process.running_cost if request.cost_before is None else request.cost_before
         return ClaudeTurn(
-            self.process.begin(request.prompt, request.turn, request.message_id, request.images)
+            process.begin(request.prompt, request.turn, request.message_id, request.images),
+            before,
+            process.counted,
         )
-
-    def close(self, grace: float = 5.0) -> None:
-        self.process.close(grace)
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,15 @@ import logging
 import os
 import queue
 import shutil
-import signal
 import subprocess
 import threading
-import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.base import AgentRequest, Child, StderrTail, child_env
+from agentdoc.agents.base import spawn as spawn_child
 from agentdoc.agents.claude.output import (
     MemoryOutput,
     PolledLines,
@@ -34,14 +33,14 @@ from agentdoc.agents.claude.prompt import neutralise, user_message
 from agentdoc.agents.claude.stream import iter_line_batches
 from agentdoc.agents.claude.version import release_flags
 from agentdoc.config import Settings
-from agentdoc.errors import ClaudeNotFound
+from agentdoc.errors import AgentNotFound
 
 log = logging.getLogger(__name__)
 
 _EOF = b""
 
 
-class ClaudeCannotStart(ClaudeNotFound):
+class ClaudeCannotStart(AgentNotFound):
     """The CLI was found but cannot be started: not executable, not a program, a bad argument."""
 
 
@@ -61,7 +60,7 @@ def resolve_executable(name: str) -> str:
             f"the Claude Code CLI at {name!r} is not executable: run `chmod +x {name}`, or set "
             "AGENTDOC_CLAUDE to another path."
         )
-    raise ClaudeNotFound(
+    raise AgentNotFound(
         f"cannot find the Claude Code CLI ({name!r}). Install it with "
         "`npm install -g @anthropic-ai/claude-code`, or set AGENTDOC_CLAUDE to its path."
     )
@@ -143,7 +142,7 @@ def asks_permission(settings: Settings) -> bool:
 
 
 def build_env(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
-    env = dict(base)
+    env = child_env(base)
     # A CLI started from inside another Claude Code session refuses to nest unless this is gone.
     env.pop("CLAUDECODE", None)
     env.setdefault("CLAUDE_CODE_MAX_RETRIES", str(settings.max_retries))
@@ -166,7 +165,8 @@ class ClaudeProcess:
     _lines: queue.Queue[list[bytes]] = field(default_factory=queue.Queue, init=False)
     _polled: PolledLines | None = field(default=None, init=False)  # a memory file's lines
     _batch: deque[bytes] = field(default_factory=deque, init=False)
-    _stderr: list[bytes] = field(default_factory=list, init=False)
+    _stderr: StderrTail = field(default_factory=StderrTail, init=False)
+    _child: Child | None = field(default=None, init=False)
     _threads: list[threading.Thread] = field(default_factory=list, init=False)
     _out: MemoryOutput | None = field(default=None, init=False)
     _err: MemoryOutput | None = field(default=None, init=False)
@@ -176,6 +176,7 @@ class ClaudeProcess:
             self._out, self._err = MemoryOutput("claude-stdout"), MemoryOutput("claude-stderr")
         try:
             self._proc = self._popen()
+            self._child = Child(self._proc, "interrupt", "claude")
         except BaseException:
             for memory in (self._out, self._err):
                 if memory is not None:
@@ -225,8 +226,7 @@ class ClaudeProcess:
 
     def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
-        for chunk in iter(lambda: self._proc.stderr.read(4096), b""):  # type: ignore[union-attr]
-            self._stderr.append(chunk)
+        self._stderr.drain(self._proc.stderr)
 
     def next_line(self, timeout: float) -> bytes | None:
         """The next stdout line; b"" at end of output; None if nothing arrived within timeout."""
@@ -255,7 +255,8 @@ class ClaudeProcess:
         code = self._proc.wait(timeout)
         if self._polled is not None:
             self._polled.close()  # its file is closed below
-        self._end_leftovers()
+        assert self._child is not None
+        self._child.sweep()
         for thread in self._threads:
             thread.join(timeout=2)
         if any(thread.is_alive() for thread in self._threads):
@@ -266,7 +267,7 @@ class ClaudeProcess:
             if stream is not None:
                 stream.close()
         if self._err is not None:
-            self._stderr.append(self._err.read_new())
+            self._stderr.add(self._err.read_new())
         for memory in (self._out, self._err):
             if memory is not None:
                 memory.close()
@@ -283,57 +284,20 @@ class ClaudeProcess:
             self.stop()
             return self.wait()
 
-    def _end_leftovers(self, grace: float = 1.0) -> None:
-        """Stop the rest of the CLI's process group, even though its leader has exited."""
-        assert self._proc is not None
-        pgid = self._proc.pid
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(pgid, sig)
-            except (ProcessLookupError, PermissionError):
-                return  # nothing left (a lone exited leader is reaped, so its group is gone)
-            log.info("stopped what claude (pid %s) left running (%s)", pgid, sig.name)
-            if _group_gone(pgid, grace):
-                return
-
     @property
     def stderr(self) -> str:
         if self._err is not None:
-            self._stderr.append(self._err.read_new())
-        return b"".join(self._stderr).decode("utf-8", "replace")
+            self._stderr.add(self._err.read_new())
+        return self._stderr.since()
 
     def respond(self, request_id: str, answer: Mapping[str, object]) -> bool:
         """A one-shot turn cannot be asked anything: its tools are allowed or refused by flags."""
         return False
 
     def stop(self, grace: float = 2.0) -> None:
-        """SIGINT → grace → SIGTERM → grace → SIGKILL, to the whole process group."""
-        proc = self._proc
-        if proc is None or proc.poll() is not None:
-            return
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                proc.wait(grace)
-                return
-            except subprocess.TimeoutExpired:
-                log.info("claude (pid %s) still running after %s", proc.pid, sig.name)
-
-
-def _group_gone(pgid: int, grace: float) -> bool:
-    """Poll whether process group `pgid` is empty, for up to `grace` seconds."""
-    deadline = time.monotonic() + grace
-    while True:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)  # not a synchronisation: members of a group are not our children
+        """SIGINT (the CLI saves its session) → SIGTERM → SIGKILL, to the whole group."""
+        if self._child is not None:
+            self._child.stop(grace)
 
 
 def spawn(
@@ -364,17 +328,9 @@ def popen_claude(
 ) -> subprocess.Popen[bytes]:
     """Start the CLI in its own process group, with a message that says how to fix a failure."""
     try:
-        return subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=stdout,
-            stderr=stderr,
-            start_new_session=True,
-        )
+        return spawn_child(argv, cwd, env, stdout=stdout, stderr=stderr)
     except FileNotFoundError as exc:
-        raise ClaudeNotFound(f"cannot run {argv[0]!r}: {exc.strerror}") from exc
+        raise AgentNotFound(f"cannot run {argv[0]!r}: {exc.strerror}") from exc
     except PermissionError as exc:
         raise ClaudeCannotStart(
             f"cannot run {argv[0]!r}: permission denied (is it executable? `chmod +x {argv[0]}`)"

@@ -55,7 +55,8 @@ from agentdoc.agents.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
-from agentdoc.agents.claude.usage import model_name
+from agentdoc.agents.claude.failures import classify
+from agentdoc.agents.claude.usage import model_name, turn_cost
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,11 @@ Out = list[neutral.Event]
 class Translator:
     """Feed it the CLI's events of one turn; each call returns the neutral events they mean."""
 
-    def __init__(self) -> None:
+    def __init__(self, cost_before: float = 0.0) -> None:
+        # The CLI reports the session's (or the warm process's) cost so far: this is the total
+        # before the turn, which the turn's own cost is the difference from.
+        self.cost_before = cost_before
+        self.reported_total: float | None = None  # the running total the result reported
         self._open_message: str | None = None  # the streamed message rule 4 may take back
         self._open_stopped = False
         self._open_index: int | None = None
@@ -137,7 +142,9 @@ class Translator:
         its exit says so."""
         failure = exit_failure(exit_code, stderr)
         self.ended = True
-        return neutral.TurnEnd("error", error=failure, interrupted=True)
+        return neutral.TurnEnd(
+            "error", error=failure, interrupted=True, failure=classify(failure or "")
+        )
 
     # --- event handlers ------------------------------------------------------------------
 
@@ -171,7 +178,8 @@ class Translator:
 
     def _on_assistant(self, event: AssistantBlock) -> Out:
         if event.error is not None:
-            return [*self._drop_drafts(), neutral.Notice(_blocks_text(event.blocks) or event.error)]
+            text = _blocks_text(event.blocks) or event.error
+            return [*self._drop_drafts(), neutral.Notice(text, classify(text))]
         if event.model == SYNTHETIC_MODEL:
             logger.debug("skipping a synthetic assistant line without an error")
             return []
@@ -220,10 +228,13 @@ class Translator:
             stop = "error"
         elif interrupted:
             stop = "cancelled"
+        own, total = turn_cost(event.total_cost_usd, self.cost_before)
+        self.reported_total = total
         usage = neutral.Usage(
             input_tokens=event.input_tokens,
             output_tokens=event.output_tokens,
-            cost_usd=event.total_cost_usd,
+            cost_usd=own,
+            session_cost_usd=total or None,
             # The turn's own figures add up every API call; the context after it is the last
             # call's prompt plus its answer.
             context_used=self._prompt_tokens + self._reply_tokens if self._prompt_tokens else None,
@@ -237,6 +248,7 @@ class Translator:
             error=error,
             interrupted=interrupted,
             duration_ms=event.duration_ms,
+            failure=None if error is None else classify(error),
         )
 
     # --- helpers -------------------------------------------------------------------------

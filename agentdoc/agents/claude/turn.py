@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from agentdoc.agents import base as neutral
@@ -17,7 +18,7 @@ from agentdoc.agents.base import END, EndOfStream
 from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn, StreamError
 from agentdoc.agents.claude.stream import convert, load_line, streamed_text
 from agentdoc.agents.claude.translate import Translator
-from agentdoc.agents.claude.warm import AgentProcess
+from agentdoc.agents.claude.warm import AgentProcess, Line
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +64,17 @@ def asked(request: PermissionRequest) -> neutral.PermissionAsked:
 class ClaudeTurn:
     """One turn of the CLI, read as neutral events."""
 
-    def __init__(self, process: AgentProcess) -> None:
+    def __init__(
+        self,
+        process: AgentProcess,
+        cost_before: float = 0.0,
+        on_total: Callable[[float], None] | None = None,
+    ) -> None:
+        """``cost_before``: the running total the CLI will count this turn's cost onto;
+        ``on_total``: told the new total once the turn's result has come."""
         self.process = process
-        self._translator = Translator()
+        self._translator = Translator(cost_before)
+        self._on_total = on_total
         self._ready: deque[neutral.Event] = deque()
         self._asked: dict[str, PermissionRequest] = {}
         self._eof = False
@@ -88,9 +97,10 @@ class ClaudeTurn:
                 return _ACTIVITY  # a line that shows nothing still shows the CLI is alive
         return self._ready.popleft()
 
-    def _translate(self, line: bytes) -> bool:
+    def _translate(self, line: Line) -> bool:
         try:
-            raw = load_line(line)
+            # A warm process's reader has read the line into its object already: once only.
+            raw = line if isinstance(line, dict) else load_line(line)
             if raw is not None and (delta := streamed_text(raw)) is not None:
                 self._ready.extend(self._translator.text_delta(*delta))
                 return bool(self._ready)
@@ -106,6 +116,9 @@ class ClaudeTurn:
             self._ready.append(neutral.PermissionWithdrawn(event.request_id))
         elif event is not None:
             self._ready.extend(self._translator.feed(event))
+            total = self._translator.reported_total
+            if self._on_total is not None and total is not None and self._translator.ended:
+                self._on_total(total)
         return bool(self._ready)
 
     def answer(self, request_id: str, option_id: str, message: str | None = None) -> bool:

@@ -14,12 +14,9 @@ and exits once the turn in flight (if any) is over, leaving no orphan behind.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import queue
-import signal
 import subprocess
 import threading
 import time
@@ -29,22 +26,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentdoc.agents.base import ImagePart
-from agentdoc.agents.claude.process import ClaudeProcess, popen_claude
+from agentdoc.agents.base import Child, ImagePart, StderrTail, read_lines
+from agentdoc.agents.claude.events import StreamError
+from agentdoc.agents.claude.process import popen_claude
 from agentdoc.agents.claude.prompt import user_message as user_message  # for its tests
-from agentdoc.agents.claude.usage import own_result
+from agentdoc.agents.claude.stream import load_line
 
 log = logging.getLogger(__name__)
 
 INTERRUPT_GRACE = 3.0  # seconds for an interrupted turn to print its result
 _EOF = b""
-# Only these lines matter to the turn framing. Claude Code 2.1.197 writes ``type`` as the first
-# key of every line, so the start of a line usually tells, without parsing multi-megabyte lines
-# twice; but 2.1.330 writes it near the end of an error ``result`` (after usage and statistics),
-# so any other line that names one of these types somewhere is parsed to be sure.
-_HEAD = 120
-_KINDS = ("control_request", "control_response", "control_cancel_request", "result")
-_NEEDLES = tuple(f'"type":"{kind}"'.encode() for kind in _KINDS)
+# A stdout line as the turn gets it: the JSON object it holds, read once by the process's
+# reader (which routes control answers itself), or the bytes of a line that is not one.
+Line = bytes | dict[str, Any]
+# The lines the framing routes: control answers to the process, a result ends a turn.
+_KINDS = ("control_response", "result")
 
 
 class AgentProcess(Protocol):
@@ -56,7 +52,7 @@ class AgentProcess(Protocol):
     @property
     def stderr(self) -> str: ...
 
-    def next_line(self, timeout: float) -> bytes | None: ...
+    def next_line(self, timeout: float) -> Line | None: ...
 
     def stop(self, grace: float = 2.0) -> None: ...
 
@@ -67,29 +63,17 @@ class AgentProcess(Protocol):
     def respond(self, request_id: str, answer: Mapping[str, Any]) -> bool: ...
 
 
-def _squeezed(text: bytes) -> bytes:
-    return text.replace(b'": "', b'":"').replace(b'{ "', b'{"')
-
-
-def line_kind(line: bytes) -> tuple[str, dict[str, Any] | None]:
-    """The ``type`` of a stdout line, and the parsed line when it is a control message."""
-    head = _squeezed(line[:_HEAD])
-    if head.startswith(b'{"type":"result"'):
-        return "result", None
-    if head.startswith(b'{"type":"stream_event"'):
-        return "", None  # most lines of a reply; their own type comes first
-    squeezed = _squeezed(line)
-    if not any(needle in squeezed for needle in _NEEDLES):
-        return "", None
+def route(line: bytes) -> tuple[str, Line]:
+    """A stdout line read once: its own ``type`` (only the kinds the framing needs:
+    ``control_response``, ``result``, else "") and the object, or the bytes of a junk line."""
     try:
-        parsed = json.loads(line)
-    except ValueError:
-        return "", None
-    # Only the line's own type counts, not one of a nested object (a tool's input, say).
-    if not isinstance(parsed, dict) or parsed.get("type") not in _KINDS:
-        return "", None
-    kind = str(parsed["type"])
-    return kind, None if kind == "result" else parsed
+        parsed = load_line(line)
+    except StreamError:
+        return "", line  # the turn's parser says what was wrong with it
+    if parsed is None:
+        return "", line
+    kind = parsed.get("type")
+    return (kind if kind in _KINDS else ""), parsed
 
 
 def control_request(request_id: str, subtype: str) -> bytes:
@@ -117,17 +101,18 @@ class WarmProcess:
         self.turns = 0
         self.last_turn = 0  # the document's exchange number of the last turn run here
         self.last_used = time.monotonic()
-        # The CLI's cost so far, summed over this process's turns: each turn reports its own.
+        # The CLI's running total of cost after its last turn (its turns subtract it).
         self.running_cost = 0.0
         self._proc: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[bytes] = queue.Queue()
-        self._stderr: list[bytes] = []
-        self._write_lock = threading.Lock()
+        self._child: Child | None = None
+        self._lines: queue.Queue[Line] = queue.Queue()
+        self._stderr = StderrTail()
         self._turn: WarmTurn | None = None
         self._acks: dict[str, threading.Event] = {}
 
     def start(self) -> WarmProcess:
         self._proc = popen_claude(self.argv, self.cwd, self.env)
+        self._child = Child(self._proc, "interrupt", "claude")
         for target in (self._read_stdout, self._read_stderr):
             threading.Thread(target=target, daemon=True).start()
         return self
@@ -145,14 +130,17 @@ class WarmProcess:
 
     def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        for line in iter(self._proc.stdout.readline, b""):
-            kind, parsed = line_kind(line)
-            if kind == "control_response" and parsed is not None:
-                self._acknowledge(parsed)
-                continue
-            self._lines.put(line)
-        self._proc.stdout.close()
-        self._lines.put(_EOF)
+        try:
+            read_lines(self._proc.stdout, self._route)
+        finally:
+            self._lines.put(_EOF)
+
+    def _route(self, line: bytes) -> None:
+        kind, value = route(line)
+        if kind == "control_response" and isinstance(value, dict):
+            self._acknowledge(value)
+        elif value:
+            self._lines.put(value)
 
     def _acknowledge(self, parsed: dict[str, Any]) -> None:
         response = parsed.get("response")
@@ -163,22 +151,11 @@ class WarmProcess:
 
     def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
-        for chunk in iter(lambda: self._proc.stderr.read(4096), b""):  # type: ignore[union-attr]
-            self._stderr.append(chunk)
-        self._proc.stderr.close()
+        self._stderr.drain(self._proc.stderr)
 
     def write(self, data: bytes) -> bool:
         """Send one line to the CLI; False if its stdin is gone (the process died)."""
-        proc = self._proc
-        if proc is None or proc.stdin is None:
-            return False
-        with self._write_lock:
-            try:
-                proc.stdin.write(data)
-                proc.stdin.flush()
-            except (BrokenPipeError, OSError, ValueError):
-                return False
-        return True
+        return self._child is not None and self._child.write(data)
 
     def begin(
         self,
@@ -191,10 +168,14 @@ class WarmProcess:
         assert self._turn is None, "a warm process runs one turn at a time"
         self.turns += 1
         self.last_turn = turn
-        self._turn = WarmTurn(self, len(self._stderr))
+        self._turn = WarmTurn(self, self._stderr.total)
         if not self.write(user_message(prompt, message_id, images)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
         return self._turn
+
+    def counted(self, total: float) -> None:
+        """The CLI's running total after the turn that just ended."""
+        self.running_cost = total
 
     def end_turn(self, turn: WarmTurn) -> None:
         if self._turn is turn:
@@ -212,14 +193,14 @@ class WarmProcess:
         finally:
             self._acks.pop(request_id, None)
 
-    def next_raw(self, timeout: float) -> bytes | None:
+    def next_raw(self, timeout: float) -> Line | None:
         try:
             return self._lines.get(timeout=max(timeout, 0.0))
         except queue.Empty:
             return None
 
     def stderr_since(self, offset: int) -> str:
-        return b"".join(self._stderr[offset:]).decode("utf-8", "replace")
+        return self._stderr.since(offset)
 
     def exit_code(self, timeout: float | None = None) -> int:
         assert self._proc is not None
@@ -229,31 +210,22 @@ class WarmProcess:
             return -1
 
     def kill(self, grace: float = 2.0) -> None:
-        """The old way: SIGINT → SIGTERM → SIGKILL to the whole process group."""
-        proc = self._proc
-        if proc is None:
+        """The staged stop (SIGINT first), then whatever the CLI left in its group."""
+        child = self._child
+        if child is None:
             return
-        stopper = ClaudeProcess(self.argv, self.cwd, self.env, "")
-        stopper._proc = proc  # reuse the staged stop of a one-shot turn
-        stopper.stop(grace)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # anything the CLI left in its group
-        if proc.stdin is not None:
-            with self._write_lock, contextlib.suppress(OSError):
-                proc.stdin.close()
+        child.stop(grace)
+        child.sweep(grace=0.0)
+        child.close_input()
 
     def close(self, grace: float = 5.0) -> None:
         """End of input lets the CLI save its session and exit 0; stop it if it does not."""
-        proc = self._proc
-        if proc is None:
+        child = self._child
+        if child is None:
             return
-        if proc.stdin is not None:
-            with self._write_lock, contextlib.suppress(OSError):
-                proc.stdin.close()
-        try:
-            proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            log.info("claude (pid %s) did not exit at end of input; stopping it", proc.pid)
+        child.close_input()
+        if child.wait(grace) is None:
+            log.info("claude (pid %s) did not exit at end of input; stopping it", child.pid)
         self.kill(grace=1.0)
 
 
@@ -264,7 +236,7 @@ class WarmTurn:
         self.process = process
         self.session_id: str | None = None
         self._stderr_offset = stderr_offset
-        self._ready: deque[bytes] = deque()
+        self._ready: deque[Line] = deque()
         self._result = False
         self._gone = False  # the process ended (or was stopped) during this turn
         self._ended = False
@@ -277,7 +249,7 @@ class WarmTurn:
     def stderr(self) -> str:
         return self.process.stderr_since(self._stderr_offset)
 
-    def next_line(self, timeout: float) -> bytes | None:
+    def next_line(self, timeout: float) -> Line | None:
         """The next line of this turn; b"" after its ``result`` (or the process's end)."""
         if self._ready:
             return self._ready.popleft()
@@ -288,17 +260,17 @@ class WarmTurn:
             return None
         return self._take(line)
 
-    def _take(self, line: bytes) -> bytes:
+    def _take(self, line: Line) -> Line:
         if line == _EOF:
             self._gone = True
             return _EOF
-        kind, _ = line_kind(line)
-        if kind == "result":
+        if not isinstance(line, dict):
+            return line
+        if line.get("type") == "result":
             self._result = True
-            line, self.process.running_cost = own_result(line, self.process.running_cost)
-        elif self.session_id is None and b'"subtype":"init"' in line[: _HEAD * 2]:
-            with contextlib.suppress(ValueError, AttributeError):
-                self.session_id = json.loads(line).get("session_id")
+        elif self.session_id is None and line.get("subtype") == "init":
+            session = line.get("session_id")
+            self.session_id = session if isinstance(session, str) else None
         return line
 
     def respond(self, request_id: str, answer: Mapping[str, Any]) -> bool:

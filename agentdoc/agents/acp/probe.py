@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
-import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from typing import IO, Any
+from pathlib import Path
+from typing import IO, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.agents.registry import AgentSpec
+from agentdoc.agents.acp.agent import find_command
+from agentdoc.agents.base import Child, child_env, spawn
 from agentdoc.errors import AgentdocError
 
 PROTOCOL_VERSION = 1
@@ -44,6 +43,16 @@ _EXIT_GRACE = 0.5
 _STDERR_TAIL = 300
 
 
+class AgentSpec(Protocol):
+    """What the probe needs of an agent's entry in the registry."""
+
+    @property
+    def command(self) -> tuple[str, ...]: ...
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
+
+
 class AgentInfo(BaseModel):
     """What an agent said about itself in the handshake."""
 
@@ -60,23 +69,16 @@ class AgentInfo(BaseModel):
 
 def find_program(agent: AgentSpec, environ: Mapping[str, str]) -> str:
     """The agent's program as the environment's PATH finds it; AgentdocError if it does not."""
-    program = agent.command[0]
-    found = shutil.which(program, path=environ.get("PATH", os.defpath))
-    if found is None:
-        raise AgentdocError(f"{program} not found" + ("" if os.sep in program else " on PATH"))
-    return found
+    return find_command(agent.command, environ)
 
 
 def handshake(agent: AgentSpec, environ: Mapping[str, str], cwd: str, timeout: float) -> AgentInfo:
     """Run `initialize` against the agent; AgentdocError saying what went wrong otherwise."""
     program = find_program(agent, environ)
-    env = {**environ, **agent.env}
+    env = child_env(environ, agent.env)
     with tempfile.TemporaryFile() as stderr:
         try:
-            process = subprocess.Popen(
-                [program, *agent.command[1:]], cwd=cwd, env=env, stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=stderr, start_new_session=True,
-            )  # fmt: skip
+            process = spawn([program, *agent.command[1:]], Path(cwd), env, stderr=stderr)
         except OSError as exc:
             raise AgentdocError(f"cannot start {program}: {exc.strerror or exc}") from exc
         try:
@@ -126,16 +128,9 @@ def _read(stdout: IO[bytes], lines: queue.Queue[dict[str, Any] | None]) -> None:
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """Close stdin (an ACP agent ends when its client goes), then TERM, then KILL its group."""
-    if process.stdin is not None:
-        with contextlib.suppress(OSError):
-            process.stdin.close()
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            process.wait(timeout=_STOP_GRACE)
-            break
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, sig)
+    child = Child(process, "end_of_input", "the agent")
+    child.stop(_STOP_GRACE)
+    child.close_input(wait=0.5)
     process.wait()
     if process.stdout is not None:
         process.stdout.close()

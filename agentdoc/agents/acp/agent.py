@@ -1,0 +1,77 @@
+"""Every ACP agent as an `Agent`: what the protocol lets agentdoc count on.
+
+An ACP agent chooses its own session ids and keeps its sessions where only it can read them:
+agentdoc asks the agent (`session/load`, `session/resume`) rather than looking. What one
+agent advertises beyond that (fork, config options) is known once its process has answered.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from agentdoc.agents.acp.launch import start, warm
+from agentdoc.agents.base import Agent, Capabilities, TurnMark, classify_with
+from agentdoc.config import Settings
+from agentdoc.errors import AgentdocError, AgentNotFound
+
+
+def find_command(command: Sequence[str], environ: Mapping[str, str]) -> str:
+    """The agent's program as the environment's PATH finds it; AgentNotFound if it does not."""
+    program = command[0]
+    found = shutil.which(program, path=environ.get("PATH", os.defpath))
+    if found is None:
+        raise AgentNotFound(f"{program} not found" + ("" if os.sep in program else " on PATH"))
+    return found
+
+
+class ForkedSessions:
+    """A turn's point is a copy of the session the agent made right after it (`session/fork`,
+    where the agent offers it): forking that copy continues the conversation from there."""
+
+    def mark_turn(
+        self,
+        environ: Mapping[str, str],
+        session: str,
+        cwd: Path,
+        prompt: str,
+        since: datetime,
+        message_id: str | None,
+        branch: str | None,
+    ) -> str | None:
+        return branch
+
+    def branch_point(
+        self, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+    ) -> tuple[str, str] | None:
+        return mark.start, mark.start  # the copy, forked at its own end
+
+    def unrestorable(
+        self, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+    ) -> tuple[bool, list[str]] | None:
+        return None  # ACP does not say which files a turn's tools changed
+
+    def restore_files(
+        self, settings: Settings, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+    ) -> None:
+        raise AgentdocError(f"{mark.agent} cannot take back what its tools changed")
+
+
+def _recognises(_cmdline: bytes) -> bool:
+    # Its command is the user's: nothing in it says the process is one agentdoc started.
+    return False
+
+
+ACP = Agent(
+    protocol="acp",
+    can=Capabilities(),
+    start=lambda request, command, env, _settings, environ: start(request, command, env, environ),
+    warm=lambda request, command, env, _settings, environ: warm(request, command, env, environ),
+    find_program=find_command,
+    classify=classify_with,
+    recognises=_recognises,
+    history=ForkedSessions(),
+)
