@@ -73,6 +73,12 @@ def _update(conn: sqlite3.Connection, path: Path, kind: Kind, owner: bytes) -> N
             raise OSError("too large to index")
         if row is not None and (row[1], row[2]) == (st.st_mtime_ns, st.st_size):
             return
+        # The daemon indexes from its own process: its open must not read as an editor's
+        # (which starts the document's agent ahead of a prompt). Imported here: an unchanged
+        # tree's search reads no file.
+        from agentdoc.document import note_own_open
+
+        note_own_open(path)
         data = path.read_bytes()
     except OSError:
         if row is not None:
