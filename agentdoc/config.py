@@ -95,6 +95,14 @@ class Settings(BaseModel):
     # built-in claude, gemini, codex and opencode, which entries here override).
     agent: str = "claude"
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    # Synced folders whose prompts this machine answers (`agentdoc trust`): only ever from the
+    # user's own config, since anyone who can write into a synced folder could else spend the
+    # agent here.
+    trusted: tuple[str, ...] = ()
+    # Turns the daemon starts for one document in any hour (0: no cap).
+    max_turns_per_hour: int = Field(30, ge=0, le=100_000, description="turns per document per hour")
+    # A command run when a reply ends, fails, waits for an approval or a prompt is held.
+    notify: tuple[str, ...] = ()
 
     @field_validator("claude")
     @classmethod
@@ -113,6 +121,13 @@ class Settings(BaseModel):
     def _agent_names(cls, value: dict[str, AgentConfig]) -> dict[str, AgentConfig]:
         for name in value:
             _agent_name(name)
+        return value
+
+    @field_validator("notify")
+    @classmethod
+    def _a_command(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if value and not value[0].strip():
+            raise ValueError("must start with the program to run, not an empty string")
         return value
 
     @field_validator("submit_marker")

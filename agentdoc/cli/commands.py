@@ -10,12 +10,18 @@ import logging
 
 import click
 
-from agentdoc.cli import daemon_commands, history_commands, setup_commands, turn_commands
+from agentdoc.cli import (
+    daemon_commands,
+    history_commands,
+    setup_commands,
+    sync_commands,
+    turn_commands,
+)
 from agentdoc.cli.group import cli
 from agentdoc.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
 
 # Imported for the commands they add to `cli`.
-COMMANDS = (turn_commands, history_commands, daemon_commands, setup_commands)
+COMMANDS = (turn_commands, history_commands, daemon_commands, setup_commands, sync_commands)
 
 __all__ = ["cli", "main"]
 

@@ -13,8 +13,16 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
     from agentdoc.daemon.pool import WarmPool as WarmPool
     from agentdoc.daemon.service import Daemon as Daemon
+    from agentdoc.daemon.trust import trust_folder as trust_folder
+    from agentdoc.daemon.trust import trusted_list as trusted_list
+    from agentdoc.daemon.trust import untrust_folder as untrust_folder
 
 __all__, __getattr__ = lazy_exports(
     __name__,
-    {"lock": ("find_daemon", "stop_daemon"), "pool": ("WarmPool",), "service": ("Daemon",)},
+    {
+        "lock": ("find_daemon", "stop_daemon"),
+        "pool": ("WarmPool",),
+        "service": ("Daemon",),
+        "trust": ("trust_folder", "untrust_folder", "trusted_list"),
+    },
 )

@@ -20,15 +20,18 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
+from agentdoc.daemon.gate import Gate
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
-from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
+from agentdoc.daemon.notices import hold, hold_bulk, tell_agent_problems, tell_error
+from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.startup import read_found, take, tell_unsent
 from agentdoc.daemon.tree import maybe_session
+from agentdoc.daemon.trust import TrustList
 from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
@@ -75,6 +78,8 @@ class Daemon:
     ledger: WriteLedger = field(default_factory=WriteLedger)
     rescan_interval: float = 2.0
     retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
+    # The synced folder a document is in, if any: its prompts wait for `agentdoc trust`.
+    synced_root: Callable[[Path], Path | None] = lambda _p: None
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
         default_factory=queue.SimpleQueue, init=False
@@ -90,9 +95,21 @@ class Daemon:
     repairs: Repairs = field(init=False)
     _failures: dict[Path, str] = field(default_factory=dict, init=False)  # from turn threads
     hints: Hints = field(init=False)
+    gate: Gate = field(init=False)
+    notifier: Notifier = field(init=False)
 
     def __post_init__(self) -> None:
         self.repairs = Repairs(self.ledger, self.retry_interval)
+        trust = TrustList(self.settings.trusted)
+        self.gate = Gate(trust, self.settings.max_turns_per_hour, self.synced_root)
+        self.notifier = Notifier(self.settings.notify, self.environ)
+        report = self.on_progress
+
+        def told(p: Progress) -> None:
+            report(p)
+            self.notifier.observe(p)
+
+        self.on_progress = told
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
         self.hints = Hints(self.pool, self.settings, self.environ)
@@ -135,6 +152,8 @@ class Daemon:
                     self.pool.close_idle()
                 for owed in self.repairs.due():
                     self._mend(owed)
+                for held in self.gate.due():
+                    self._events.put(("release", held, ""))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -166,6 +185,8 @@ class Daemon:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
+            elif kind == "release":
+                self._release(path)
             elif kind == "attrib" and self.repairs.owes(path):
                 self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
         except Exception as exc:  # one document's fault must not stop the daemon
@@ -175,6 +196,7 @@ class Daemon:
     def _shutdown(self) -> None:
         stop_turns(self._docs, SHUTDOWN_GRACE)
         self.hints.close()
+        self.notifier.close()
         if self.pool is not None:
             self.pool.close_all()
 
@@ -275,6 +297,7 @@ class Daemon:
             return  # its state files go when the turn has ended
         self._docs.pop(path, None)
         self.repairs.forget(path)
+        self.gate.forget(path)
         remove_state(path)
         if self.pool is not None:
             self.pool.forget(path)
@@ -310,7 +333,25 @@ class Daemon:
         if (verdict := not_typed(path, parsed, previous, saved=saved)) is not None:
             hold_bulk(path, verdict)
             return
+        if (why := self.gate.why_held(path)) is not None:
+            self._hold(path, why)
+            return
         self._submit(path, marker, prompt)
+
+    def _hold(self, path: Path, why: str) -> None:
+        """A due prompt the gate keeps back: said once per reason, sent when it allows."""
+        if self.gate.hold(path, why):
+            log.warning("%s: %s", path, why)
+            hold(path, why)
+            self.on_progress(Progress(path, 0, "held", 0.0, 0, None, why))
+
+    def _release(self, path: Path) -> None:
+        self.gate.held.pop(path, None)
+        doc = self._docs.get(path)
+        if doc is None or doc.thread is not None or (data := read_stable(path)) is None:
+            return
+        doc.seen, doc.text = digest(data), decode(path, data)
+        self._consider(path, doc.text)
 
     def _submit(self, path: Path, marker: bool, prompt: str | None = None) -> None:
         doc = self._docs.setdefault(path, DocState())
@@ -321,6 +362,7 @@ class Daemon:
             self.on_progress(Progress(path, 0, "queued", 0.0, 0, None))
             return
         doc.cancel = threading.Event()
+        self.gate.started(path)
         runner = TurnRunner(
             path,
             self.settings,

@@ -1,0 +1,85 @@
+"""Whether a due prompt may be sent now: trust on this machine and the turn budget.
+
+A prompt the gate holds is not lost: the status says why and what releases it, and the daemon
+asks again (`due`) until the reason is gone — the folder trusted, the hour's window moved on.
+`agentdoc run FILE` is the user's own local action and never comes through here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentdoc.daemon.trust import TrustList
+
+HOUR = 3600.0
+LOOK_EVERY = 1.0  # seconds between looks at held prompts (and at the config's trusted list)
+
+
+def untrusted_reason(root: Path) -> str:
+    return (
+        f"not sent: {root} is a synced folder this machine does not trust yet; run "
+        f"`agentdoc trust {root}` here to answer its prompts"
+    )
+
+
+def budget_reason(name: str, limit: int, wait: float) -> str:
+    minutes = max(1, round(wait / 60))
+    return (
+        f"not sent: this document had {limit} turns in the last hour (max_turns_per_hour); "
+        f"sent in about {minutes} min, or run `agentdoc run {name}` to send it now"
+    )
+
+
+def budget_wait(started: deque[float], limit: int, now: float) -> float:
+    """Seconds until one more turn fits in the hour (0: now)."""
+    while started and started[0] <= now - HOUR:
+        started.popleft()
+    if limit <= 0 or len(started) < limit:
+        return 0.0
+    return started[-limit] + HOUR - now
+
+
+@dataclass
+class Gate:
+    trust: TrustList
+    limit: int  # max_turns_per_hour, 0 = none
+    synced_root: Callable[[Path], Path | None]
+    clock: Callable[[], float] = time.monotonic
+    held: dict[Path, str] = field(default_factory=dict)  # document → why it waits
+    _started: dict[Path, deque[float]] = field(default_factory=dict)
+    _looked: float = float("-inf")
+
+    def why_held(self, path: Path) -> str | None:
+        """Why a prompt of `path` may not be sent now, or None."""
+        root = self.synced_root(path)
+        if root is not None and not self.trust.covers(path):
+            return untrusted_reason(root)
+        wait = budget_wait(self._started.setdefault(path, deque()), self.limit, self.clock())
+        return budget_reason(path.name, self.limit, wait) if wait > 0 else None
+
+    def hold(self, path: Path, why: str) -> bool:
+        """Remember a held prompt; True if this reason is new for it (worth telling)."""
+        told = self.held.get(path) == why
+        self.held[path] = why
+        return not told
+
+    def started(self, path: Path) -> None:
+        self.held.pop(path, None)
+        self._started.setdefault(path, deque()).append(self.clock())
+
+    def forget(self, path: Path) -> None:
+        self.held.pop(path, None)
+        self._started.pop(path, None)
+
+    def due(self) -> list[Path]:
+        """Held documents whose reason is gone (trust is read again first)."""
+        now = self.clock()
+        if not self.held or now - self._looked < LOOK_EVERY:
+            return []
+        self._looked = now
+        self.trust.refresh()
+        return [path for path in list(self.held) if self.why_held(path) is None]

@@ -1,0 +1,229 @@
+"""Who may spend this machine's agent: trust of a synced folder, the turn budget, notify."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentdoc.cli import cli
+from agentdoc.config import Settings, config_path
+from agentdoc.daemon.gate import HOUR, budget_wait
+from agentdoc.daemon.notify import Notifier, one_line
+from agentdoc.daemon.service import Daemon
+from agentdoc.daemon.trust import TrustList, covers, trust_folder, trusted_list
+from agentdoc.errors import AgentdocError
+from agentdoc.turn import Progress, status
+from tests.conftest import FakeClaude, wait_for
+from tests.test_daemon import DOC, Running, roles
+
+NOTE = """\
+import json, os, sys
+keys = ("AGENTDOC_EVENT", "AGENTDOC_DOCUMENT", "AGENTDOC_TURN", "AGENTDOC_SUMMARY")
+with open(sys.argv[1], "a") as out:
+    out.write(json.dumps({k: os.environ.get(k) for k in keys}) + "\\n")
+"""
+
+
+def held_why(path: Path) -> str | None:
+    shown = status.read_status(path)
+    return shown.held if shown is not None and shown.state == "pending" else None
+
+
+def notes(log: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def daemon(folder: Path, fake: FakeClaude, synced: bool = False, **settings: object) -> Daemon:
+    return Daemon(
+        [folder],
+        fake.settings(settle_step=0.1, settle_max=1.0, **settings),
+        environ=fake.env,
+        rescan_interval=0.5,
+        synced_root=(lambda _p: folder) if synced else (lambda _p: None),
+    )
+
+
+# -- the trusted list in the user's config ---------------------------------------------------
+
+
+def test_trust_keeps_the_rest_of_the_config_and_lists_what_it_added(tmp_path: Path) -> None:
+    config = config_path()
+    config.write_text('# mine\nmodel = "opus"  # keep\n\n[agents.x]\ncommand = ["x"]\n')
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    assert trust_folder(folder) == (folder.resolve(), True)
+    assert trust_folder(folder) == (folder.resolve(), False)
+    text = config.read_text()
+    assert "# mine" in text and 'model = "opus"  # keep' in text
+    assert Settings.model_validate(__import__("tomllib").loads(text)).trusted == (
+        str(folder.resolve()),
+    )
+    assert trusted_list() == [str(folder.resolve())]
+
+
+def test_trust_command_adds_lists_and_removes(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    run = CliRunner().invoke
+    assert run(cli, ["trust", str(folder)]).exit_code == 0
+    listed = run(cli, ["trust", "--list"])
+    assert listed.output.splitlines() == [str(folder.resolve())]
+    assert run(cli, ["trust", "--remove", str(folder)]).exit_code == 0
+    assert run(cli, ["trust", "--list"]).output == ""
+    again = run(cli, ["trust", "--remove", str(folder)])
+    assert again.exit_code == 1 and "is not trusted" in again.output
+    missing = run(cli, ["trust", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 1 and "is not a folder" in missing.output
+
+
+def test_a_broken_trusted_entry_is_named(tmp_path: Path) -> None:
+    config_path().write_text("trusted = 3\n")
+    with pytest.raises(AgentdocError, match="`trusted` must be a list"):
+        trusted_list()
+
+
+def test_trust_covers_the_folder_and_below_only(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "ab").mkdir()
+    trusted = [str(tmp_path / "a")]
+    assert covers(trusted, tmp_path / "a" / "b" / "chat.md")
+    assert covers(trusted, tmp_path / "a")
+    assert not covers(trusted, tmp_path / "ab" / "chat.md")
+    assert not covers(trusted, tmp_path / "chat.md")
+
+
+def test_a_running_daemon_reads_the_list_again_when_the_file_changes(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    listed = TrustList((), config)
+    assert not listed.refresh() and not listed.folders
+    config.write_text('trusted = ["/x"]\n')
+    assert listed.refresh()
+    assert listed.folders == ("/x",)
+    config.write_text("trusted = [\n")  # half-written: what was trusted stays
+    assert not listed.refresh() and listed.folders == ("/x",)
+
+
+# -- the budget ------------------------------------------------------------------------------
+
+
+def test_the_budget_counts_the_last_hour() -> None:
+    started = deque([0.0, 10.0, 20.0])
+    assert budget_wait(started, 0, 30.0) == 0.0
+    assert budget_wait(started, 4, 30.0) == 0.0
+    assert budget_wait(started, 3, 30.0) == HOUR - 30.0
+    assert budget_wait(started, 2, 30.0) == HOUR + 10.0 - 30.0
+    assert budget_wait(started, 3, HOUR + 5.0) == 0.0 and list(started) == [10.0, 20.0]
+
+
+# -- the daemon ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    return docs
+
+
+def test_an_untrusted_synced_folder_holds_until_trusted(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(daemon(folder, fake, synced=True)):
+        doc.write_text(DOC + "hi from the phone\n")
+        wait_for(lambda: "does not trust" in (held_why(doc) or ""), what="the held status")
+        assert f"`agentdoc trust {folder}`" in (held_why(doc) or "")
+        assert fake.calls() == []
+        assert CliRunner().invoke(cli, ["trust", str(folder)]).exit_code == 0
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+    assert [c["stdin"] for c in fake.calls()] == ["hi from the phone"]
+
+
+def test_a_folder_that_is_not_synced_needs_no_trust(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(daemon(folder, fake)):
+        doc.write_text(DOC + "hi\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+
+
+def test_the_budget_holds_the_extra_prompt_until_the_hour_moves_on(
+    folder: Path, fake_claude: Callable[..., FakeClaude], tmp_path: Path
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    log = tmp_path / "notes.jsonl"
+    script = tmp_path / "note.py"
+    script.write_text(NOTE)
+    made = daemon(
+        folder, fake, max_turns_per_hour=1, notify=(sys.executable, str(script), str(log))
+    )
+    now = [1000.0]
+    made.gate.clock = lambda: now[0]
+    with Running(made):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: len(roles(doc)) == 3, what="the first reply")
+        doc.write_text(doc.read_text() + "second\n")
+        wait_for(lambda: "max_turns_per_hour" in (held_why(doc) or ""), what="the held status")
+        assert len(fake.calls()) == 1
+        now[0] += HOUR
+        wait_for(lambda: len(roles(doc)) == 5, what="the second reply")
+        wait_for(lambda: len(notes(log)) == 3, what="three notifications")
+    events = [(n["AGENTDOC_EVENT"], n["AGENTDOC_TURN"]) for n in notes(log)]
+    assert events == [("done", "1"), ("held", "0"), ("done", "2")]
+    assert all(n["AGENTDOC_DOCUMENT"] == str(doc) for n in notes(log))
+    assert "max_turns_per_hour" in notes(log)[1]["AGENTDOC_SUMMARY"]
+
+
+# -- notify ----------------------------------------------------------------------------------
+
+
+def progress(path: Path, state: str, detail: str = "") -> Progress:
+    return Progress(path, 2, state, 0.0, 0, None, detail)
+
+
+def test_notify_tells_each_event_once_and_a_waiting_turn_once(tmp_path: Path) -> None:
+    log = tmp_path / "notes.jsonl"
+    script = tmp_path / "note.py"
+    script.write_text(NOTE)
+    notifier = Notifier((sys.executable, str(script), str(log)))
+    doc = tmp_path / "chat.md"
+    for state in ["starting", "streaming", "waiting", "waiting", "streaming", "failed", "failed"]:
+        notifier.observe(progress(doc, state, "Bash: rm -rf build" if state != "failed" else "x"))
+    notifier.close(grace=30)
+    assert [n["AGENTDOC_EVENT"] for n in notes(log)] == ["waiting", "failed"]
+    assert notes(log)[0]["AGENTDOC_SUMMARY"] == "a tool waits for approval: Bash: rm -rf build"
+
+
+def test_a_notify_command_that_fails_or_hangs_is_only_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    hang = Notifier((sys.executable, "-c", "import time; time.sleep(60)"), timeout=0.5)
+    hang.tell("done", tmp_path / "a.md", 1, "ok")
+    hang.close(grace=30)
+    missing = Notifier((str(tmp_path / "no-such-program"),))
+    missing.tell("done", tmp_path / "a.md", 1, "ok")
+    missing.close(grace=30)
+    assert "was stopped" in caplog.text and "cannot run" in caplog.text
+
+
+def test_a_summary_is_one_short_line() -> None:
+    assert one_line("\n\n  First line.  \nsecond") == "First line."
+    assert len(one_line("x" * 500)) == 160
+
+
+def test_notify_must_name_a_program() -> None:
+    with pytest.raises(ValueError, match="program to run"):
+        Settings.model_validate({"notify": [" "]})
