@@ -84,6 +84,14 @@ class Settings(BaseModel):
     image_limit: int = Field(5 * 1024 * 1024, ge=1, description="bytes of one picture")
     # The footer suggests a fresh start once the context window is this full (1: never).
     context_hint: float = Field(0.8, gt=0, le=1, description="share of the context window")
+    # Folders kept in step with other machines by a tool agentdoc cannot see from a marker
+    # (a sync tool's own marker, e.g. Syncthing's `.stfolder`, is found without this).
+    synced: tuple[str, ...] = ()
+    # In a synced folder a streaming reply is written at most this often, so a sync tool
+    # publishes it in few versions and a phone's save rarely meets one of them.
+    sync_flush_interval: float = Field(
+        5.0, gt=0, le=600, description="seconds between streamed writes in a synced folder"
+    )
     # Commit each session document to git after every completed turn ("commit").
     git: Literal["off", "commit"] = "off"
     # Safety-relevant: only from the user's own config or command line.
