@@ -40,12 +40,13 @@ def notes(log: Path) -> list[dict[str, str]]:
 
 
 def daemon(folder: Path, fake: FakeClaude, synced: bool = False, **settings: object) -> Daemon:
+    if synced:
+        (folder / ".stfolder").mkdir()  # Syncthing's marker
     return Daemon(
         [folder],
         fake.settings(settle_step=0.1, settle_max=1.0, **settings),
         environ=fake.env,
         rescan_interval=0.5,
-        synced_root=(lambda _p: folder) if synced else (lambda _p: None),
     )
 
 

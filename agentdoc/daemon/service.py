@@ -30,6 +30,7 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.startup import read_found, take, tell_unsent
+from agentdoc.daemon.synced import synced_root
 from agentdoc.daemon.tree import maybe_session
 from agentdoc.daemon.trust import TrustList
 from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
@@ -79,7 +80,7 @@ class Daemon:
     rescan_interval: float = 2.0
     retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
     # The synced folder a document is in, if any: its prompts wait for `agentdoc trust`.
-    synced_root: Callable[[Path], Path | None] = lambda _p: None
+    synced_root: Callable[[Path], Path | None] | None = None  # default: markers and config
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
         default_factory=queue.SimpleQueue, init=False
@@ -101,7 +102,8 @@ class Daemon:
     def __post_init__(self) -> None:
         self.repairs = Repairs(self.ledger, self.retry_interval)
         trust = TrustList(self.settings.trusted)
-        self.gate = Gate(trust, self.settings.max_turns_per_hour, self.synced_root)
+        synced = self.synced_root or (lambda path: synced_root(path, self.settings))
+        self.gate = Gate(trust, self.settings.max_turns_per_hour, synced)
         self.notifier = Notifier(self.settings.notify, self.environ)
         report = self.on_progress
 
