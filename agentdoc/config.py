@@ -109,6 +109,9 @@ class Settings(BaseModel):
     trusted: tuple[str, ...] = ()
     # Turns the daemon starts for one document in any hour (0: no cap).
     max_turns_per_hour: int = Field(30, ge=0, le=100_000, description="turns per document per hour")
+    # In a synced folder, how long a machine that claims a new document waits for another
+    # machine's claim to arrive through the sync before answering (longer than the sync's delay).
+    claim_wait: float = Field(10.0, ge=0, le=600, description="seconds a new claim waits")
     # A command run when a reply ends, fails, waits for an approval or a prompt is held.
     notify: tuple[str, ...] = ()
 

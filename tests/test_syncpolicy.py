@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli
 from agentdoc.config import Settings, config_path
+from agentdoc.daemon.claims import Claim, Claims, machine_id, owner, read_claims, write_claim
 from agentdoc.daemon.gate import HOUR, budget_wait
 from agentdoc.daemon.notify import Notifier, one_line
 from agentdoc.daemon.service import Daemon
@@ -138,7 +139,7 @@ def test_an_untrusted_synced_folder_holds_until_trusted(
     doc = folder / "chat.md"
     doc.write_text(DOC)
     fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(folder, fake, synced=True)):
+    with Running(daemon(folder, fake, synced=True, claim_wait=0)):
         doc.write_text(DOC + "hi from the phone\n")
         wait_for(lambda: "does not trust" in (held_why(doc) or ""), what="the held status")
         assert f"`agentdoc trust {folder}`" in (held_why(doc) or "")
@@ -228,3 +229,76 @@ def test_a_summary_is_one_short_line() -> None:
 def test_notify_must_name_a_program() -> None:
     with pytest.raises(ValueError, match="program to run"):
         Settings.model_validate({"notify": [" "]})
+
+
+# -- one machine answers a synced document ---------------------------------------------------
+
+
+def test_the_highest_epoch_owns_and_a_tie_goes_to_the_lowest_id() -> None:
+    assert owner([]) is None
+    found = owner([Claim("b", "hb", 1), Claim("a", "ha", 1), Claim("c", "hc", 0)])
+    assert found is not None and found.machine == "a"
+    found = owner([Claim("b", "hb", 2), Claim("a", "ha", 1)])
+    assert found is not None and found.machine == "b"
+
+
+def test_a_conflict_copy_of_a_claim_is_no_claim(tmp_path: Path) -> None:
+    doc = tmp_path / "chat.md"
+    write_claim(doc, Claim("aaaa", "desk-a", 1))
+    copy = tmp_path / ".agentdoc-claims" / "chat.md.aaaa.sync-conflict-20261125-1.json"
+    copy.write_text('{"machine": "zzzz", "host": "x", "epoch": 9}')
+    (tmp_path / ".agentdoc-claims" / "chat.md.bbbb.json").write_text("{half")
+    assert read_claims(doc) == [Claim("aaaa", "desk-a", 1)]
+
+
+def test_a_new_document_waits_for_a_rival_claim_and_yields_to_the_lower_id(
+    tmp_path: Path,
+) -> None:
+    doc = tmp_path / "chat.md"
+    now = [0.0]
+    mine = Claims("bbbb", "desk-b", wait=5.0, clock=lambda: now[0])
+    why, quiet = mine.why_not(doc)
+    assert why is not None and quiet and read_claims(doc) == [Claim("bbbb", "desk-b", 1)]
+    write_claim(doc, Claim("aaaa", "desk-a", 1))  # the rival's claim arrives through the sync
+    now[0] = 6.0
+    why, quiet = mine.why_not(doc)
+    assert why is not None and not quiet and "desk-a (aaaa) answers" in why
+    assert read_claims(doc) == [Claim("aaaa", "desk-a", 1)]  # ours taken back
+    theirs = Claims("aaaa", "desk-a", wait=5.0, clock=lambda: now[0])
+    assert theirs.why_not(doc) == (None, False)
+
+
+def test_another_machine_s_document_waits_for_adopt(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    write_claim(doc, Claim("aaaa", "desk-a", 1))
+    fake = fake_claude("plain_text.ndjson")
+    trust_folder(folder)
+    with Running(daemon(folder, fake, synced=True)):
+        doc.write_text(DOC + "hi\n")
+        wait_for(lambda: "desk-a (aaaa) answers" in (held_why(doc) or ""), what="the hold")
+        assert f"agentdoc adopt {doc}" in (held_why(doc) or "")
+        assert fake.calls() == []
+        adopted = CliRunner().invoke(cli, ["adopt", str(doc)])
+        assert adopted.exit_code == 0, adopted.output
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+    mine = owner(read_claims(doc))
+    assert mine is not None and mine.machine == machine_id() and mine.epoch == 2
+
+
+def test_init_sync_keeps_local_state_out_once(tmp_path: Path) -> None:
+    synced = tmp_path / "synced"
+    (synced / ".stfolder").mkdir(parents=True)
+    (synced / ".stignore").write_text("(?d).DS_Store")
+    run = CliRunner().invoke
+    first = run(cli, ["init-sync", str(synced)])
+    assert first.exit_code == 0 and "added .agentdoc" in first.output
+    assert run(cli, ["init-sync", str(synced)]).output.endswith("already set\n")
+    lines = (synced / ".stignore").read_text().splitlines()
+    assert lines[0] == "(?d).DS_Store" and lines.count(".agentdoc") == 1
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    refused = run(cli, ["init-sync", str(bare)])
+    assert refused.exit_code == 1 and "no sync tool found" in refused.output

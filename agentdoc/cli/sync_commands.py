@@ -1,4 +1,5 @@
-"""Commands about synced folders: which ones this machine answers (`trust`)."""
+"""Commands about synced folders: which ones this machine answers (`trust`), which machine
+answers a document (`adopt`), what stays out of the sync (`init-sync`)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,35 @@ def trust_command(path: Path | None, listing: bool, remove: bool) -> None:
         return
     folder, new = trust_folder(path)
     click.echo(f"{'trusted' if new else 'already trusted'}: {folder} (in {config_path()})")
+
+
+@cli.command("adopt")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def adopt_command(path: Path) -> None:
+    """Answer the synced document PATH on this machine from now on.
+
+    In a synced folder one machine answers each document: the one that claimed it first or
+    adopted it last. Other machines running `agentdoc watch` hold its prompts and say which
+    machine answers it.
+    """
+    from agentdoc.daemon import adopt, machine_id
+
+    claim = adopt(path, machine_id())
+    click.echo(f"{path} is answered by this machine now: {claim.who}")
+
+
+@cli.command("init-sync")
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--tool", type=click.Choice(["syncthing", "nextcloud", "git", "dropbox"]))
+def init_sync_command(path: Path | None, tool: str | None) -> None:
+    """Keep agentdoc's local state (`.agentdoc/`) in PATH out of its sync.
+
+    Writes the ignore entries for the sync tool found (Syncthing's `.stignore`, Nextcloud's
+    `.sync-exclude.lst`, git's `.gitignore`); the claims in `.agentdoc-claims/` travel.
+    """
+    from agentdoc.config import load_settings
+    from agentdoc.daemon import init_sync
+
+    target = path or Path.cwd()
+    written, added = init_sync(target, load_settings(), tool)
+    click.echo(f"{written}: added {', '.join(added)}" if added else f"{written}: already set")

@@ -9,10 +9,13 @@ from typing import TYPE_CHECKING
 from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.daemon.claims import adopt as adopt
+    from agentdoc.daemon.claims import machine_id as machine_id
     from agentdoc.daemon.lock import find_daemon as find_daemon
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
     from agentdoc.daemon.pool import WarmPool as WarmPool
     from agentdoc.daemon.service import Daemon as Daemon
+    from agentdoc.daemon.syncignore import init_sync as init_sync
     from agentdoc.daemon.trust import trust_folder as trust_folder
     from agentdoc.daemon.trust import trusted_list as trusted_list
     from agentdoc.daemon.trust import untrust_folder as untrust_folder
@@ -20,7 +23,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
+        "claims": ("adopt", "machine_id"),
         "lock": ("find_daemon", "stop_daemon"),
+        "syncignore": ("init_sync",),
         "pool": ("WarmPool",),
         "service": ("Daemon",),
         "trust": ("trust_folder", "untrust_folder", "trusted_list"),

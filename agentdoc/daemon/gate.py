@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.daemon.claims import Claims
 from agentdoc.daemon.trust import TrustList
 
 HOUR = 3600.0
@@ -43,23 +44,37 @@ def budget_wait(started: deque[float], limit: int, now: float) -> float:
     return started[-limit] + HOUR - now
 
 
+@dataclass(frozen=True)
+class Held:
+    why: str
+    quiet: bool = False  # a wait of seconds that needs nobody: not worth a notification
+
+
 @dataclass
 class Gate:
     trust: TrustList
     limit: int  # max_turns_per_hour, 0 = none
     synced_root: Callable[[Path], Path | None]
+    claims: Claims | None = None  # None: this daemon answers whatever it is given
     clock: Callable[[], float] = time.monotonic
     held: dict[Path, str] = field(default_factory=dict)  # document → why it waits
     _started: dict[Path, deque[float]] = field(default_factory=dict)
     _looked: float = float("-inf")
 
-    def why_held(self, path: Path) -> str | None:
+    def why_held(self, path: Path) -> Held | None:
         """Why a prompt of `path` may not be sent now, or None."""
         root = self.synced_root(path)
+        if root is not None:
+            self.trust.refresh()  # a stat; `agentdoc trust` may have just written the file
         if root is not None and not self.trust.covers(path):
-            return untrusted_reason(root)
+            return Held(untrusted_reason(root))
         wait = budget_wait(self._started.setdefault(path, deque()), self.limit, self.clock())
-        return budget_reason(path.name, self.limit, wait) if wait > 0 else None
+        if wait > 0:
+            return Held(budget_reason(path.name, self.limit, wait))
+        if root is not None and self.claims is not None:
+            why, quiet = self.claims.why_not(path)
+            return None if why is None else Held(why, quiet)
+        return None
 
     def hold(self, path: Path, why: str) -> bool:
         """Remember a held prompt; True if this reason is new for it (worth telling)."""

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
-from agentdoc.daemon.gate import Gate
+from agentdoc.daemon.claims import Claims, machine_id
+from agentdoc.daemon.gate import Gate, Held
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
@@ -81,6 +82,7 @@ class Daemon:
     retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
     # The synced folder a document is in, if any: its prompts wait for `agentdoc trust`.
     synced_root: Callable[[Path], Path | None] | None = None  # default: markers and config
+    machine: str | None = None  # this machine's id (default: the one in local state)
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[tuple[str, Path, str]] = field(
         default_factory=queue.SimpleQueue, init=False
@@ -103,7 +105,8 @@ class Daemon:
         self.repairs = Repairs(self.ledger, self.retry_interval)
         trust = TrustList(self.settings.trusted)
         synced = self.synced_root or (lambda path: synced_root(path, self.settings))
-        self.gate = Gate(trust, self.settings.max_turns_per_hour, synced)
+        claims = Claims(self.machine or machine_id(), wait=self.settings.claim_wait)
+        self.gate = Gate(trust, self.settings.max_turns_per_hour, synced, claims)
         self.notifier = Notifier(self.settings.notify, self.environ)
         report = self.on_progress
 
@@ -335,17 +338,18 @@ class Daemon:
         if (verdict := not_typed(path, parsed, previous, saved=saved)) is not None:
             hold_bulk(path, verdict)
             return
-        if (why := self.gate.why_held(path)) is not None:
-            self._hold(path, why)
+        if (held := self.gate.why_held(path)) is not None:
+            self._hold(path, held)
             return
         self._submit(path, marker, prompt)
 
-    def _hold(self, path: Path, why: str) -> None:
+    def _hold(self, path: Path, held: Held) -> None:
         """A due prompt the gate keeps back: said once per reason, sent when it allows."""
-        if self.gate.hold(path, why):
-            log.warning("%s: %s", path, why)
-            hold(path, why)
-            self.on_progress(Progress(path, 0, "held", 0.0, 0, None, why))
+        if self.gate.hold(path, held.why):
+            log.log(logging.INFO if held.quiet else logging.WARNING, "%s: %s", path, held.why)
+            hold(path, held.why)
+            if not held.quiet:
+                self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
 
     def _release(self, path: Path) -> None:
         self.gate.held.pop(path, None)

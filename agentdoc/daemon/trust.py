@@ -102,7 +102,7 @@ class TrustList:
 
     def __post_init__(self) -> None:
         self.folders = self.initial
-        self._stamp = self._stat()
+        self.refresh()  # the file as it is now, even if the settings were read before
 
     def _stat(self) -> tuple[int, int] | None:
         try:
