@@ -92,8 +92,10 @@ class Settings(BaseModel):
     sync_flush_interval: float = Field(
         5.0, gt=0, le=600, description="seconds between streamed writes in a synced folder"
     )
-    # Commit each session document to git after every completed turn ("commit").
-    git: Literal["off", "commit"] = "off"
+    # Commit each session document to git after every completed turn ("commit"); also pull
+    # before and push after each turn, and fetch in the background ("sync").
+    git: Literal["off", "commit", "sync"] = "off"
+    git_sync_interval: float = Field(30.0, gt=0, le=DAY, description="seconds between fetches")
     # Safety-relevant: only from the user's own config or command line.
     permission_mode: PermissionMode | None = None
     allowed_tools: tuple[str, ...] = ()

@@ -23,6 +23,7 @@ from agentdoc.config import Settings
 from agentdoc.daemon.claims import Claims, machine_id
 from agentdoc.daemon.gate import Gate, Held
 from agentdoc.daemon.gitguard import git_busy, not_typed
+from agentdoc.daemon.gitpoll import poll
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import hold, hold_bulk, tell_agent_problems, tell_error
@@ -52,10 +53,12 @@ from agentdoc.turn import (
     Progress,
     Status,
     TurnRunner,
+    integrate,
     now_iso,
     open_regions,
     remove_state,
     submission,
+    sync_on,
     wants_marker,
     write_status,
 )
@@ -144,6 +147,12 @@ class Daemon:
             watcher.start(self._found.put, background=True)
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
+            poller = threading.Thread(
+                target=poll,
+                args=(self._snapshot, self.settings, self._remote_moved, stop),
+                daemon=True,
+            )
+            poller.start()
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
@@ -190,6 +199,8 @@ class Daemon:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
+            elif kind == "remote":
+                self._pull(path)
             elif kind == "release":
                 self._release(path)
             elif kind == "attrib" and self.repairs.owes(path):
@@ -335,9 +346,13 @@ class Daemon:
             if awaits_prompt(parsed):
                 self.hints.hint(path, "a `## User` heading waits for its prompt", text)
             return
-        if (verdict := not_typed(path, parsed, previous, saved=saved)) is not None:
+        # In sync mode git bringing the remote's commits in is how a prompt arrives.
+        synced = sync_on(parsed, self.settings)
+        if (verdict := not_typed(path, parsed, previous, saved=saved and not synced)) is not None:
             hold_bulk(path, verdict)
             return
+        if synced and (why := integrate(path)) is not None:
+            log.warning("%s: the remote was not merged before the turn: %s", path, why)
         if (held := self.gate.why_held(path)) is not None:
             self._hold(path, held)
             return
@@ -350,6 +365,25 @@ class Daemon:
             hold(path, held.why)
             if not held.quiet:
                 self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
+
+    def _snapshot(self) -> list[tuple[Path, str | None]]:
+        return [(path, doc.text) for path, doc in list(self._docs.items())]
+
+    def _remote_moved(self, path: Path) -> None:
+        self._events.put(("remote", path, ""))
+
+    def _pull(self, path: Path) -> None:
+        """Merge what the remote has for `path` and read it like a save (not while it runs)."""
+        doc = self._docs.get(path)
+        if doc is None or doc.thread is not None:
+            return  # the push after the turn merges the remote
+        if (why := integrate(path)) is not None:
+            log.warning("%s: the remote's commits were not merged: %s", path, why)
+        if (data := read_stable(path)) is None or digest(data) == doc.seen:
+            return
+        previous = doc.text
+        doc.seen, doc.text = digest(data), decode(path, data)
+        self._consider(path, doc.text, previous)
 
     def _release(self, path: Path) -> None:
         self.gate.held.pop(path, None)

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.frontmatter import dominant_newline as dominant_newline
     from agentdoc.document.frontmatter_edit import add_frontmatter as add_frontmatter
     from agentdoc.document.frontmatter_edit import set_meta as set_meta
+    from agentdoc.document.merge import merge_text as merge_text
     from agentdoc.document.parser import Document as Document
     from agentdoc.document.parser import DocumentError as DocumentError
     from agentdoc.document.parser import Turn as Turn
@@ -107,6 +108,7 @@ __all__, __getattr__ = lazy_exports(
             "write_text",
         ),
         "comments": ("strip_comments",),
+        "merge": ("merge_text",),
         "frontmatter": ("LINE_BREAK", "FrontmatterError", "dominant_newline"),
         "frontmatter_edit": ("add_frontmatter", "set_meta"),
         "parser": (

@@ -15,6 +15,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.detect import submission as submission
     from agentdoc.turn.detect import wants_marker as wants_marker
     from agentdoc.turn.forking import fork as fork
+    from agentdoc.turn.gitsync import behind as behind
+    from agentdoc.turn.gitsync import integrate as integrate
+    from agentdoc.turn.gitsync import sync_on as sync_on
+    from agentdoc.turn.gitsync import toplevel as toplevel
     from agentdoc.turn.outcome import Progress as Progress
     from agentdoc.turn.outcome import TurnOutcome as TurnOutcome
     from agentdoc.turn.recovery import open_regions as open_regions
@@ -41,6 +45,7 @@ __all__, __getattr__ = lazy_exports(
         "archive": ("archive_document",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
+        "gitsync": ("behind", "integrate", "sync_on", "toplevel"),
         "recovery": ("open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),
         "runner": ("TurnRunner",),
