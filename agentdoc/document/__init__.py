@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.archive import Moved as Moved
     from agentdoc.document.archive import archive_path as archive_path
     from agentdoc.document.archive import move as move
+    from agentdoc.document.byproducts import BYPRODUCT_DIRS as BYPRODUCT_DIRS
+    from agentdoc.document.byproducts import byproduct_kind as byproduct_kind
+    from agentdoc.document.byproducts import conflict_original as conflict_original
+    from agentdoc.document.byproducts import is_byproduct as is_byproduct
     from agentdoc.document.comments import strip_comments as strip_comments
     from agentdoc.document.fileio import NEW_FILE_MODE as NEW_FILE_MODE
     from agentdoc.document.fileio import TEMP_PREFIX as TEMP_PREFIX
@@ -91,6 +95,7 @@ __all__, __getattr__ = lazy_exports(
             "touches",
         ),
         "archive": ("HEADER_START", "Moved", "archive_path", "move"),
+        "byproducts": ("BYPRODUCT_DIRS", "byproduct_kind", "conflict_original", "is_byproduct"),
         "fileio": (
             "NEW_FILE_MODE",
             "TEMP_PREFIX",
