@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.config import Settings, config_path
 from agentdoc.daemon.claims import Claim, Claims, machine_id, owner, read_claims, write_claim
-from agentdoc.daemon.gate import HOUR, budget_wait
+from agentdoc.daemon.gate import HOUR, Gate, Held, budget_wait
 from agentdoc.daemon.notify import Notifier, one_line
 from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.trust import TrustList, covers, trust_folder, trusted_list
@@ -302,3 +302,15 @@ def test_init_sync_keeps_local_state_out_once(tmp_path: Path) -> None:
     bare.mkdir()
     refused = run(cli, ["init-sync", str(bare)])
     assert refused.exit_code == 1 and "no sync tool found" in refused.output
+
+
+def test_a_held_prompt_is_told_once_per_kind_of_reason(tmp_path: Path) -> None:
+    gate = Gate(TrustList((), tmp_path / "c.toml"), 1, lambda _p: None)
+    doc = tmp_path / "chat.md"
+    assert gate.hold(doc, Held("claiming", "claiming", quiet=True)) == (True, False)
+    assert gate.hold(doc, Held("desk-a answers", "owner")) == (True, True)
+    assert gate.hold(doc, Held("desk-a answers", "owner")) == (False, False)
+    assert gate.hold(doc, Held("budget: 3 min", "budget")) == (True, True)
+    assert gate.hold(doc, Held("budget: 2 min", "budget")) == (True, False)
+    gate.started(doc)
+    assert gate.hold(doc, Held("budget: 60 min", "budget")) == (True, True)

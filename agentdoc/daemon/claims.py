@@ -118,6 +118,11 @@ class Claims:
     clock: Callable[[], float] = time.monotonic
     _claimed: dict[Path, float] = field(default_factory=dict)
 
+    def elsewhere(self, doc: Path) -> bool:
+        """Whether another machine answers `doc` (its open reply is that machine's to close)."""
+        top = owner(read_claims(doc))
+        return top is not None and top.machine != self.me
+
     def why_not(self, doc: Path) -> tuple[str | None, bool]:
         """Why this machine may not answer `doc` now (None: it may), and whether that is only
         the short wait of a fresh claim (not worth a notification)."""

@@ -47,6 +47,7 @@ def budget_wait(started: deque[float], limit: int, now: float) -> float:
 @dataclass(frozen=True)
 class Held:
     why: str
+    kind: str  # "trust", "budget", "claiming", "owner": told once per kind
     quiet: bool = False  # a wait of seconds that needs nobody: not worth a notification
 
 
@@ -57,7 +58,8 @@ class Gate:
     synced_root: Callable[[Path], Path | None]
     claims: Claims | None = None  # None: this daemon answers whatever it is given
     clock: Callable[[], float] = time.monotonic
-    held: dict[Path, str] = field(default_factory=dict)  # document → why it waits
+    held: dict[Path, Held] = field(default_factory=dict)  # document → why it waits
+    _told: dict[Path, str] = field(default_factory=dict)  # document → the kind last told
     _started: dict[Path, deque[float]] = field(default_factory=dict)
     _looked: float = float("-inf")
 
@@ -67,34 +69,53 @@ class Gate:
         if root is not None:
             self.trust.refresh()  # a stat; `agentdoc trust` may have just written the file
         if root is not None and not self.trust.covers(path):
-            return Held(untrusted_reason(root))
+            return Held(untrusted_reason(root), "trust")
         wait = budget_wait(self._started.setdefault(path, deque()), self.limit, self.clock())
         if wait > 0:
-            return Held(budget_reason(path.name, self.limit, wait))
+            return Held(budget_reason(path.name, self.limit, wait), "budget")
         if root is not None and self.claims is not None:
             why, quiet = self.claims.why_not(path)
-            return None if why is None else Held(why, quiet)
+            return None if why is None else Held(why, "claiming" if quiet else "owner", quiet)
         return None
 
-    def hold(self, path: Path, why: str) -> bool:
-        """Remember a held prompt; True if this reason is new for it (worth telling)."""
-        told = self.held.get(path) == why
-        self.held[path] = why
-        return not told
+    def answered_elsewhere(self, path: Path) -> bool:
+        """Whether another machine answers `path`: a reply open in it may be streaming there."""
+        if self.claims is None or self.synced_root(path) is None:
+            return False
+        return self.claims.elsewhere(path)
+
+    def hold(self, path: Path, held: Held) -> tuple[bool, bool]:
+        """Remember a held prompt: whether its status needs writing (the words changed), and
+        whether it is worth telling (a new kind of reason, not a quiet one)."""
+        before = self.held.get(path)
+        self.held[path] = held
+        tell = not held.quiet and self._told.get(path) != held.kind
+        if tell:
+            self._told[path] = held.kind
+        return before is None or before.why != held.why, tell
+
+    def release(self, path: Path) -> None:
+        self.held.pop(path, None)
 
     def started(self, path: Path) -> None:
         self.held.pop(path, None)
+        self._told.pop(path, None)
         self._started.setdefault(path, deque()).append(self.clock())
 
     def forget(self, path: Path) -> None:
         self.held.pop(path, None)
+        self._told.pop(path, None)
         self._started.pop(path, None)
 
     def due(self) -> list[Path]:
-        """Held documents whose reason is gone (trust is read again first)."""
+        """Held documents whose reason is gone or changed (trust is read again first)."""
         now = self.clock()
         if not self.held or now - self._looked < LOOK_EVERY:
             return []
         self._looked = now
         self.trust.refresh()
-        return [path for path in list(self.held) if self.why_held(path) is None]
+        return [
+            path
+            for path, held in list(self.held.items())
+            if (now_held := self.why_held(path)) is None or now_held.why != held.why
+        ]

@@ -305,6 +305,8 @@ class Daemon:
         doc = self._docs.get(path)
         if doc is not None and doc.thread is not None:
             return False  # its own turn is running: nothing there is stale
+        if self.gate.answered_elsewhere(path):
+            return False  # another machine streams into it, and closes it
         return self.repairs.mend(path)
 
     def _gone(self, path: Path, doc: DocState) -> None:
@@ -360,11 +362,12 @@ class Daemon:
 
     def _hold(self, path: Path, held: Held) -> None:
         """A due prompt the gate keeps back: said once per reason, sent when it allows."""
-        if self.gate.hold(path, held.why):
+        changed, tell = self.gate.hold(path, held)
+        if changed:
             log.log(logging.INFO if held.quiet else logging.WARNING, "%s: %s", path, held.why)
             hold(path, held.why)
-            if not held.quiet:
-                self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
+        if tell:
+            self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
 
     def _snapshot(self) -> list[tuple[Path, str | None]]:
         return [(path, doc.text) for path, doc in list(self._docs.items())]
@@ -386,7 +389,7 @@ class Daemon:
         self._consider(path, doc.text, previous)
 
     def _release(self, path: Path) -> None:
-        self.gate.held.pop(path, None)
+        self.gate.release(path)
         doc = self._docs.get(path)
         if doc is None or doc.thread is not None or (data := read_stable(path)) is None:
             return
