@@ -9,14 +9,20 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.turn import status
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
 from tests.git_support import DOC, IDENTITY, git, make_repos, pulled, roles_in
-from tests.process_support import WatchProcess, state_of, watching, write_config
+from tests.process_support import WatchProcess, run_cli, state_of, watching, write_config
 
 pytestmark = pytest.mark.e2e
 
 WORDS = " ".join(f"word{i}" for i in range(40))
+
+
+def held(path: Path) -> str:
+    shown = status.read_status(path)
+    return (shown.held or "") if shown is not None and shown.state == "pending" else ""
 
 
 @pytest.fixture
@@ -27,7 +33,7 @@ def repos(tmp_path: Path) -> tuple[Path, Path, Path]:
 @pytest.fixture
 def served(
     tmp_path: Path, repos: tuple[Path, Path, Path], request: pytest.FixtureRequest
-) -> Iterator[tuple[FakeMessagesAPI, WatchProcess]]:
+) -> Iterator[tuple[FakeMessagesAPI, WatchProcess, dict[str, str]]]:
     script: list[ScriptEntry] = request.param
     config = write_config(
         tmp_path / "config.toml",
@@ -48,7 +54,7 @@ def served(
             **IDENTITY,
         )
         with watching(repos[1], env, tmp_path / "watch.log") as daemon:
-            yield api, daemon
+            yield api, daemon, env
 
 
 ANSWERS: list[ScriptEntry] = [
@@ -59,13 +65,18 @@ ANSWERS: list[ScriptEntry] = [
 
 @pytest.mark.parametrize("served", [ANSWERS], indirect=True)
 def test_a_prompt_pushed_from_the_phone_is_answered_and_pushed_back(
-    repos: tuple[Path, Path, Path], served: tuple[FakeMessagesAPI, WatchProcess]
+    repos: tuple[Path, Path, Path],
+    served: tuple[FakeMessagesAPI, WatchProcess, dict[str, str]],
 ) -> None:
     remote, desk, phone = repos
-    api, daemon = served
+    api, daemon, env = served
     (phone / "chat.md").write_text(DOC + "Hello from the phone?\n")
     git(phone, "commit", "--quiet", "-am", "a prompt")
     git(phone, "push", "--quiet")
+    # Whoever can push to the remote reaches this machine's agent: trust it first.
+    wait_for(lambda: "does not trust" in held(desk / "chat.md"), what="the untrusted hold")
+    assert api.requests == []
+    assert run_cli(["trust", str(desk)], env).returncode == 0
     wait_for(lambda: "First answer." in pulled(phone), what="the reply in the phone's clone")
     assert roles_in(phone / "chat.md") == ["user", "assistant", "user"]
 

@@ -49,6 +49,7 @@ class Held:
     why: str
     kind: str  # "trust", "budget", "claiming", "owner": told once per kind
     quiet: bool = False  # a wait of seconds that needs nobody: not worth a notification
+    git_root: Path | None = None  # asked again with the same repository
 
 
 @dataclass
@@ -63,16 +64,17 @@ class Gate:
     _started: dict[Path, deque[float]] = field(default_factory=dict)
     _looked: float = float("-inf")
 
-    def why_held(self, path: Path) -> Held | None:
-        """Why a prompt of `path` may not be sent now, or None."""
+    def why_held(self, path: Path, git_root: Path | None = None) -> Held | None:
+        """Why a prompt of `path` may not be sent now, or None; `git_root`: the repository a
+        `git: sync` document is pulled into, as much a way in for others as a synced folder."""
         root = self.synced_root(path)
-        if root is not None:
+        if (shared := root or git_root) is not None:
             self.trust.refresh()  # a stat; `agentdoc trust` may have just written the file
-        if root is not None and not self.trust.covers(path):
-            return Held(untrusted_reason(root), "trust")
+            if not self.trust.covers(path):
+                return Held(untrusted_reason(shared), "trust", git_root=git_root)
         wait = budget_wait(self._started.setdefault(path, deque()), self.limit, self.clock())
         if wait > 0:
-            return Held(budget_reason(path.name, self.limit, wait), "budget")
+            return Held(budget_reason(path.name, self.limit, wait), "budget", git_root=git_root)
         if root is not None and self.claims is not None:
             why, quiet = self.claims.why_not(path)
             return None if why is None else Held(why, "claiming" if quiet else "owner", quiet)
@@ -117,5 +119,5 @@ class Gate:
         return [
             path
             for path, held in list(self.held.items())
-            if (now_held := self.why_held(path)) is None or now_held.why != held.why
+            if (now_held := self.why_held(path, held.git_root)) is None or now_held.why != held.why
         ]

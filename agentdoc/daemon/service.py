@@ -59,6 +59,7 @@ from agentdoc.turn import (
     remove_state,
     submission,
     sync_on,
+    toplevel,
     wants_marker,
     write_status,
 )
@@ -353,11 +354,12 @@ class Daemon:
         if (verdict := not_typed(path, parsed, previous, saved=saved and not synced)) is not None:
             hold_bulk(path, verdict)
             return
-        if synced and (why := integrate(path)) is not None:
-            log.warning("%s: the remote was not merged before the turn: %s", path, why)
-        if (held := self.gate.why_held(path)) is not None:
+        git_root = toplevel(path) if synced else None
+        if (held := self.gate.why_held(path, git_root)) is not None:
             self._hold(path, held)
             return
+        if synced and (why := integrate(path)) is not None:
+            log.warning("%s: the remote was not merged before the turn: %s", path, why)
         self._submit(path, marker, prompt)
 
     def _hold(self, path: Path, held: Held) -> None:
