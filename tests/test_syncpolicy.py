@@ -18,8 +18,9 @@ from agentdoc.daemon.gate import HOUR, Gate, Held, budget_wait
 from agentdoc.daemon.notify import Notifier, one_line
 from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.trust import TrustList, covers, trust_folder, trusted_list
+from agentdoc.document import new_nonce, open_reply
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import Progress, status
+from agentdoc.turn import Progress, open_regions, status
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, roles
 
@@ -314,3 +315,26 @@ def test_a_held_prompt_is_told_once_per_kind_of_reason(tmp_path: Path) -> None:
     assert gate.hold(doc, Held("budget: 2 min", "budget")) == (True, False)
     gate.started(doc)
     assert gate.hold(doc, Held("budget: 60 min", "budget")) == (True, True)
+
+
+def test_another_machine_s_streaming_reply_is_never_closed_here(
+    folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """What a desktop that does not answer a document sees while the one that does streams."""
+    doc = folder / "chat.md"
+    prompt = DOC + "hi\n"
+    streaming = open_reply(prompt, len(prompt), new_nonce())
+    doc.write_text(streaming)  # as found at start-up
+    write_claim(doc, Claim("aaaa", "desk-a", 1))
+    trust_folder(folder)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(daemon(folder, fake, synced=True, claim_wait=0)) as running:
+        wait_for(running.discovered.is_set, what="start-up")
+        grown = streaming.replace("<!-- agentdoc:end", "Half a reply\n<!-- agentdoc:end", 1)
+        doc.write_text(grown)  # the next version arrives through the sync
+        # A later prompt in another document of the folder: once it is answered, the change
+        # above has long been handled.
+        (folder / "later.md").write_text(DOC + "later\n")
+        wait_for(lambda: len(roles(folder / "later.md")) == 3, what="the later reply")
+    assert doc.read_text() == grown and open_regions(grown)
+    assert [c["stdin"] for c in fake.calls()] == ["later"]

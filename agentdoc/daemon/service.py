@@ -230,7 +230,7 @@ class Daemon:
                 self._error(path, str(exc))
 
     def _discover_one(self, path: Path) -> None:
-        found = read_found(path, self.ledger)
+        found = read_found(path, self.ledger, self.gate.answered_elsewhere)
         if found is None:
             return
         if not found.session:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import queue
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +30,11 @@ class Found:
     session: bool  # False: it means to be a session document but is not a valid one
 
 
-def read_found(path: Path, ledger: WriteLedger) -> Found | None:
-    """The document at `path` as start-up finds it, or None when it is no session document."""
+def read_found(
+    path: Path, ledger: WriteLedger, elsewhere: Callable[[Path], bool] = lambda _p: False
+) -> Found | None:
+    """The document at `path` as start-up finds it, or None when it is no session document;
+    `elsewhere`: another machine answers it, so a reply open in it is that machine's."""
     mtime = mtime_ns(path)
     if not starts_as_session(path):
         return None
@@ -40,7 +44,7 @@ def read_found(path: Path, ledger: WriteLedger) -> Found | None:
     text = decode(path, data)
     if not is_session_document(text):
         return Found(data, text, mtime, session=False)
-    if live_turn(path) is None:
+    if live_turn(path) is None and not elsewhere(path):
         # Replies left open by a killed process; one a live `agentdoc run` is still streaming
         # is left alone.
         if recover(path, ledger):
