@@ -112,11 +112,18 @@ def adopt(doc: Path, me: str, host: str | None = None) -> Claim:
 class Claims:
     """This machine's side of the rule, as the daemon's gate asks it."""
 
-    me: str
+    given: str | None = None  # this machine's id; None: the one in local state, when needed
     host: str = field(default_factory=socket.gethostname)
     wait: float = 10.0  # seconds a new claim waits for a rival one to arrive
     clock: Callable[[], float] = time.monotonic
     _claimed: dict[Path, float] = field(default_factory=dict)
+
+    @property
+    def me(self) -> str:
+        # Read (or made) on first use, so a daemon with no synced folder never needs it.
+        if self.given is None:
+            self.given = machine_id()
+        return self.given
 
     def elsewhere(self, doc: Path) -> bool:
         """Whether another machine answers `doc` (its open reply is that machine's to close)."""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
-from agentdoc.daemon.claims import Claims, machine_id
+from agentdoc.daemon.claims import Claims
 from agentdoc.daemon.gate import Gate, Held
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.gitpoll import poll
@@ -109,7 +109,7 @@ class Daemon:
         self.repairs = Repairs(self.ledger, self.retry_interval)
         trust = TrustList(self.settings.trusted)
         synced = self.synced_root or (lambda path: synced_root(path, self.settings))
-        claims = Claims(self.machine or machine_id(), wait=self.settings.claim_wait)
+        claims = Claims(self.machine, wait=self.settings.claim_wait)
         self.gate = Gate(trust, self.settings.max_turns_per_hour, synced, claims)
         self.notifier = Notifier(self.settings.notify, self.environ)
         report = self.on_progress
