@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.config import Settings
 from agentdoc.daemon.claims import Claims
+from agentdoc.daemon.synced import synced_root
 from agentdoc.daemon.trust import TrustList
 
 HOUR = 3600.0
@@ -121,3 +123,16 @@ class Gate:
             for path, held in list(self.held.items())
             if (now_held := self.why_held(path, held.git_root)) is None or now_held.why != held.why
         ]
+
+
+def gate_for(
+    settings: Settings, synced: Callable[[Path], Path | None] | None, machine: str | None
+) -> Gate:
+    """The daemon's gate: trust from the config, the budget, the claims of synced documents
+    (`synced` and `machine` replace the markers and the local machine id, for tests)."""
+    return Gate(
+        TrustList(settings.trusted),
+        settings.max_turns_per_hour,
+        synced or (lambda path: synced_root(path, settings)),
+        Claims(machine, wait=settings.claim_wait),
+    )

@@ -56,3 +56,16 @@ def poll(
                         tell(path)
         except Exception:  # a fetch that fails in a new way must not end the polling
             log.exception("the background git fetch failed")
+
+
+def start_polling(
+    snapshot: Callable[[], list[tuple[Path, str | None]]],
+    settings: Settings,
+    tell: Callable[[Path], None],
+    stop: threading.Event,
+) -> threading.Thread:
+    thread = threading.Thread(
+        target=poll, args=(snapshot, settings, tell, stop), name="git-fetch", daemon=True
+    )
+    thread.start()
+    return thread

@@ -13,7 +13,7 @@ import os
 import queue
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +62,15 @@ class Notifier:
     )
     _last: dict[Path, str] = field(default_factory=dict, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
+
+    def wrap(self, report: Callable[[Progress], None]) -> Callable[[Progress], None]:
+        """`report`, and then this notifier told the same progress."""
+
+        def told(p: Progress) -> None:
+            report(p)
+            self.observe(p)
+
+        return told
 
     def observe(self, p: Progress) -> None:
         """Notify once per event a turn's progress reports (a waiting turn reports often)."""

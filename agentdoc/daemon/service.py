@@ -20,10 +20,9 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
-from agentdoc.daemon.claims import Claims
-from agentdoc.daemon.gate import Gate, Held
+from agentdoc.daemon.gate import Gate, Held, gate_for
 from agentdoc.daemon.gitguard import git_busy, not_typed
-from agentdoc.daemon.gitpoll import poll
+from agentdoc.daemon.gitpoll import start_polling
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import hold, hold_bulk, tell_agent_problems, tell_error
@@ -32,9 +31,7 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.startup import read_found, take, tell_unsent
-from agentdoc.daemon.synced import synced_root
 from agentdoc.daemon.tree import maybe_session
-from agentdoc.daemon.trust import TrustList
 from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
@@ -107,18 +104,9 @@ class Daemon:
 
     def __post_init__(self) -> None:
         self.repairs = Repairs(self.ledger, self.retry_interval)
-        trust = TrustList(self.settings.trusted)
-        synced = self.synced_root or (lambda path: synced_root(path, self.settings))
-        claims = Claims(self.machine, wait=self.settings.claim_wait)
-        self.gate = Gate(trust, self.settings.max_turns_per_hour, synced, claims)
+        self.gate = gate_for(self.settings, self.synced_root, self.machine)
         self.notifier = Notifier(self.settings.notify, self.environ)
-        report = self.on_progress
-
-        def told(p: Progress) -> None:
-            report(p)
-            self.notifier.observe(p)
-
-        self.on_progress = told
+        self.on_progress = self.notifier.wrap(self.on_progress)
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
         self.hints = Hints(self.pool, self.settings, self.environ)
@@ -148,12 +136,7 @@ class Daemon:
             watcher.start(self._found.put, background=True)
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
-            poller = threading.Thread(
-                target=poll,
-                args=(self._snapshot, self.settings, self._remote_moved, stop),
-                daemon=True,
-            )
-            poller.start()
+            start_polling(self._snapshot, self.settings, self._remote_moved, stop)
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
