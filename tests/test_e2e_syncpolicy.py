@@ -112,6 +112,8 @@ def test_untrusted_holds_trust_releases_the_budget_holds_and_notify_tells_each_o
             doc = server_dir / "chat.md"
             wait_for(lambda: "does not trust" in held(doc), "the untrusted hold", SYNC_WAIT)
             assert f"agentdoc trust {server_dir}" in held(doc) and api.requests == []
+            shown = run_cli(["status", str(doc)], env).stdout
+            assert "chat.md: pending" in shown and f"agentdoc trust {server_dir}" in shown
 
             trusted = run_cli(["trust", str(server_dir)], env)
             assert trusted.returncode == 0, trusted.stderr
@@ -146,7 +148,7 @@ def test_a_phone_and_two_desktops_answer_each_prompt_once(tmp_path: Path) -> Non
                 env_for(
                     api,
                     tmp_path / f"desk{i}",
-                    config(tmp_path / f"desk{i}.toml", [desk], claim_wait=8),
+                    config(tmp_path / f"desk{i}.toml", [desk], claim_wait=15),
                 )
                 for i, desk in enumerate(desks, 1)
             ]
