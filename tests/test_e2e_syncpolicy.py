@@ -142,7 +142,7 @@ def test_a_phone_and_two_desktops_answer_each_prompt_once(tmp_path: Path) -> Non
         dirs = [tmp_path / name / "notes" for name in ("phone", "desk1", "desk2")]
         share(dirs, instances)
         phone_dir, desks = dirs[0], dirs[1:]
-        script = [answer("The first answer."), answer("The second answer.")]
+        script = [answer(f"Answer {n}.") for n in (1, 2, 3)]
         with FakeMessagesAPI(script) as api:
             envs = [
                 env_for(
@@ -155,21 +155,40 @@ def test_a_phone_and_two_desktops_answer_each_prompt_once(tmp_path: Path) -> Non
             for desk, env in zip(desks, envs, strict=True):
                 assert run_cli(["init-sync", str(desk)], env).returncode == 0
             wait_in_sync(instances)
+            chat = phone_dir / "chat.md"
+
+            def ask(prompt: str, reply: str) -> None:
+                chat.write_text((chat.read_text() if chat.exists() else DOC) + prompt + "\n")
+                wait_for(lambda: reply in chat.read_text(), f"“{reply}” on the phone", SYNC_WAIT)
+                wait_in_sync(instances)
+
             with (
                 watching(desks[0], envs[0], tmp_path / "desk1.log"),
                 watching(desks[1], envs[1], tmp_path / "desk2.log"),
             ):
-                chat = phone_dir / "chat.md"
-                chat.write_text(DOC + "Who answers?\n")
-                wait_for(lambda: "The first answer." in chat.read_text(), "the reply", SYNC_WAIT)
+                ask("Who answers?", "Answer 1.")
+                ask("And again?", "Answer 2.")
+                waiting = [d for d in desks if "answers this document" in held(d / "chat.md")]
+                assert len(waiting) == 1, [held(d / "chat.md") for d in desks]
+                # The desktop that held the prompts takes the conversation over.
+                [other] = waiting
+                adopted = run_cli(["adopt", str(other / "chat.md")], envs[desks.index(other)])
+                assert adopted.returncode == 0, adopted.stderr
                 wait_in_sync(instances)
-                chat.write_text(chat.read_text() + "And again?\n")
-                wait_for(lambda: "The second answer." in chat.read_text(), "reply 2", SYNC_WAIT)
-                wait_in_sync(instances)
-                answered = [d for d in desks if "answers this document" not in held(d / "chat.md")]
-        assert len(api.requests) == 2, [r.user_texts()[-1] for r in api.requests]
-        assert len(answered) == 1  # the other desktop says which machine answers
-        assert roles(chat) == ["user", "assistant"] * 2 + ["user"]
+                ask("Now you?", "Answer 3.")
+                wait_for(
+                    lambda: all(
+                        ("answers this document" in held(d / "chat.md")) == (d is not other)
+                        for d in desks
+                    ),
+                    "the first desktop to hold now",
+                    SYNC_WAIT,
+                )
+        said = [r.user_texts()[-1] for r in api.requests]
+        assert said[:2] == ["Who answers?", "And again?"] and len(said) == 3
+        # The adopting machine has no session of its own: it sends the conversation with it.
+        assert said[2].endswith("Now you?") and "Assistant: Answer 2." in said[2]
+        assert roles(chat) == ["user", "assistant"] * 3 + ["user"]
         assert conflict_copies(*dirs) == []
         claims = sorted(p.name for p in (phone_dir / ".agentdoc-claims").iterdir())
-        assert len(claims) == 1  # the losing claim was taken back, everywhere
+        assert len(claims) == 2  # the winner's first claim and the adopter's higher one

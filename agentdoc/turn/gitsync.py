@@ -42,7 +42,8 @@ def repo_lock(top: Path) -> threading.Lock:
 
 def behind(top: Path) -> int:
     """Fetch, then count the upstream's commits this branch lacks (0 without an upstream)."""
-    if _git(["fetch", "--quiet"], top).returncode != 0:
+    if (fetched := _git(["fetch", "--quiet"], top)).returncode != 0:
+        log.info("%s: git fetch failed: %s", top, fetched.stderr.strip()[-200:])
         return 0
     done = _git(["rev-list", "--count", "HEAD..@{upstream}"], top)
     return int(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else 0
