@@ -27,6 +27,7 @@ from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.startup import read_found, take, tell_unsent
 from agentdoc.daemon.tree import maybe_session
 from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
@@ -202,6 +203,7 @@ class Daemon:
         fresh = found.mtime >= self._started_ns
         known = self._docs.setdefault(path, DocState())
         known.seen, known.text = (None if fresh else digest(found.data)), found.text
+        known.saves.append(found.text)
         self._follow(path)
         self.hints.found_at_start(path, found.mtime)
         if self.send_pending:
@@ -247,10 +249,14 @@ class Daemon:
         if doc.thread is not None:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
+            doc.saves.append(text)
             doc.queued = True
             if doc.runner is not None and self._prompt_in(text) is not None:
                 doc.runner.note_queued()
             return
+        if (rebased := rebase_save(path, doc, previous, text, data, self.ledger)) is None:
+            return
+        text = rebased
         if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
             # A reply a failed turn left open (a full disk, a moved file) is closed first; a
             # prompt the user saved below it is then sent, as their save asked.
@@ -361,10 +367,17 @@ class Daemon:
                 if after_unfinished(path, doc, outcome):
                     self._later(self.settings.settle_step, "changed", path)
             elif (data := read_stable(path)) is not None:
+                if not self.ledger.is_own(path, data) and (ours := self.ledger.last(path)):
+                    # Saved after our last write, maybe from a copy older than the reply: a
+                    # save like any other, judged against what we wrote.
+                    doc.seen, doc.text = digest(ours), ours.decode("utf-8", "replace")
+                    self._later(self.settings.settle_step, "changed", path)
+                    return
                 # The turn's writes may still be settling, so their events have not told us
                 # the conversation as it now stands: take it from the file, or a prompt saved
                 # right after the reply would look like several turns arriving at once.
-                doc.text = data.decode("utf-8", "replace")
+                # Seen, too: a save of the copy we last handled is then a change again.
+                doc.seen, doc.text = digest(data), data.decode("utf-8", "replace")
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
                 # itself. A prompt found here was typed and saved by the user (our close only
@@ -386,7 +399,13 @@ class Daemon:
         if data is not None and path in self._docs:
             text = decode(path, data)
             known = self._docs[path]
-            known.seen, known.text = digest(data), text
+            previous, known.seen, known.text = known.text, digest(data), text
+            if not self.ledger.is_own(path, data):
+                # A save that landed as the turn ended, maybe from a copy older than the reply.
+                rebased = rebase_save(path, known, previous, text, data, self.ledger)
+                if rebased is None:
+                    return
+                text = rebased
             # The turn's own writes changed the structure, so only git is looked for: a
             # checkout landing just as the turn ended is still git's, not a prompt.
             self._consider(path, text, saved=True)
