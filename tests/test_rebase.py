@@ -84,3 +84,17 @@ def test_which_saves_are_stale_copies() -> None:
     assert stale_merge([OURS], OURS, typed) is None
     assert stale_merge([], OURS, typed) is None
     assert stale_merge([BASE], None, typed) is None
+
+
+def test_a_conflict_copy_with_a_prompt_merges_after_the_reply() -> None:
+    from agentdoc.document import merge_copy
+
+    streaming = BASE + (
+        "\n## Assistant\n\n<!-- agentdoc:reply n1 (streaming; text you type between these "
+        "markers is kept) -->\nthe ans\n"
+    )
+    phone = streaming + "\n## User\n\nfrom the phone\n"
+    merged = merge_copy(OURS, phone)
+    assert merged.clean
+    assert merged.text == OURS + "from the phone\n"
+    assert merge_copy(OURS, BASE).text == OURS

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.daemon.conflicts import kept_copies as kept_copies
     from agentdoc.daemon.lock import find_daemon as find_daemon
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
     from agentdoc.daemon.pool import WarmPool as WarmPool
@@ -16,5 +17,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
 
 __all__, __getattr__ = lazy_exports(
     __name__,
-    {"lock": ("find_daemon", "stop_daemon"), "pool": ("WarmPool",), "service": ("Daemon",)},
+    {
+        "conflicts": ("kept_copies",),
+        "lock": ("find_daemon", "stop_daemon"),
+        "pool": ("WarmPool",),
+        "service": ("Daemon",),
+    },
 )

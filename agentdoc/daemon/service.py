@@ -20,10 +20,11 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
+from agentdoc.daemon.conflicts import absorb, conflicts_of, original_of
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
-from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
+from agentdoc.daemon.notices import hold, hold_bulk, tell_agent_problems, tell_error
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
@@ -112,6 +113,7 @@ class Daemon:
             guard=self.settings.settle_guard,
             on_open=lambda path: self._events.put(("opened", path, "")),
             on_attrib=lambda path: self._events.put(("attrib", path, "")),
+            on_conflict=lambda path: self._events.put(("conflict", path, "")),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -167,6 +169,8 @@ class Daemon:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
+            elif kind == "conflict":
+                self._on_conflict(path)
             elif kind == "attrib" and self.repairs.owes(path):
                 self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
         except Exception as exc:  # one document's fault must not stop the daemon
@@ -206,6 +210,8 @@ class Daemon:
         known.saves.append(found.text)
         self._follow(path)
         self.hints.found_at_start(path, found.mtime)
+        for copy in conflicts_of(path):  # made while no daemon watched
+            self._events.put(("conflict", copy, ""))
         if self.send_pending:
             self._consider(path, found.text)
         elif self._prompt_in(found.text) is not None:
@@ -267,6 +273,31 @@ class Daemon:
         if self.repairs.owes(path):
             return  # the open reply cannot be closed yet; nothing is sent below it
         self._consider(path, text, previous, saved=True)
+        for copy in conflicts_of(path):  # a sync tool may have put one aside with this save
+            self._events.put(("conflict", copy, ""))
+
+    def _on_conflict(self, copy: Path) -> None:
+        """Merge a sync tool's conflict copy into its session document, once no turn runs."""
+        original = original_of(copy)
+        doc = None if original is None else self._docs.get(original)
+        if original is None or doc is None:
+            return  # not a conversation of ours: the copy is the person's business
+        if doc.thread is not None or git_busy(original):
+            self._later(self.settings.settle_step, "conflict", copy)
+            return
+        absorbed = absorb(copy, original, self.ledger)
+        if absorbed.problem is not None:
+            log.warning("%s: %s; it stays in the folder", original, absorbed.problem)
+            hold(original, f"{absorbed.problem}: merge it by hand, then delete it")
+            return
+        if absorbed.text is None:
+            return
+        log.info(
+            "%s: merged the sync tool's copy %s (kept in %s)", original, copy.name, absorbed.kept
+        )
+        previous, doc.text = doc.text, absorbed.text
+        doc.seen = digest(absorbed.text.encode("utf-8"))
+        self._consider(original, absorbed.text, previous, saved=True)
 
     def _mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""

@@ -84,3 +84,32 @@ def _last_words(lines: list[str]) -> tuple[int, str] | None:
         if lines[at].strip():
             return at, lines[at]
     return None
+
+
+def merge_copy(ours: str, copy: str) -> Merged:
+    """A sync tool's conflict copy merged into the document `ours`, with no known ancestor.
+
+    The lines both hold stand for the ancestor, so what either side added is kept (a removal
+    made on one side reads as the other side's text and is kept too: nothing is lost). A reply
+    the copy caught while it streamed is ours: its markers are dropped, and a line it holds
+    cut short counts as our whole line.
+    """
+    mine = _lines(ours)
+    theirs = [_whole(line, mine) for line in _lines(copy) if not _our_marker(line)]
+    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
+    base = [line for a, _, size in matcher.get_matching_blocks() for line in mine[a : a + size]]
+    return merge_document("".join(base), ours, "".join(theirs))
+
+
+def _our_marker(line: str) -> bool:
+    return line.lstrip().startswith(("<!-- agentdoc:reply ", "<!-- agentdoc:end "))
+
+
+def _whole(line: str, mine: list[str]) -> str:
+    """`line`, or the line of ours it is the start of (a streaming line caught mid-way)."""
+    body = line.rstrip("\r\n")
+    if not body.strip() or line in mine:
+        return line
+    return next(
+        (m for m in mine if m.startswith(body) and len(m.strip()) > len(body.strip())), line
+    )
