@@ -14,6 +14,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
     from agentdoc.daemon.pool import WarmPool as WarmPool
     from agentdoc.daemon.service import Daemon as Daemon
+    from agentdoc.daemon.synced import SyncedFolder as SyncedFolder
+    from agentdoc.daemon.synced import paced as paced
+    from agentdoc.daemon.synced import synced_folder as synced_folder
+    from agentdoc.daemon.synced import synced_root as synced_root
 
 __all__, __getattr__ = lazy_exports(
     __name__,
@@ -22,5 +26,6 @@ __all__, __getattr__ = lazy_exports(
         "lock": ("find_daemon", "stop_daemon"),
         "pool": ("WarmPool",),
         "service": ("Daemon",),
+        "synced": ("SyncedFolder", "paced", "synced_folder", "synced_root"),
     },
 )

@@ -30,6 +30,7 @@ from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.startup import read_found, take, tell_unsent
+from agentdoc.daemon.synced import paced
 from agentdoc.daemon.tree import maybe_session
 from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
 from agentdoc.daemon.watcher import Watcher
@@ -360,7 +361,7 @@ class Daemon:
         doc.cancel = threading.Event()
         runner = TurnRunner(
             path,
-            self.settings,
+            paced(path, self.settings),
             mode="run",
             ledger=self.ledger,
             environ=self.environ,
