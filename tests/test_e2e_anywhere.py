@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -113,14 +114,7 @@ def test_a_prompt_typed_on_the_phone_while_the_reply_streams_is_answered_once(
         )
         api.release()
         for side in (phone_dir, server_dir):
-            wait_for(
-                lambda side=side: (
-                    "The second answer." in _text(side / "chat.md")
-                    and "agentdoc:reply" not in _text(side / "chat.md")
-                ),
-                f"both replies in {side.parent.name}'s copy",
-                3 * SYNC,
-            )
+            wait_for(partial(_done, side), f"both replies in {side.parent.name}", 3 * SYNC)
         wait_in_sync([phone, server])
     assert len(api.requests) == 2
     for side in (phone_dir, server_dir):
@@ -161,6 +155,11 @@ def test_a_conflict_copy_with_its_own_prompt_is_merged_and_answered_once_in_the_
     assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
     assert _byproducts(phone_dir) == _byproducts(server_dir) == []
     assert (server_dir / ".agentdoc" / "conflicts" / copy).is_file()
+
+
+def _done(folder: Path) -> bool:
+    text = _text(folder / "chat.md")
+    return "The second answer." in text and "agentdoc:reply" not in text
 
 
 def _text(path: Path) -> str:
