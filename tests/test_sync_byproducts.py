@@ -8,36 +8,58 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from agentdoc.cli import cli
+from agentdoc.document import parser as document
 from tests.conftest import FakeClaude, wait_for
-from tests.test_daemon import DOC, Running, make_daemon, roles
+from tests.test_daemon import DOC, Running, make_daemon, roles, state_of
 
 CONFLICT = "chat.sync-conflict-20261125-123404-ASALHUV.md"
 
 
-def test_a_conflict_copy_with_a_prompt_is_never_answered(
+def test_sync_byproducts_are_never_answered_as_documents(
     tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
     folder = tmp_path / "docs"
     (folder / ".stversions").mkdir(parents=True)
-    doc, other = folder / "chat.md", folder / "other.md"
+    doc = folder / "chat.md"
     doc.write_text(DOC)
-    other.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        # Copies of a file that is no session document of ours: left alone, never run.
+        stray = folder / "notes.sync-conflict-20261125-123404-ASALHUV.md"
+        stray.write_text(DOC + "a prompt in a stray copy\n")
+        (folder / "notes (Ann's conflicted copy 2026-11-25).md").write_text(DOC + "another\n")
+        (folder / ".stversions" / "chat~20261125-123404.md").write_text(DOC + "old\n")
+        (folder / ".syncthing.chat.md.tmp").write_text(DOC + "in transfer\n")
+        (folder / ".chat.md.icloud").write_text(DOC + "placeholder\n")
+        # A prompt saved after them is answered: the daemon has seen everything before it.
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+    assert [call["stdin"] for call in fake.calls()] == ["first"]
+    assert stray.read_text() == DOC + "a prompt in a stray copy\n"
+
+
+def test_a_conflict_copy_is_merged_back_and_its_prompt_answered_once(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
     fake = fake_claude("plain_text.ndjson")
     with Running(make_daemon(folder, fake)):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-        # The phone's copy: the same session id, and a prompt of its own.
-        copy_text = doc.read_text() + "from the phone\n"
-        (folder / CONFLICT).write_text(copy_text)
-        (folder / "chat (Ann's conflicted copy 2026-11-25).md").write_text(copy_text)
-        (folder / ".stversions" / "chat~20261125-123404.md").write_text(DOC + "old\n")
-        (folder / ".syncthing.chat.md.tmp").write_text(copy_text)
-        # A prompt saved after them is answered: the daemon has seen everything before it.
-        other.write_text(DOC + "second\n")
-        wait_for(lambda: roles(other) == ["user", "assistant", "user"], what="the other reply")
-    assert [call["stdin"] for call in fake.calls()] == ["first", "second"]
-    assert (folder / CONFLICT).read_text() == copy_text
-    assert not list((folder / ".agentdoc").glob("*sync-conflict*"))
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+        # The phone's version lost to ours: the sync tool kept it as a copy, same session id.
+        (folder / CONFLICT).write_text(doc.read_text() + "from the phone\n")
+        wait_for(lambda: len(roles(doc)) == 5, what="the phone's prompt answered")
+        wait_for(lambda: not (folder / CONFLICT).exists(), what="the copy moved away")
+    assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]
+    kept = folder / ".agentdoc" / "conflicts" / CONFLICT
+    assert kept.is_file()
+    listed = CliRunner().invoke(cli, ["status", str(folder)])
+    assert f"merged conflict copy, kept: {kept}" in listed.output
+    assert document.parse(doc.read_text()).turns[2].content.strip() == "from the phone"
 
 
 def test_renaming_a_document_to_a_conflict_name_is_not_a_move(
@@ -51,15 +73,15 @@ def test_renaming_a_document_to_a_conflict_name_is_not_a_move(
     with Running(make_daemon(folder, fake)):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-        # What a sync tool does with a local edit that lost: renamed aside, the remote version
-        # put in its place.
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+        # What a sync tool does with a local version that lost: renamed aside, the remote
+        # version put in its place.
         answered = doc.read_text()
         doc.rename(folder / CONFLICT)
-        (folder / CONFLICT).write_text(answered + "typed locally\n")
         doc.write_text(answered + "from the phone\n")
         wait_for(lambda: len(roles(doc)) == 5, what="the phone's prompt answered")
+        wait_for(lambda: not (folder / CONFLICT).exists(), what="the copy merged and moved")
     assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]
-    assert (folder / CONFLICT).read_text() == answered + "typed locally\n"
 
 
 def test_agentdoc_run_refuses_a_conflict_copy_and_names_its_document(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def watch(
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming, waiting or error."""
-    from agentdoc.daemon import find_daemon
+    from agentdoc.daemon import find_daemon, kept_copies
     from agentdoc.turn import all_statuses, as_found, read_status
 
     target = path or Path.cwd()
@@ -56,12 +56,14 @@ def status_command(path: Path | None, as_json: bool) -> None:
     else:
         statuses = [as_found(s) for s in all_statuses(target)]
     holder = find_daemon(target)
+    copies = kept_copies(target)  # sync tools' conflict copies merged into documents
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
                     "documents": [s.model_dump() for s in statuses],
+                    "merged_copies": [str(p) for p in copies],
                 },
                 indent=2,
             )
@@ -74,6 +76,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
     )
     for s in statuses:
         click.echo(s.describe())
+    for copy in copies:
+        click.echo(f"merged conflict copy, kept: {copy}")
 
 
 @cli.command()

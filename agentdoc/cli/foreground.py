@@ -23,7 +23,7 @@ from agentdoc.cli.echo import ReplyEcho
 from agentdoc.cli.interrupt import stop_on_signals
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
-from agentdoc.daemon import Daemon, WarmPool
+from agentdoc.daemon import Daemon, WarmPool, paced
 from agentdoc.document import NOT_ASKED_HINT, WriteLedger, byproduct_kind, conflict_original
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
 from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
@@ -89,7 +89,7 @@ def run_turn(
         )
     recover(path, WriteLedger())  # a reply left open by a killed run
     clear_dead_turn(path)
-    settings = load_settings({"model": model})
+    settings = paced(path, load_settings({"model": model}))
     cancel = threading.Event()
     view, report = _reporter(print_reply, quiet)
     # In a terminal the person can answer a tool's permission request right there: the CLI

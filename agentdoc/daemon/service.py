@@ -20,6 +20,7 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
+from agentdoc.daemon.conflicts import absorb, conflicts_of, original_of
 from agentdoc.daemon.gate import Gate, Held, gate_for
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.gitpoll import start_polling
@@ -30,7 +31,9 @@ from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.startup import read_found, take, tell_unsent
+from agentdoc.daemon.synced import paced
 from agentdoc.daemon.tree import maybe_session
 from agentdoc.daemon.turns import DocState, after_unfinished, run_turn, stop_turns
 from agentdoc.daemon.watcher import Watcher
@@ -125,6 +128,7 @@ class Daemon:
             guard=self.settings.settle_guard,
             on_open=lambda path: self._events.put(("opened", path, "")),
             on_attrib=lambda path: self._events.put(("attrib", path, "")),
+            on_conflict=lambda path: self._events.put(("conflict", path, "")),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -187,6 +191,8 @@ class Daemon:
                 self._pull(path)
             elif kind == "release":
                 self._release(path)
+            elif kind == "conflict":
+                self._on_conflict(path)
             elif kind == "attrib" and self.repairs.owes(path):
                 self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
         except Exception as exc:  # one document's fault must not stop the daemon
@@ -224,8 +230,11 @@ class Daemon:
         fresh = found.mtime >= self._started_ns
         known = self._docs.setdefault(path, DocState())
         known.seen, known.text = (None if fresh else digest(found.data)), found.text
+        known.saves.append(found.text)
         self._follow(path)
         self.hints.found_at_start(path, found.mtime)
+        for copy in conflicts_of(path):  # made while no daemon watched
+            self._events.put(("conflict", copy, ""))
         if self.send_pending:
             self._consider(path, found.text)
         elif self._prompt_in(found.text) is not None:
@@ -269,10 +278,14 @@ class Daemon:
         if doc.thread is not None:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
+            doc.saves.append(text)
             doc.queued = True
             if doc.runner is not None and self._prompt_in(text) is not None:
                 doc.runner.note_queued()
             return
+        if (rebased := rebase_save(path, doc, previous, text, data, self.ledger)) is None:
+            return
+        text = rebased
         if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
             # A reply a failed turn left open (a full disk, a moved file) is closed first; a
             # prompt the user saved below it is then sent, as their save asked.
@@ -283,6 +296,31 @@ class Daemon:
         if self.repairs.owes(path):
             return  # the open reply cannot be closed yet; nothing is sent below it
         self._consider(path, text, previous, saved=True)
+        for copy in conflicts_of(path):  # a sync tool may have put one aside with this save
+            self._events.put(("conflict", copy, ""))
+
+    def _on_conflict(self, copy: Path) -> None:
+        """Merge a sync tool's conflict copy into its session document, once no turn runs."""
+        original = original_of(copy)
+        doc = None if original is None else self._docs.get(original)
+        if original is None or doc is None:
+            return  # not a conversation of ours: the copy is the person's business
+        if doc.thread is not None or git_busy(original):
+            self._later(self.settings.settle_step, "conflict", copy)
+            return
+        absorbed = absorb(copy, original, self.ledger)
+        if absorbed.problem is not None:
+            log.warning("%s: %s; it stays in the folder", original, absorbed.problem)
+            hold(original, f"{absorbed.problem}: merge it by hand, then delete it")
+            return
+        if absorbed.text is None:
+            return
+        log.info(
+            "%s: merged the sync tool's copy %s (kept in %s)", original, copy.name, absorbed.kept
+        )
+        previous, doc.text = doc.text, absorbed.text
+        doc.seen = digest(absorbed.text.encode("utf-8"))
+        self._consider(original, absorbed.text, previous, saved=True)
 
     def _mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""
@@ -393,7 +431,7 @@ class Daemon:
         self.gate.started(path)
         runner = TurnRunner(
             path,
-            self.settings,
+            paced(path, self.settings),
             mode="run",
             ledger=self.ledger,
             environ=self.environ,
@@ -431,10 +469,17 @@ class Daemon:
                 if after_unfinished(path, doc, outcome):
                     self._later(self.settings.settle_step, "changed", path)
             elif (data := read_stable(path)) is not None:
+                if not self.ledger.is_own(path, data) and (ours := self.ledger.last(path)):
+                    # Saved after our last write, maybe from a copy older than the reply: a
+                    # save like any other, judged against what we wrote.
+                    doc.seen, doc.text = digest(ours), ours.decode("utf-8", "replace")
+                    self._later(self.settings.settle_step, "changed", path)
+                    return
                 # The turn's writes may still be settling, so their events have not told us
                 # the conversation as it now stands: take it from the file, or a prompt saved
                 # right after the reply would look like several turns arriving at once.
-                doc.text = data.decode("utf-8", "replace")
+                # Seen, too: a save of the copy we last handled is then a change again.
+                doc.seen, doc.text = digest(data), data.decode("utf-8", "replace")
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
                 # itself. A prompt found here was typed and saved by the user (our close only
@@ -456,7 +501,13 @@ class Daemon:
         if data is not None and path in self._docs:
             text = decode(path, data)
             known = self._docs[path]
-            known.seen, known.text = digest(data), text
+            previous, known.seen, known.text = known.text, digest(data), text
+            if not self.ledger.is_own(path, data):
+                # A save that landed as the turn ended, maybe from a copy older than the reply.
+                rebased = rebase_save(path, known, previous, text, data, self.ledger)
+                if rebased is None:
+                    return
+                text = rebased
             # The turn's own writes changed the structure, so only git is looked for: a
             # checkout landing just as the turn ended is still git's, not a prompt.
             self._consider(path, text, saved=True)

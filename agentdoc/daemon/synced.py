@@ -113,3 +113,14 @@ def _configured(start: Path, settings: Settings) -> SyncedFolder | None:
         if start == root or start.is_relative_to(root):
             return SyncedFolder(root, None)
     return None
+
+
+def paced(path: Path, settings: Settings) -> Settings:
+    """The settings for a turn on `path`: in a synced folder a streaming reply is written at
+    most every `sync_flush_interval` seconds, so the sync tool publishes a few whole versions
+    and a save from another machine rarely meets one of ours in flight (the start of the reply,
+    approval requests and the end are still written at once)."""
+    if synced_root(path, settings) is None:
+        return settings
+    interval = max(settings.flush_interval, settings.sync_flush_interval)
+    return settings.model_copy(update={"flush_interval": interval})

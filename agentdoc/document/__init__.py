@@ -56,6 +56,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import parse as parse
     from agentdoc.document.parser import parse_archive as parse_archive
     from agentdoc.document.parser import session_problem as session_problem
+    from agentdoc.document.rebase import Merged as Merged
+    from agentdoc.document.rebase import merge_copy as merge_copy
+    from agentdoc.document.rebase import merge_document as merge_document
     from agentdoc.document.render import NOT_ASKED_HINT as NOT_ASKED_HINT
     from agentdoc.document.render import refused_unasked as refused_unasked
     from agentdoc.document.render import render_body as render_body
@@ -136,6 +139,7 @@ __all__, __getattr__ = lazy_exports(
             "refused_unasked",
             "summarize_input",
         ),
+        "rebase": ("Merged", "merge_copy", "merge_document"),
         "seal": ("escape_reply", "seal_reply"),
         "splice": (
             "STREAMING_MARK",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import read_status as read_status
     from agentdoc.turn.status import remove_state as remove_state
     from agentdoc.turn.status import request_cancel as request_cancel
+    from agentdoc.turn.status import state_dir as state_dir
     from agentdoc.turn.status import write_status as write_status
     from agentdoc.turn.undoing import undo as undo
 
@@ -60,6 +61,7 @@ __all__, __getattr__ = lazy_exports(
             "read_status",
             "remove_state",
             "request_cancel",
+            "state_dir",
             "write_status",
         ),
         "undoing": ("undo",),
