@@ -18,10 +18,13 @@ from pathlib import Path
 
 from agentdoc.daemon.settle import read_stable
 from agentdoc.document import (
+    DocumentError,
+    FrontmatterError,
     WriteLedger,
     conflict_original,
     decode,
     merge_copy,
+    parse,
     write_bytes,
     write_text,
 )
@@ -61,8 +64,16 @@ def absorb(copy: Path, document: Path, ledger: WriteLedger) -> Absorbed:
     copy_data, doc_data = read_stable(copy), read_stable(document)
     if copy_data is None or doc_data is None:
         return Absorbed()  # gone meanwhile (another machine merged it first)
-    doc_text = decode(document, doc_data)
-    merged = merge_copy(doc_text, decode(copy, copy_data))
+    doc_text, copy_text = decode(document, doc_data), decode(copy, copy_data)
+    other = _other_conversation(doc_text, copy_text)
+    if other is not None:
+        problem = (
+            f"the sync tool's copy {copy.name} holds another conversation (session {other}), "
+            "so it was not merged"
+        )
+        _tell_in_document(document, doc_text, doc_data, problem, ledger)
+        return Absorbed(problem=problem)
+    merged = merge_copy(doc_text, copy_text)
     if not merged.clean:
         return Absorbed(problem=f"the sync tool's copy {copy.name} could not be merged cleanly")
     if merged.text != doc_text:
@@ -74,6 +85,29 @@ def absorb(copy: Path, document: Path, ledger: WriteLedger) -> Absorbed:
     kept.parent.mkdir(parents=True, exist_ok=True)
     os.replace(copy, kept)
     return Absorbed(merged.text, kept)
+
+
+def _other_conversation(doc_text: str, copy_text: str) -> str | None:
+    """The copy's session id when it differs from the document's: not the same conversation."""
+    try:
+        ours, theirs = parse(doc_text).meta.session, parse(copy_text).meta.session
+    except (DocumentError, FrontmatterError):
+        return None  # a copy we cannot read as a document is merged as text
+    return theirs if ours and theirs and ours != theirs else None
+
+
+def _tell_in_document(
+    document: Path, text: str, data: bytes, problem: str, ledger: WriteLedger
+) -> None:
+    """A notice above the first turn (never inside a prompt), once."""
+    notice = f"> [!WARNING]\n> agentdoc: {problem}. Merge what you need by hand, then delete it.\n"
+    if notice in text:
+        return
+    at = parse(text).preamble_end
+    head = text[:at] if text[:at].endswith("\n\n") or not at else text[:at].rstrip("\n") + "\n\n"
+    displaced = write_text(document, head + notice + "\n" + text[at:], ledger, expected=data)
+    if displaced is not None:
+        write_bytes(document, displaced)  # a save landed: it stays; the notice comes next time
 
 
 def _unused(path: Path) -> Path:

@@ -290,6 +290,8 @@ class Daemon:
         if absorbed.problem is not None:
             log.warning("%s: %s; it stays in the folder", original, absorbed.problem)
             hold(original, f"{absorbed.problem}: merge it by hand, then delete it")
+            if (data := read_stable(original)) is not None:  # the notice it may have written
+                doc.seen, doc.text = digest(data), decode(original, data)
             return
         if absorbed.text is None:
             return
