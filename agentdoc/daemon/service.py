@@ -205,7 +205,7 @@ class Daemon:
             return
         # A file written since the watch began was saved by someone, and its event is on its
         # way: left unseen, that event counts as the save it is.
-        fresh = found.mtime >= self._started_ns
+        fresh = found.arrived >= self._started_ns
         known = self._docs.setdefault(path, DocState())
         known.seen, known.text = (None if fresh else digest(found.data)), found.text
         known.saves.append(found.text)
