@@ -16,13 +16,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.daemon.notices import hold
 from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.turns import DocState
 from agentdoc.document import (
     DocumentError,
     FrontmatterError,
     WriteLedger,
     conflict_original,
     decode,
+    digest,
     merge_copy,
     parse,
     write_bytes,
@@ -85,6 +88,23 @@ def absorb(copy: Path, document: Path, ledger: WriteLedger) -> Absorbed:
     kept.parent.mkdir(parents=True, exist_ok=True)
     os.replace(copy, kept)
     return Absorbed(merged.text, kept)
+
+
+def take_in(copy: Path, document: Path, doc: DocState, ledger: WriteLedger) -> str | None:
+    """Merge `copy` into `document` (no turn runs on it): the document as merged, to be
+    considered like a save, or None when nothing was merged (told where it matters)."""
+    absorbed = absorb(copy, document, ledger)
+    if absorbed.problem is not None:
+        log.warning("%s: %s; it stays in the folder", document, absorbed.problem)
+        hold(document, f"{absorbed.problem}: merge it by hand, then delete it")
+        if (data := read_stable(document)) is not None:  # the notice it may have written
+            doc.seen, doc.text = digest(data), decode(document, data)
+        return None
+    if absorbed.text is None:
+        return None
+    log.info("%s: merged the sync tool's copy %s (kept in %s)", document, copy.name, absorbed.kept)
+    doc.seen, doc.text = digest(absorbed.text.encode("utf-8")), absorbed.text
+    return absorbed.text
 
 
 def _other_conversation(doc_text: str, copy_text: str) -> str | None:

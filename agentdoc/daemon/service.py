@@ -20,11 +20,11 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
-from agentdoc.daemon.conflicts import absorb, conflicts_of, original_of
+from agentdoc.daemon.conflicts import conflicts_of, original_of, take_in
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
-from agentdoc.daemon.notices import hold, hold_bulk, tell_agent_problems, tell_error
+from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
@@ -286,21 +286,9 @@ class Daemon:
         if doc.thread is not None or git_busy(original):
             self._later(self.settings.settle_step, "conflict", copy)
             return
-        absorbed = absorb(copy, original, self.ledger)
-        if absorbed.problem is not None:
-            log.warning("%s: %s; it stays in the folder", original, absorbed.problem)
-            hold(original, f"{absorbed.problem}: merge it by hand, then delete it")
-            if (data := read_stable(original)) is not None:  # the notice it may have written
-                doc.seen, doc.text = digest(data), decode(original, data)
-            return
-        if absorbed.text is None:
-            return
-        log.info(
-            "%s: merged the sync tool's copy %s (kept in %s)", original, copy.name, absorbed.kept
-        )
-        previous, doc.text = doc.text, absorbed.text
-        doc.seen = digest(absorbed.text.encode("utf-8"))
-        self._consider(original, absorbed.text, previous, saved=True)
+        previous = doc.text
+        if (text := take_in(copy, original, doc, self.ledger)) is not None:
+            self._consider(original, text, previous, saved=True)
 
     def _mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""
