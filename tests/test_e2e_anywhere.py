@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
 import pytest
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
-from agentdoc.document import is_byproduct
+from agentdoc.document import TEMP_PREFIX, is_byproduct
 from agentdoc.document import parser as document
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
@@ -160,6 +163,44 @@ def test_a_conflict_copy_with_its_own_prompt_is_merged_and_answered_once_in_the_
     assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
     assert _byproducts(phone_dir) == _byproducts(server_dir) == []
     assert (server_dir / ".agentdoc" / "conflicts" / copy).is_file()
+
+
+def test_the_writes_of_a_long_reply_follow_sync_flush_interval(
+    tmp_path: Path, syncthing_pair: Pair
+) -> None:
+    _, _, phone_dir, server_dir = syncthing_pair
+    words = " ".join(f"long{i}" for i in range(150))
+    long = {"content": [{"type": "text", "text": words}], "delta_delay": 0.03}
+    writes = _OurWrites(server_dir / "chat.md")
+    observer = Observer()
+    observer.schedule(writes, str(server_dir))
+    observer.start()
+    try:
+        with served(tmp_path, syncthing_pair, [long]) as (api, _daemon):
+            (phone_dir / "chat.md").write_text(DOC + "A long answer, please.\n")
+            wait_for(lambda: "long149" in _text(phone_dir / "chat.md"), "the reply", 3 * SYNC)
+    finally:
+        observer.stop()
+        observer.join(10)
+    assert len(api.requests) == 1
+    streamed = writes.times[-1] - writes.times[0]
+    print(f"\n{len(writes.times)} writes over {streamed:.1f} s of streaming")
+    # The opening, the first text, one per second (sync_flush_interval), the end: counted,
+    # bounded by the time the reply took on this machine; unpaced it would be ~20 a second.
+    assert 2 <= len(writes.times) <= streamed / 1.0 + 4
+
+
+class _OurWrites(FileSystemEventHandler):
+    """The moments agentdoc replaced `path` (its temp file renamed over it)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = str(path)
+        self.times: list[float] = []
+
+    def on_moved(self, event: FileSystemEvent) -> None:
+        if event.dest_path == self.path and Path(str(event.src_path)).name.startswith(TEMP_PREFIX):
+            self.times.append(time.monotonic())
 
 
 def _done(folder: Path) -> bool:

@@ -138,3 +138,28 @@ def test_plain_vim_writing_its_stale_buffer_keeps_the_reply_and_sends_the_new_pr
     assert contents[0] == "first question" and contents[2] == "second question"
     assert "plain reply from the mock" in contents[1] and "plain reply" in contents[3]
     assert [call["stdin"] for call in fake.calls()] == ["first question", "second question"]
+
+
+def test_a_paragraph_typed_below_a_streaming_reply_goes_with_the_next_prompt(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    gate = tmp_path / "gate"
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    try:
+        with Running(make_daemon(folder, fake)):
+            doc.write_text(DOC + "first\n")
+            wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+            # Below the streaming reply: a paragraph, then the person's own next prompt.
+            doc.write_text(doc.read_text() + "\nA thought.\n\n## User\n\nsecond\n")
+            wait_for(lambda: "A thought." in doc.read_text(), what="the save taken in")
+            gate.touch()
+            wait_for(lambda: len(fake.calls()) == 2, what="the next prompt sent")
+            wait_for(lambda: len(roles(doc)) >= 6, what="its reply")
+    finally:
+        gate.touch()
+    sent = fake.calls()[1]["stdin"]
+    assert "A thought." in sent and sent.endswith("second")

@@ -95,3 +95,29 @@ def test_agentdoc_run_refuses_a_conflict_copy_and_names_its_document(tmp_path: P
     placeholder.write_text(DOC + "hi\n")
     result = CliRunner().invoke(cli, ["run", str(placeholder)])
     assert result.exit_code == 1 and "placeholder file" in result.output
+
+
+def test_a_copy_of_another_conversation_stays_with_a_notice_in_the_document(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+        session = document.parse(doc.read_text()).meta.session
+        assert session
+        other = DOC.replace(
+            "agentdoc: {}", "agentdoc:\n  session: 0b9e7a55-0000-4000-8000-000000000001"
+        )
+        (folder / CONFLICT).write_text(other + "another conversation's prompt\n")
+        wait_for(lambda: "holds another conversation" in doc.read_text(), what="the notice")
+    assert (folder / CONFLICT).exists()
+    assert [call["stdin"] for call in fake.calls()] == ["first"]
+    parsed = document.parse(doc.read_text())
+    assert parsed.meta.session == session
+    assert parsed.pending_prompt() is None  # the notice is above the first turn, no prompt

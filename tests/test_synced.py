@@ -101,3 +101,17 @@ def test_a_symlinked_folder_counts_where_its_files_are(tmp_path: Path) -> None:
 )
 def test_journal_names(name: str, journal: bool) -> None:
     assert is_sync_journal(name) is journal
+
+
+def test_a_file_given_an_old_mtime_still_tells_when_it_arrived(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from agentdoc.daemon.tree import changed_ns
+
+    before = time.time_ns() - 1_000_000_000  # the margin of a coarse file-system clock
+    path = tmp_path / "chat.md"
+    path.write_text("# from the phone\n")
+    os.utime(path, (1_000_000, 1_000_000))  # what a sync tool does: the sender's mtime
+    assert path.stat().st_mtime_ns < before <= changed_ns(path)
+    assert changed_ns(tmp_path / "gone.md") == 0

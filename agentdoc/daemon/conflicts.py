@@ -16,12 +16,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.daemon.notices import hold
 from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.turns import DocState
 from agentdoc.document import (
+    DocumentError,
+    FrontmatterError,
     WriteLedger,
     conflict_original,
     decode,
+    digest,
     merge_copy,
+    parse,
     write_bytes,
     write_text,
 )
@@ -61,8 +67,16 @@ def absorb(copy: Path, document: Path, ledger: WriteLedger) -> Absorbed:
     copy_data, doc_data = read_stable(copy), read_stable(document)
     if copy_data is None or doc_data is None:
         return Absorbed()  # gone meanwhile (another machine merged it first)
-    doc_text = decode(document, doc_data)
-    merged = merge_copy(doc_text, decode(copy, copy_data))
+    doc_text, copy_text = decode(document, doc_data), decode(copy, copy_data)
+    other = _other_conversation(doc_text, copy_text)
+    if other is not None:
+        problem = (
+            f"the sync tool's copy {copy.name} holds another conversation (session {other}), "
+            "so it was not merged"
+        )
+        _tell_in_document(document, doc_text, doc_data, problem, ledger)
+        return Absorbed(problem=problem)
+    merged = merge_copy(doc_text, copy_text)
     if not merged.clean:
         return Absorbed(problem=f"the sync tool's copy {copy.name} could not be merged cleanly")
     if merged.text != doc_text:
@@ -74,6 +88,46 @@ def absorb(copy: Path, document: Path, ledger: WriteLedger) -> Absorbed:
     kept.parent.mkdir(parents=True, exist_ok=True)
     os.replace(copy, kept)
     return Absorbed(merged.text, kept)
+
+
+def take_in(copy: Path, document: Path, doc: DocState, ledger: WriteLedger) -> str | None:
+    """Merge `copy` into `document` (no turn runs on it): the document as merged, to be
+    considered like a save, or None when nothing was merged (told where it matters)."""
+    absorbed = absorb(copy, document, ledger)
+    if absorbed.problem is not None:
+        log.warning("%s: %s; it stays in the folder", document, absorbed.problem)
+        hold(document, f"{absorbed.problem}: merge it by hand, then delete it")
+        if (data := read_stable(document)) is not None:  # the notice it may have written
+            doc.seen, doc.text = digest(data), decode(document, data)
+        return None
+    if absorbed.text is None:
+        return None
+    log.info("%s: merged the sync tool's copy %s (kept in %s)", document, copy.name, absorbed.kept)
+    doc.seen, doc.text = digest(absorbed.text.encode("utf-8")), absorbed.text
+    return absorbed.text
+
+
+def _other_conversation(doc_text: str, copy_text: str) -> str | None:
+    """The copy's session id when it differs from the document's: not the same conversation."""
+    try:
+        ours, theirs = parse(doc_text).meta.session, parse(copy_text).meta.session
+    except (DocumentError, FrontmatterError):
+        return None  # a copy we cannot read as a document is merged as text
+    return theirs if ours and theirs and ours != theirs else None
+
+
+def _tell_in_document(
+    document: Path, text: str, data: bytes, problem: str, ledger: WriteLedger
+) -> None:
+    """A notice above the first turn (never inside a prompt), once."""
+    notice = f"> [!WARNING]\n> agentdoc: {problem}. Merge what you need by hand, then delete it.\n"
+    if notice in text:
+        return
+    at = parse(text).preamble_end
+    head = text[:at] if text[:at].endswith("\n\n") or not at else text[:at].rstrip("\n") + "\n\n"
+    displaced = write_text(document, head + notice + "\n" + text[at:], ledger, expected=data)
+    if displaced is not None:
+        write_bytes(document, displaced)  # a save landed: it stays; the notice comes next time
 
 
 def _unused(path: Path) -> Path:

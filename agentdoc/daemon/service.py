@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
-from agentdoc.daemon.conflicts import absorb, conflicts_of, original_of
+from agentdoc.daemon.conflicts import conflicts_of, original_of, take_in
 from agentdoc.daemon.gate import Gate, Held, gate_for
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.gitpoll import start_polling
@@ -227,7 +227,7 @@ class Daemon:
             return
         # A file written since the watch began was saved by someone, and its event is on its
         # way: left unseen, that event counts as the save it is.
-        fresh = found.mtime >= self._started_ns
+        fresh = found.arrived >= self._started_ns
         known = self._docs.setdefault(path, DocState())
         known.seen, known.text = (None if fresh else digest(found.data)), found.text
         known.saves.append(found.text)
@@ -308,19 +308,9 @@ class Daemon:
         if doc.thread is not None or git_busy(original):
             self._later(self.settings.settle_step, "conflict", copy)
             return
-        absorbed = absorb(copy, original, self.ledger)
-        if absorbed.problem is not None:
-            log.warning("%s: %s; it stays in the folder", original, absorbed.problem)
-            hold(original, f"{absorbed.problem}: merge it by hand, then delete it")
-            return
-        if absorbed.text is None:
-            return
-        log.info(
-            "%s: merged the sync tool's copy %s (kept in %s)", original, copy.name, absorbed.kept
-        )
-        previous, doc.text = doc.text, absorbed.text
-        doc.seen = digest(absorbed.text.encode("utf-8"))
-        self._consider(original, absorbed.text, previous, saved=True)
+        previous = doc.text
+        if (text := take_in(copy, original, doc, self.ledger)) is not None:
+            self._consider(original, text, previous, saved=True)
 
     def _mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agentdoc.daemon.notices import hold
 from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.tree import maybe_session, mtime_ns, starts_as_session
+from agentdoc.daemon.tree import changed_ns, maybe_session, mtime_ns, starts_as_session
 from agentdoc.document import WriteLedger, decode, is_session_document, read_bytes
 from agentdoc.turn import clear_dead_turn, live_turn, recover
 
@@ -28,6 +28,9 @@ class Found:
     text: str
     mtime: int  # read before the content, so a save made meanwhile counts as one
     session: bool  # False: it means to be a session document but is not a valid one
+    # When it last changed here, also read first: the later of mtime and ctime, so a file a
+    # sync tool delivered with the sender's older mtime counts as arriving when it did.
+    arrived: int = 0
 
 
 def read_found(
@@ -35,7 +38,7 @@ def read_found(
 ) -> Found | None:
     """The document at `path` as start-up finds it, or None when it is no session document;
     `elsewhere`: another machine answers it, so a reply open in it is that machine's."""
-    mtime = mtime_ns(path)
+    mtime, arrived = mtime_ns(path), changed_ns(path)
     if not starts_as_session(path):
         return None
     data = read_stable(path)
@@ -43,7 +46,7 @@ def read_found(
         return None
     text = decode(path, data)
     if not is_session_document(text):
-        return Found(data, text, mtime, session=False)
+        return Found(data, text, mtime, session=False, arrived=arrived)
     if live_turn(path) is None and not elsewhere(path):
         # Replies left open by a killed process; one a live `agentdoc run` is still streaming
         # is left alone.
@@ -51,7 +54,7 @@ def read_found(
             data = read_bytes(path)
             text = decode(path, data)
         clear_dead_turn(path)
-    return Found(data, text, mtime, session=True)
+    return Found(data, text, mtime, session=True, arrived=arrived)
 
 
 def tell_unsent(path: Path) -> None:

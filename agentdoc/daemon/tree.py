@@ -253,3 +253,14 @@ def mtime_ns(path: Path) -> int:
         return path.stat().st_mtime_ns
     except OSError:
         return 0
+
+
+def changed_ns(path: Path) -> int:
+    """When the file last changed, as far as its own times tell: the later of its mtime and
+    its ctime. A sync tool gives a file the sender's mtime, often older than the moment it
+    arrived; setting it moves the ctime, which nothing can set back."""
+    try:
+        st = path.stat()
+    except OSError:
+        return 0
+    return max(st.st_mtime_ns, st.st_ctime_ns)
