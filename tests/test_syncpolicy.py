@@ -338,3 +338,11 @@ def test_another_machine_s_streaming_reply_is_never_closed_here(
         wait_for(lambda: len(roles(folder / "later.md")) == 3, what="the later reply")
     assert doc.read_text() == grown and open_regions(grown)
     assert [c["stdin"] for c in fake.calls()] == ["later"]
+
+
+def test_adopt_refuses_a_document_no_other_machine_can_answer(tmp_path: Path) -> None:
+    doc = tmp_path / "chat.md"
+    doc.write_text(DOC)
+    refused = CliRunner().invoke(cli, ["adopt", str(doc)])
+    assert refused.exit_code == 1 and "is not in a synced folder" in refused.output
+    assert not (tmp_path / ".agentdoc-claims").exists()

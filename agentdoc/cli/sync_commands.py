@@ -49,8 +49,15 @@ def adopt_command(path: Path) -> None:
     adopted it last. Other machines running `agentdoc watch` hold its prompts and say which
     machine answers it.
     """
-    from agentdoc.daemon import adopt, machine_id
+    from agentdoc.config import load_settings
+    from agentdoc.daemon import adopt, machine_id, synced_root
+    from agentdoc.errors import AgentdocError
 
+    if synced_root(path, load_settings()) is None:
+        raise AgentdocError(
+            f"{path} is not in a synced folder (no sync tool's marker above it, not in the "
+            "config's `synced` list): this machine already answers it"
+        )
     claim = adopt(path, machine_id())
     click.echo(f"{path} is answered by this machine now: {claim.who}")
 
