@@ -55,10 +55,11 @@ lint: install
 
 # Real editors for the editor tests: Vim ships with the machine image; Neovim, Emacs and
 # Emacs's markdown-mode come from the distribution (installed when we are root, as in CI;
-# otherwise those tests skip locally).
-EDITOR_PACKAGES := neovim emacs-nox elpa-markdown-mode
+# otherwise those tests skip locally). So does Syncthing, which the synced-folder tests run
+# on loopback as a "phone" and a "server".
+EDITOR_PACKAGES := neovim emacs-nox elpa-markdown-mode syncthing
 editors:
-	@{ command -v nvim && command -v emacs && \
+	@{ command -v nvim && command -v emacs && command -v syncthing && \
 		emacs --batch --eval '(kill-emacs (if (locate-library "markdown-mode") 0 1))'; \
 	} >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(EDITOR_PACKAGES) >/dev/null; } || \

@@ -22,30 +22,40 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
+from agentdoc.daemon.conflicts import conflicts_of, original_of, take_in
 from agentdoc.daemon.events import (
     AttribChanged,
     Changed,
+    ConflictCopy,
     Deadlines,
     Event,
     Opened,
     Recheck,
+    Release,
+    Remote,
     TurnEnded,
 )
+from agentdoc.daemon.gate import Gate, Held, gate_for
 from agentdoc.daemon.gitguard import git_busy, not_typed
+from agentdoc.daemon.gitpoll import start_polling
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import (
+    hold,
     hold_bulk,
     notice_in_document,
     tell_agent_problems,
     tell_error,
     tell_fault,
 )
+from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.prompts import prompt_in, submitted
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
+from agentdoc.daemon.synced import paced
 from agentdoc.daemon.tree import maybe_session, stamp_of
 from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
@@ -66,11 +76,14 @@ from agentdoc.turn import (
     Progress,
     Status,
     TurnRunner,
+    integrate,
     marked,
     now_iso,
     open_regions,
     own_write,
     remove_state,
+    sync_on,
+    toplevel,
     write_status,
 )
 
@@ -94,6 +107,9 @@ class Daemon:
     ledger: WriteLedger = field(default_factory=WriteLedger)
     rescan_interval: float = 2.0
     retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
+    # The synced folder a document is in, if any: its prompts wait for `agentdoc trust`.
+    synced_root: Callable[[Path], Path | None] | None = None  # default: markers and config
+    machine: str | None = None  # this machine's id (default: the one in local state)
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, init=False)
     _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
@@ -107,11 +123,16 @@ class Daemon:
     pool: WarmPool | None = field(default=None, init=False)
     repairs: Repairs = field(init=False)
     hints: Hints = field(init=False)
+    gate: Gate = field(init=False)
+    notifier: Notifier = field(init=False)
 
     def __post_init__(self) -> None:
         # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
         self.environ = marked(self.environ)
         self.repairs = Repairs(self.ledger, self.retry_interval)
+        self.gate = gate_for(self.settings, self.synced_root, self.machine)
+        self.notifier = Notifier(self.settings.notify, self.environ)
+        self.on_progress = self.notifier.wrap(self.on_progress)
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
         self.hints = Hints(self.pool, self.settings, self.environ)
@@ -130,6 +151,7 @@ class Daemon:
             guard=self.settings.settle_guard,
             on_open=lambda path: self._events.put(Opened(path)),
             on_attrib=lambda path: self._events.put(AttribChanged(path)),
+            on_conflict=lambda path: self._events.put(ConflictCopy(path)),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -141,6 +163,7 @@ class Daemon:
             watcher.start(self._found.put, background=True)
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
+            start_polling(self._snapshot, self.settings, self._remote_moved, stop)
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
@@ -159,6 +182,8 @@ class Daemon:
                     self._guarded(None, self.pool.close_idle)
                 for owed in self.repairs.due():
                     self._guarded(owed, partial(self._mend, owed))
+                for held in self.gate.due():
+                    self._events.put(Release(held))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -197,6 +222,12 @@ class Daemon:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
+            case Remote(path):
+                self._pull(path)
+            case Release(path):
+                self._release(path)
+            case ConflictCopy(path):
+                self._on_conflict(path)
             case AttribChanged(path) if self.repairs.owes(path):
                 self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
 
@@ -218,6 +249,7 @@ class Daemon:
     def _shutdown(self) -> None:
         stop_turns(self._docs, SHUTDOWN_GRACE)
         self.hints.close()
+        self.notifier.close()
         if self.pool is not None:
             self.pool.close_all()
 
@@ -236,7 +268,7 @@ class Daemon:
                 self._fault(path, exc)
 
     def _discover_one(self, path: Path) -> None:
-        found = read_found(path, self.ledger)
+        found = read_found(path, self.ledger, self.gate.answered_elsewhere)
         if found is None:
             return
         if not found.session:
@@ -244,11 +276,14 @@ class Daemon:
             return
         # A file written since the watch began was saved by someone, and its event is on its
         # way: left unseen, that event counts as the save it is.
-        fresh = found.mtime >= self._started_ns
+        fresh = found.arrived >= self._started_ns
         known = self._docs.setdefault(path, DocState())
         known.seen, known.text = (None if fresh else digest(found.data)), found.text
+        known.saves.append(found.text)
         self._follow(path)
         self.hints.found_at_start(path, found.mtime)
+        for copy in conflicts_of(path):  # made while no daemon watched
+            self._events.put(ConflictCopy(copy))
         if self.send_pending:
             self._consider(path, found.text)
         elif (problem := settings_problem(found.text)) is not None:
@@ -302,10 +337,14 @@ class Daemon:
         if doc.thread is not None:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
+            doc.saves.append(text)
             doc.queued = True
             if doc.runner is not None and prompt_in(text, self.settings) is not None:
                 doc.runner.note_queued()
             return
+        if (rebased := rebase_save(path, doc, previous, text, data, self.ledger)) is None:
+            return
+        text = rebased
         if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
             # A reply a failed turn left open (a full disk, a moved file) is closed first; a
             # prompt the user saved below it is then sent, as their save asked.
@@ -316,12 +355,29 @@ class Daemon:
         if self.repairs.owes(path):
             return  # the open reply cannot be closed yet; nothing is sent below it
         self._consider(path, text, previous, saved=True)
+        for copy in conflicts_of(path):  # a sync tool may have put one aside with this save
+            self._events.put(ConflictCopy(copy))
+
+    def _on_conflict(self, copy: Path) -> None:
+        """Merge a sync tool's conflict copy into its session document, once no turn runs."""
+        original = original_of(copy)
+        doc = None if original is None else self._docs.get(original)
+        if original is None or doc is None:
+            return  # not a conversation of ours: the copy is the person's business
+        if doc.thread is not None or git_busy(original):
+            self._deadlines.add(self.settings.settle_step, ConflictCopy(copy))
+            return
+        previous = doc.text
+        if (text := take_in(copy, original, doc, self.ledger)) is not None:
+            self._consider(original, text, previous, saved=True)
 
     def _mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""
         doc = self._docs.get(path)
         if doc is not None and doc.thread is not None:
             return False  # its own turn is running: nothing there is stale
+        if self.gate.answered_elsewhere(path):
+            return False  # another machine streams into it, and closes it
         return self.repairs.mend(path)
 
     def _gone(self, path: Path, doc: DocState) -> None:
@@ -330,6 +386,7 @@ class Daemon:
             return  # its state files go when the turn has ended
         self._docs.pop(path, None)
         self.repairs.forget(path)
+        self.gate.forget(path)
         remove_state(path)
         if self.pool is not None:
             self.pool.forget(path)
@@ -350,10 +407,54 @@ class Daemon:
             if awaits_prompt(parsed):
                 self.hints.hint(path, "a `## User` heading waits for its prompt", text)
             return
-        if (verdict := not_typed(path, parsed, previous, saved=saved)) is not None:
+        # In sync mode git bringing the remote's commits in is how a prompt arrives.
+        synced = sync_on(parsed, self.settings)
+        if (verdict := not_typed(path, parsed, previous, saved=saved and not synced)) is not None:
             hold_bulk(path, verdict)
             return
+        git_root = toplevel(path) if synced else None
+        if (held := self.gate.why_held(path, git_root)) is not None:
+            self._hold(path, held)
+            return
+        if synced and (why := integrate(path)) is not None:
+            log.warning("%s: the remote was not merged before the turn: %s", path, why)
         self._submit(path, marker, prompt)
+
+    def _hold(self, path: Path, held: Held) -> None:
+        """A due prompt the gate keeps back: said once per reason, sent when it allows."""
+        changed, tell = self.gate.hold(path, held)
+        if changed:
+            log.log(logging.INFO if held.quiet else logging.WARNING, "%s: %s", path, held.why)
+            hold(path, held.why)
+        if tell:
+            self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
+
+    def _snapshot(self) -> list[tuple[Path, str | None]]:
+        return [(path, doc.text) for path, doc in list(self._docs.items())]
+
+    def _remote_moved(self, path: Path) -> None:
+        self._events.put(Remote(path))
+
+    def _pull(self, path: Path) -> None:
+        """Merge what the remote has for `path` and read it like a save (not while it runs)."""
+        doc = self._docs.get(path)
+        if doc is None or doc.thread is not None:
+            return  # the push after the turn merges the remote
+        if (why := integrate(path)) is not None:
+            log.warning("%s: the remote's commits were not merged: %s", path, why)
+        if (data := read_stable(path)) is None or digest(data) == doc.seen:
+            return
+        previous = doc.text
+        doc.seen, doc.text = digest(data), decode(path, data)
+        self._consider(path, doc.text, previous)
+
+    def _release(self, path: Path) -> None:
+        self.gate.release(path)
+        doc = self._docs.get(path)
+        if doc is None or doc.thread is not None or (data := read_stable(path)) is None:
+            return
+        doc.seen, doc.text = digest(data), decode(path, data)
+        self._consider(path, doc.text)
 
     def _submit(self, path: Path, marker: bool, prompt: str | None = None) -> None:
         doc = self._docs.setdefault(path, DocState())
@@ -364,9 +465,10 @@ class Daemon:
             self.on_progress(Progress(path, 0, "queued", 0.0, 0, None))
             return
         doc.cancel = threading.Event()
+        self.gate.started(path)
         runner = TurnRunner(
             path,
-            self.settings,
+            paced(path, self.settings),
             mode="run",
             ledger=self.ledger,
             environ=self.environ,
@@ -392,10 +494,17 @@ class Daemon:
                 if after_unfinished(path, doc, outcome):
                     self._deadlines.add(self.settings.settle_step, Changed(path))
             elif (data := read_stable(path)) is not None:
+                if not self.ledger.is_own(path, data) and (ours := self.ledger.last(path)):
+                    # Saved after our last write, maybe from a copy older than the reply: a
+                    # save like any other, judged against what we wrote.
+                    doc.seen, doc.text = digest(ours), ours.decode("utf-8", "replace")
+                    self._deadlines.add(self.settings.settle_step, Changed(path))
+                    return
                 # The turn's writes may still be settling, so their events have not told us
                 # the conversation as it now stands: take it from the file, or a prompt saved
                 # right after the reply would look like several turns arriving at once.
-                doc.text = data.decode("utf-8", "replace")
+                # Seen, too: a save of the copy we last handled is then a change again.
+                doc.seen, doc.text = digest(data), data.decode("utf-8", "replace")
                 note_changed(path)  # the reply, in the search index
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
@@ -413,10 +522,16 @@ class Daemon:
         if data is not None and path in self._docs:
             text = decode(path, data)
             known = self._docs[path]
-            known.seen, known.text = digest(data), text
+            previous, known.seen, known.text = known.text, digest(data), text
             if (command := own_write(path, known.seen)) is not None:
                 take_own(path, known, text, command, self.settings)
                 return
+            if not self.ledger.is_own(path, data):
+                # A save that landed as the turn ended, maybe from a copy older than the reply.
+                rebased = rebase_save(path, known, previous, text, data, self.ledger)
+                if rebased is None:
+                    return
+                text = rebased
             # The turn's own writes changed the structure, so only git is looked for: a
             # checkout landing just as the turn ended is still git's, not a prompt.
             self._consider(path, text, saved=True)

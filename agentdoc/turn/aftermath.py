@@ -12,7 +12,7 @@ from agentdoc.agents import mark_turn
 from agentdoc.config import Settings
 from agentdoc.document import DocumentError, FrontmatterError, parse, read_text
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import gitcommit, marks
+from agentdoc.turn import gitcommit, gitsync, marks
 from agentdoc.turn.session import TurnPlan
 
 log = logging.getLogger(__name__)
@@ -51,5 +51,8 @@ def after_turn(
     except (AgentdocError, DocumentError, FrontmatterError) as exc:
         log.warning("%s: no git commit for turn %d: %s", path, plan.turn, exc)
         return
-    if gitcommit.enabled(doc, settings):
+    if gitsync.sync_on(doc, settings):
+        if (why := gitsync.push(path, gitcommit.turn_message(path, plan.turn))) is not None:
+            log.warning("%s: turn %d not pushed: %s", path, plan.turn, why)
+    elif gitcommit.enabled(doc, settings):
         gitcommit.commit(path, gitcommit.turn_message(path, plan.turn))
