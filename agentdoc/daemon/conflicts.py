@@ -16,6 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.daemon.kept import kept_dir
 from agentdoc.daemon.notices import hold
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.turns import DocState
@@ -31,14 +32,8 @@ from agentdoc.document import (
     write_bytes,
     write_text,
 )
-from agentdoc.turn import state_dir
 
 log = logging.getLogger(__name__)
-
-
-def kept_dir(document: Path) -> Path:
-    """Where the conflict copies merged into documents of this folder are kept."""
-    return state_dir(document) / "conflicts"
 
 
 def conflicts_of(document: Path) -> list[Path]:
@@ -137,12 +132,3 @@ def _unused(path: Path) -> Path:
         n += 1
         found = path.with_name(f"{path.stem}.{n}{path.suffix}")
     return found
-
-
-def kept_copies(target: Path) -> list[Path]:
-    """The merged conflict copies kept for the document `target`, or for a folder tree."""
-    if target.is_file():
-        kept = kept_dir(target)
-        found = kept.glob("*") if kept.is_dir() else iter(())
-        return sorted(p for p in found if conflict_original(p.name) == target.name)
-    return sorted(target.rglob(".agentdoc/conflicts/*"))
