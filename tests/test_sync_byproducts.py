@@ -91,6 +91,12 @@ def test_agentdoc_run_refuses_a_conflict_copy_and_names_its_document(tmp_path: P
     assert result.exit_code == 1
     assert "conflict copy of" in result.output and "chat.md" in result.output
     assert copy.read_text() == DOC + "from the phone\n"
+    for command in (["undo"], ["archive"], ["fork"]):
+        extra = [str(tmp_path / "forked.md")] if command == ["fork"] else []
+        refused = CliRunner().invoke(cli, [*command, str(copy), *extra])
+        assert refused.exit_code == 1 and "conflict copy of" in refused.output, command
+    assert copy.read_text() == DOC + "from the phone\n"
+    assert not (tmp_path / "forked.md").exists()
     placeholder = tmp_path / ".chat.md.icloud"
     placeholder.write_text(DOC + "hi\n")
     result = CliRunner().invoke(cli, ["run", str(placeholder)])
