@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from agentdoc.cli import cli
@@ -38,15 +39,16 @@ def test_sync_byproducts_are_never_answered_as_documents(
     assert stray.read_text() == DOC + "a prompt in a stray copy\n"
 
 
+@pytest.mark.parametrize("poll", [False, True], ids=["events", "polling"])
 def test_a_conflict_copy_is_merged_back_and_its_prompt_answered_once(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude], poll: bool
 ) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text(DOC)
     fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, fake, poll=poll)):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
         wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
@@ -91,6 +93,12 @@ def test_agentdoc_run_refuses_a_conflict_copy_and_names_its_document(tmp_path: P
     assert result.exit_code == 1
     assert "conflict copy of" in result.output and "chat.md" in result.output
     assert copy.read_text() == DOC + "from the phone\n"
+    for command in (["undo"], ["archive"], ["fork"]):
+        extra = [str(tmp_path / "forked.md")] if command == ["fork"] else []
+        refused = CliRunner().invoke(cli, [*command, str(copy), *extra])
+        assert refused.exit_code == 1 and "conflict copy of" in refused.output, command
+    assert copy.read_text() == DOC + "from the phone\n"
+    assert not (tmp_path / "forked.md").exists()
     placeholder = tmp_path / ".chat.md.icloud"
     placeholder.write_text(DOC + "hi\n")
     result = CliRunner().invoke(cli, ["run", str(placeholder)])

@@ -23,9 +23,11 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
     cannot branch there gets a new session seeded with NEW's transcript). PATH and its session
     are left untouched.
     """
+    from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.config import load_settings
     from agentdoc.turn import fork
 
+    refuse_byproduct(path)  # a sync tool's copy never continues the session it holds
     plan = fork(path, new, turn, allow_cwd_outside=load_settings().allow_cwd_outside)
     how = "a fork of its session" if plan.lineage.fork_session else "a new session"
     click.echo(
@@ -45,10 +47,12 @@ def archive_command(path: Path, keep: int) -> None:
     The archive (NAME.archive.md beside PATH, linked from it) is not a session document. The
     session goes on; a rebuilt session still gets the archived exchanges as history.
     """
+    from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.document import archive_path
     from agentdoc.turn import archive_document
 
     require_existing(path)
+    refuse_byproduct(path)
     moved = archive_document(path, keep)
     click.echo(f"moved {moved.moved} exchange(s) of {path} into {archive_path(path)}")
 
@@ -61,10 +65,12 @@ def undo(path: Path) -> None:
     The prompt stays under the last `## User`, pending, for you to edit and send again. Refuses,
     saying why, when a turn streams or its changes cannot be restored exactly.
     """
+    from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.config import load_settings
     from agentdoc.turn import undo as undo_turn
 
     require_existing(path)
+    refuse_byproduct(path)
     done = undo_turn(path, load_settings())
     files = "; its file changes were restored" if done.restored else ""
     git = "; committed" if done.committed else ""

@@ -56,7 +56,7 @@ from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
 from agentdoc.daemon.synced import paced
-from agentdoc.daemon.tree import maybe_session, stamp_of
+from agentdoc.daemon.tree import changed_ns, maybe_session, stamp_of
 from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
@@ -364,7 +364,8 @@ class Daemon:
         doc = None if original is None else self._docs.get(original)
         if original is None or doc is None:
             return  # not a conversation of ours: the copy is the person's business
-        if doc.thread is not None or git_busy(original):
+        quiet = time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
+        if doc.thread is not None or git_busy(original) or not quiet:
             self._deadlines.add(self.settings.settle_step, ConflictCopy(copy))
             return
         previous = doc.text

@@ -136,8 +136,9 @@ class _EventHandler(FileSystemEventHandler):
             for path, complete in _event_paths(event):
                 if self._roots.wants(path):
                     self._sink((path, complete))
-                elif complete and conflict_original(path.name) and self._roots.holds(path):
-                    # A sync tool's copy is no document, but its text belongs in one.
+                elif conflict_original(path.name) and self._roots.holds(path):
+                    # A sync tool's copy is no document, but its text belongs in one (the
+                    # daemon waits for it to be quiet: not every platform reports a write's end).
                     self._on_conflict(path)
             opened = _opened_path(event)
             if opened is not None and self._roots.wants(opened) and not take_own_open(opened):
