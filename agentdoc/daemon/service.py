@@ -284,7 +284,11 @@ class Daemon:
         self.hints.found_at_start(path, found.mtime)
         for copy in conflicts_of(path):  # made while no daemon watched
             self._events.put(ConflictCopy(copy))
-        if self.send_pending:
+        if fresh and self.poll:
+            # Polling compares later looks with the walk, which already saw this version:
+            # no event is on its way, so the save is taken as it is now.
+            self._events.put(Changed(path))
+        elif self.send_pending:
             self._consider(path, found.text)
         elif (problem := settings_problem(found.text)) is not None:
             # Settings that fail validation are told now, not found out at the next save.

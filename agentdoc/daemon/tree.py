@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.document import BYPRODUCT_DIRS, is_byproduct, note_own_open
+from agentdoc.document import BYPRODUCT_DIRS, conflict_original, is_byproduct, note_own_open
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,9 @@ class Folder:
     mtime: int
     files: dict[str, Stamp] = field(default_factory=dict)  # markdown file name -> stamp
     subdirs: set[str] = field(default_factory=set)  # full paths of indexed subfolders
+    # A sync tool's conflict copies of documents here: never documents, but their arrival is
+    # told (their text is merged back), also where only polling sees it.
+    copies: dict[str, Stamp] = field(default_factory=dict)
 
 
 def _trusted(mtime_ns: int) -> int:
@@ -110,6 +113,10 @@ def list_folder(path: str) -> Folder | None:
                 st = entry.stat()
                 if stat.S_ISREG(st.st_mode):
                     folder.files[entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            elif conflict_original(entry.name) is not None:
+                st = entry.stat()
+                if stat.S_ISREG(st.st_mode):
+                    folder.copies[entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             continue  # gone between the listing and the look: its event says so
     return folder
@@ -205,6 +212,11 @@ class TreeIndex:
         for file in changed:
             if file in self.close:
                 self.close[file] = fresh.files.get(file.name)
+        changed += [
+            Path(path, name)
+            for name, stamp in fresh.copies.items()
+            if old.copies.get(name) != stamp
+        ]
         for gone in old.subdirs - fresh.subdirs:
             changed += self._drop(gone)
         for new in fresh.subdirs - old.subdirs:

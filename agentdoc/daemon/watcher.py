@@ -356,7 +356,10 @@ class Watcher:
             changed = index.rescan()
         for path in changed:
             log.debug("rescan found a change the observer did not report: %s", path)
-            self._settler.touch(path)
+            if conflict_original(path.name) is not None:
+                self._on_conflict(path)  # a copy to merge back, not a document
+            else:
+                self._settler.touch(path)
         return bool(changed)
 
     def _sweep(self) -> bool:
