@@ -236,7 +236,7 @@ def test_a_missing_agent_warns_unless_it_is_the_default(
     report = doctor.run_checks(tmp_path, dict(os.environ))
     check = next(c for c in report.checks if c.name == "agent codex")
     assert (check.outcome, check.detail) == ("warn", "codex-acp not found on PATH")
-    assert check.fix is not None and "@zed-industries/codex-acp" in check.fix
+    assert check.fix is not None and "@agentclientprotocol/codex-acp" in check.fix
     assert report.ok
     config = tmp_path / "config.toml"
     config.write_text('agent = "codex"\n')

@@ -41,11 +41,12 @@ pytestmark = pytest.mark.e2e
 DOC = "---\nagentdoc:\n  agent: {name}\n---\n\n## User\n\n"
 APPROVAL = "<!-- agentdoc:approval "
 # The option names each agent offers for a permission request (one box each in the document).
-ALLOW = {"gemini": "Allow", "codex": "Yes, proceed", "opencode": "Allow once"}
+ALLOW = {"gemini": "Allow", "codex": "Yes, proceed", "opencode": "Allow once", "claude-acp": "Yes"}
 REJECT = {
     "gemini": "Reject",
     "codex": "No, and tell Codex what to do differently",
     "opencode": "Reject",
+    "claude-acp": "No",
 }
 TIMEOUT = 60.0
 ENDED = ("idle", "error")
