@@ -112,16 +112,16 @@ def agent_command(name: str) -> list[str]:
 
 def fake_api_for(name: str, **options: Any) -> FakeMessagesAPI:
     """A (not yet started) fake of the vendor API the agent calls."""
-    if name == "opencode":
-        return FakeMessagesAPI(side_calls=is_title_request, **options)
+    if name in ("opencode", "codex"):
+        return _FAKES[name](side_calls=is_title_request, **options)
     if name == "claude-acp":
         return FakeMessagesAPI(side_calls=is_claude_side_request, **options)
     return _FAKES[name](**options)
 
 
 def is_title_request(request: RecordedRequest) -> bool:
-    """OpenCode and the Claude adapter ask for a conversation title (without tools) before
-    the first real call."""
+    """OpenCode, codex-acp 2 and the Claude adapter ask for a conversation title (without
+    tools) beside the first real call."""
     return not request.body.get("tools")
 
 

@@ -693,3 +693,57 @@ def test_an_agent_that_takes_no_pictures_is_not_sent_any(agent: Callable[..., Ag
     with pytest.raises(AgentCannotStart, match="does not take pictures"):
         fake.process.begin("look", extra=(image,))
     assert not fake.received("session/prompt")
+
+
+# -- the session's mode, model and effort ----------------------------------------------------
+
+ADAPTER_SESSION = {
+    "result": {
+        "sessionId": "s-1",
+        "configOptions": [
+            {"id": "mode", "category": "mode", "currentValue": "auto",
+             "options": [{"value": "default"}, {"value": "auto"}]},
+            {"id": "model", "category": "model", "currentValue": "big",
+             "options": [{"value": "big"}, {"value": "small"}]},
+        ],
+    }
+}  # fmt: skip
+
+
+def test_the_policy_and_model_are_set_before_the_prompt(agent: Callable[..., Agent]) -> None:
+    fake = agent({"session/new": ADAPTER_SESSION})
+    events = events_of(fake.process.begin("hi", turn=1, model="small"))
+    sent = [m for m in fake.received() if "id" in m and "method" in m]
+    methods = [m["method"] for m in sent]
+    assert methods[-4:] == [
+        "session/new",
+        "session/set_config_option",
+        "session/set_config_option",
+        "session/prompt",
+    ]
+    assert [m["params"] for m in sent[-3:-1]] == [
+        {"sessionId": "s-1", "configId": "mode", "value": "default"},
+        {"sessionId": "s-1", "configId": "model", "value": "small"},
+    ]
+    assert events[0] == SessionStarted("s-1", "small")
+
+
+def test_a_model_the_agent_does_not_offer_sends_no_prompt(agent: Callable[..., Agent]) -> None:
+    fake = agent({"session/new": ADAPTER_SESSION})
+    with pytest.raises(AgentCannotStart, match="fake has no model 'huge'; it offers: big, small"):
+        fake.process.begin("hi", turn=1, model="huge")
+    assert not fake.received("session/prompt")
+    assert not fake.received("session/set_config_option")
+
+
+def test_an_agent_with_no_asking_mode_is_named_in_the_first_footer(
+    agent: Callable[..., Agent],
+) -> None:
+    fake = agent({"session/new": {"result": {"sessionId": "s-1"}}})
+    first = fake.process.begin("hi", turn=1)
+    events = events_of(first)
+    first.close(1.0)
+    assert isinstance(events[0], SessionStarted) and events[0].note is not None
+    assert "fake offers no modes" in events[0].note
+    later = events_of(fake.process.begin("again", session_id="s-1", turn=2))
+    assert later[0] == SessionStarted("s-1")  # said once, at the start

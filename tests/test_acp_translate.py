@@ -20,6 +20,7 @@ from agentdoc.agents.base import (
     MessageStop,
     Notice,
     PermissionOption,
+    Retract,
     ToolCall,
     ToolUpdate,
     TurnEnd,
@@ -445,3 +446,26 @@ def test_chunk_text_reads_plain_chunks_as_the_model_does(update: dict[str, Any])
 def test_chunk_text_leaves_odd_chunks_to_the_model(update: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         chunk_text(update)
+
+
+def test_codex_api_error_sent_as_text_ends_the_turn_failed() -> None:
+    """codex-acp 2 says `systemError`, sends the API's error body as text, then `end_turn`."""
+    translator = UpdateTranslator(quirks_for("@agentclientprotocol/codex-acp"), "s", None, "codex")
+    status = {"codex": {"threadStatus": {"type": "systemError"}}}
+    translator.update({"sessionUpdate": "session_info_update", "_meta": status})
+    body = '{"error": {"message": "fake refusal", "type": "invalid_request_error"}}\n\n'
+    assert translator.update(msg(body)) == [Activity()]  # not reply text
+    events = translator.finish(PromptResult(stop_reason="end_turn"))
+    end = events[-1]
+    assert isinstance(end, TurnEnd)
+    assert (end.stop_reason, end.error) == ("error", "codex failed: fake refusal")
+
+
+def test_reply_text_that_only_repeats_the_error_is_taken_back() -> None:
+    translator = UpdateTranslator(name="claude-acp")
+    translator.update(msg("API Error: 400 bad request", "m1"))
+    events = translator.fail("claude-acp failed: Internal error: API Error: 400 bad request")
+    assert events[0] == Retract("m1")
+    kept = UpdateTranslator()
+    kept.update(msg("Half a real answer", "m2"))
+    assert not any(isinstance(e, Retract) for e in kept.fail("claude-acp failed: overloaded"))

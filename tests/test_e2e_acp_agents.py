@@ -81,11 +81,15 @@ class Served:
         return document.parse(self.doc.read_text()).turns[2 * n - 1].content
 
     def idle_with(self, text: str) -> None:
-        wait_for(
-            lambda: text in self.doc.read_text() and state_of(self.doc) == "idle",
-            what=f"{text!r} in the document",
-            timeout=TIMEOUT,
-        )
+        try:
+            wait_for(
+                lambda: text in self.doc.read_text() and state_of(self.doc) == "idle",
+                what=f"{text!r} in the document",
+                timeout=TIMEOUT,
+            )
+        except AssertionError:
+            print(self.doc.read_text()[-2500:])  # what the document shows instead
+            raise
 
 
 def _config(path: Path, name: str, env: dict[str, str]) -> Path:
@@ -160,7 +164,10 @@ def test_the_second_turn_keeps_the_context_in_the_same_process(served: Served) -
     served.script([{"type": "text", "text": "You asked about the sky."}])
     served.ask("What did I ask before?")
     served.idle_with("You asked about the sky.")
-    assert served.agent_processes() == before
+    # The agent's first process still serves it (the Claude adapter's Claude Code may start
+    # helpers of its own meanwhile).
+    after = served.agent_processes()
+    assert after == before if served.name != "claude-acp" else set(before) <= set(after)
     texts = served.api.user_texts(served.api.requests[-1])
     assert any("Why is the sky blue?" in t for t in texts)
     assert texts[-1].endswith("What did I ask before?")
@@ -364,8 +371,13 @@ def _in_error(path: Path) -> bool:
     return state_of(path) == "error"
 
 
+def _posts(served: Served) -> list[object]:
+    # Claude Code checks its API is reachable (HEAD /api/hello) now and then by itself.
+    return [r for r in served.api.all_requests if r.method == "POST"]
+
+
 def test_document_values_that_would_be_flags_start_nothing(served: Served) -> None:
-    before, asked = served.agent_processes(), len(served.api.all_requests)
+    before, asked = served.agent_processes(), len(_posts(served))
     served.script([{"type": "text", "text": "Must not be asked."}])
     docs = {served.folder / f"{key}.md": value for key, value in BAD_VALUES.items()}
     for path, value in docs.items():
@@ -374,7 +386,7 @@ def test_document_values_that_would_be_flags_start_nothing(served: Served) -> No
     for path in docs:
         wait_for(partial(_in_error, path), f"{path.name} refused", timeout=TIMEOUT)
         assert path.read_text().endswith("## User\n\nHello.\n")
-    assert len(served.api.all_requests) == asked
+    assert len(_posts(served)) == asked
     assert served.agent_processes() == before
     for path in docs:
         path.unlink()
@@ -394,7 +406,7 @@ def test_a_working_folder_named_like_a_flag_is_only_a_folder(served: Served) -> 
     served.api.release()
     wait_for(lambda: state_of(path) == "idle", "the dashed folder's turn", timeout=TIMEOUT)
     assert argvs and not any(b"\0-x" in argv or argv.startswith(b"-x") for argv in argvs)
-    assert str(folder) in json.dumps(served.api.all_requests[-1].body)  # it ran there
+    assert str(folder) in json.dumps(served.api.requests[-1].body)  # it ran there
     path.unlink()
 
 
@@ -412,4 +424,4 @@ def test_an_api_error_leaves_a_callout_and_the_prompt_pending(served: Served) ->
     )
     served.api.clear()
     parsed = document.parse(served.doc.read_text())
-    assert parsed.pending_prompt() == "This one fails."
+    assert parsed.pending_prompt() == "This one fails.", served.doc.read_text()[-1500:]

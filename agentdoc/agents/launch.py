@@ -36,11 +36,11 @@ _PROTOCOLS: dict[str, Launch] = {
         lambda request, _spec, settings, environ: warm_claude(request, settings, environ),
     ),
     "acp": Launch(
-        lambda request, spec, _settings, environ: start_acp(
-            request, spec.command, spec.env, environ
+        lambda request, spec, settings, environ: start_acp(
+            request, spec.command, spec.env, environ, settings.permission_mode
         ),
-        lambda request, spec, _settings, environ: warm_acp(
-            request, spec.command, spec.env, environ
+        lambda request, spec, settings, environ: warm_acp(
+            request, spec.command, spec.env, environ, settings.permission_mode
         ),
     ),
 }

@@ -36,6 +36,8 @@ def turn_args(request: AgentRequest) -> dict[str, Any]:
         "seeded_prompt": request.seeded_prompt,
         "turn": request.turn,
         "extra": tuple(image_block(image) for image in request.images),
+        "model": request.model,
+        "effort": request.effort,
     }
 
 
@@ -58,10 +60,14 @@ def start(
     command: Sequence[str],
     extra_env: Mapping[str, str],
     environ: Mapping[str, str] | None = None,
+    policy: str | None = None,
 ) -> AcpTurn:
-    """A process for one turn; AgentCannotStart (document untouched) if it cannot begin."""
+    """A process for one turn; AgentCannotStart (document untouched) if it cannot begin.
+    `policy`: the config's permission_mode, put to the agent as its mode."""
     env = agent_env(os.environ if environ is None else environ, extra_env)
-    process = AcpProcess(list(command), request.cwd, env, name=request.agent, turn_type=OneShotTurn)
+    process = AcpProcess(
+        list(command), request.cwd, env, name=request.agent, turn_type=OneShotTurn, policy=policy
+    )
     process.start()
     try:
         return process.begin(**turn_args(request))
@@ -106,6 +112,8 @@ class WarmAcp:
             # not in this process's memory of it.
             and request.turn == process.last_turn + 1
             and not request.fork
+            # A model or effort the document changed is set when a session opens.
+            and (request.model, request.effort) == process.settled
         )
 
     def begin(self, request: AgentRequest) -> AcpTurn:
@@ -123,9 +131,13 @@ class WarmAcpStart:
     cwd: Path
     env: dict[str, str]
     name: str
+    policy: str | None = None
 
     def start(self) -> WarmAcp:
-        process = AcpProcess(list(self.command), self.cwd, self.env, name=self.name, key=self.key)
+        process = AcpProcess(
+            list(self.command), self.cwd, self.env, name=self.name, key=self.key,
+            policy=self.policy,
+        )  # fmt: skip
         return WarmAcp(process.spawn())
 
     def start_ahead(self) -> WarmAcp | None:
@@ -139,7 +151,8 @@ def warm(
     command: Sequence[str],
     extra_env: Mapping[str, str],
     environ: Mapping[str, str] | None = None,
+    policy: str | None = None,
 ) -> WarmAcpStart:
     env = agent_env(os.environ if environ is None else environ, extra_env)
-    key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())))
-    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent)
+    key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())), policy)
+    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent, policy)

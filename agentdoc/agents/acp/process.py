@@ -17,6 +17,7 @@ turn with ``TurnEnd(stop_reason="error")``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import threading
@@ -27,6 +28,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentdoc.agents.acp.options import Setup, Wanted, setup
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.rpc import Connection, RequestId
 from agentdoc.agents.acp.schema import (
@@ -41,7 +43,7 @@ from agentdoc.agents.acp.schema import (
 from agentdoc.agents.acp.sessions import Refused, SessionHow, SessionOpened, reopen_way, why
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import neutralise_command
+from agentdoc.agents.base import neutralise_command, neutralise_mentions
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)
@@ -64,8 +66,11 @@ class AcpProcess:
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         session_timeout: float = SESSION_TIMEOUT,
         turn_type: type[AcpTurn] = AcpTurn,
+        policy: str | None = None,
     ) -> None:
         self.name = name
+        # The user's permission_mode (from the config only), put to the agent as its mode.
+        self.policy = policy
         self.turn_type = turn_type  # what `begin` returns (a one-shot's turn also ends it)
         self.key = key  # what a turn must share with this process to reuse it
         self.cwd = cwd
@@ -77,6 +82,7 @@ class AcpProcess:
         self.opened: SessionOpened | None = None  # how the current turn's session came about
         self.turns = 0
         self.last_turn = 0
+        self.settled: tuple[str | None, str | None] = (None, None)  # the session's model, effort
         self.last_used = time.monotonic()
         self._turn: AcpTurn | None = None
         self._lock = threading.Lock()
@@ -216,7 +222,7 @@ class AcpProcess:
         new_id = result.session_id if how == "forked" else session_id
         if not new_id:
             raise self._cannot(f"answered {method} without a session id")
-        return SessionOpened(new_id, how, result.model())
+        return SessionOpened(new_id, how, result.model(), result=result)
 
     def _new(self, how: SessionHow, note: str | None = None) -> SessionOpened:
         params = {"cwd": str(self.cwd), "mcpServers": []}
@@ -226,7 +232,22 @@ class AcpProcess:
             raise self._cannot(f"refused to start a session: {exc.reason}") from exc
         if not result.session_id:
             raise self._cannot("answered session/new without a session id")
-        return SessionOpened(result.session_id, how, result.model(), note)
+        return SessionOpened(result.session_id, how, result.model(), note, result)
+
+    def set_up(self, opened: SessionOpened, model: str | None, effort: str | None) -> Setup:
+        """Put a just-opened session in the user's policy and the document's model and effort
+        (AgentCannotStart if the agent refuses, or does not offer the model or effort)."""
+        if opened.result is None:
+            return Setup()  # continued in this process: set when it opened
+        wanted = Wanted(self.policy, model, effort)
+        plan = setup(self.name, opened.result, wanted)
+        for call in plan.calls:
+            params = {"sessionId": opened.session_id, **call.params}
+            try:
+                self._call(call.method, params, self.session_timeout)
+            except Refused as exc:
+                raise self._cannot(f"refused {call.method} {call.params}: {exc.reason}") from exc
+        return plan
 
     def _session_result(self, method: str, params: Mapping[str, Any]) -> SessionResult:
         raw = self._call(method, params, self.session_timeout)
@@ -249,6 +270,8 @@ class AcpProcess:
         turn: int = 0,
         extra: tuple[dict[str, Any], ...] = (),
         background: bool = False,
+        model: str | None = None,
+        effort: str | None = None,
     ) -> AcpTurn:
         """Send a prompt in the session asked for; the returned turn reads its events.
 
@@ -268,8 +291,9 @@ class AcpProcess:
         self.turns += 1
         self.last_turn = turn
         send = functools.partial(
-            self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra
-        )
+            self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra,
+            (model, effort),
+        )  # fmt: skip
         if background:
             threading.Thread(target=self._send_later, args=(current, send), daemon=True).start()
             return current
@@ -297,6 +321,7 @@ class AcpProcess:
         fork: bool,
         seeded_prompt: str | None,
         extra: tuple[dict[str, Any], ...],
+        model_effort: tuple[str | None, str | None] = (None, None),
     ) -> None:
         self.ready()
         if any(block.get("type") == "image" for block in extra) and not self.accepts_images:
@@ -305,13 +330,19 @@ class AcpProcess:
                 "from the prompt, or ask another agent"
             )
         opened = self.open_session(session_id, fork=fork, seeded=seeded_prompt is not None)
+        plan = self.set_up(opened, *model_effort)
+        self.settled = model_effort
+        if plan.model:
+            opened = dataclasses.replace(opened, model=plan.model)
         self.opened, self.session_id = opened, opened.session_id
+        footer = opened.footer(*plan.notes) if opened.first else opened.footer()
         # Updates reach the turn from here on: a load's replay came before its answer.
-        translator = UpdateTranslator(quirks_for(self.agent_name), opened.session_id, opened.model)
-        if not current.session_ready(opened.session_id, translator, opened.model, opened.footer()):
+        quirks = quirks_for(self.agent_name)
+        translator = UpdateTranslator(quirks, opened.session_id, opened.model, self.name)
+        if not current.session_ready(opened.session_id, translator, opened.model, footer):
             return  # cancelled or stopped while the session was opening
         text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
-        blocks = [text_block(neutralise_command(text)), *extra]
+        blocks = [text_block(neutralise_command(neutralise_mentions(text))), *extra]
         params = {"sessionId": opened.session_id, "prompt": blocks}
         self.connection.request("session/prompt", params).then(current.prompt_answered)
 

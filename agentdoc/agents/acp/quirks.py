@@ -18,6 +18,9 @@ class Quirks:
     thought_prefix: re.Pattern[str] | None = None
     # Whole message chunks that are the agent talking about itself, not reply text.
     message_noise: re.Pattern[str] | None = None
+    # A `session_info_update` field (its path) whose value says the turn failed, where the
+    # agent still ends the prompt `end_turn` and sends the API's error as message text.
+    failed_status: tuple[tuple[str, ...], str] | None = None
 
 
 NONE = Quirks()
@@ -29,6 +32,11 @@ QUIRKS: dict[str, Quirks] = {
     "gemini-cli": Quirks(
         thought_prefix=re.compile(r"\A\*\*\*\*\n"),
         message_noise=re.compile(r"\A\[MODE_UPDATE\] \S+\s*\Z"),
+    ),
+    # codex-acp 2 ends a turn whose API request failed `end_turn`, after a `systemError` thread
+    # status, with the API's error body (JSON) as the reply's text.
+    "@agentclientprotocol/codex-acp": Quirks(
+        failed_status=(("_meta", "codex", "threadStatus", "type"), "systemError"),
     ),
 }
 
@@ -45,3 +53,14 @@ def clean_thought(text: str, quirks: Quirks) -> str:
 
 def is_noise(text: str, quirks: Quirks) -> bool:
     return quirks.message_noise is not None and quirks.message_noise.match(text) is not None
+
+
+def says_failed(update: dict[str, object], quirks: Quirks) -> bool:
+    """Whether a `session_info_update` says the turn failed (see `Quirks.failed_status`)."""
+    if quirks.failed_status is None:
+        return False
+    path, value = quirks.failed_status
+    found: object = update
+    for key in path:
+        found = found.get(key) if isinstance(found, dict) else None
+    return found == value

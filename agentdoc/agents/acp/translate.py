@@ -13,7 +13,7 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from agentdoc.agents.acp.quirks import NONE, Quirks, clean_thought, is_noise
+from agentdoc.agents.acp.quirks import NONE, Quirks, clean_thought, is_noise, says_failed
 from agentdoc.agents.acp.schema import (
     ContentChunk,
     NoticeUpdate,
@@ -22,6 +22,7 @@ from agentdoc.agents.acp.schema import (
     TokenUsage,
     ToolCallFields,
     UsageUpdate,
+    error_detail,
 )
 from agentdoc.agents.base import (
     Activity,
@@ -35,6 +36,7 @@ from agentdoc.agents.base import (
     Notice,
     PermissionAsked,
     PermissionOption,
+    Retract,
     StopReason,
     ToolCall,
     ToolUpdate,
@@ -56,9 +58,17 @@ class UpdateTranslator:
     """The events of one turn, fed one ``session/update`` (or the prompt's answer) at a time."""
 
     def __init__(
-        self, quirks: Quirks = NONE, session_id: str | None = None, model: str | None = None
+        self,
+        quirks: Quirks = NONE,
+        session_id: str | None = None,
+        model: str | None = None,
+        name: str = "the agent",
     ) -> None:
         self.quirks = quirks
+        self.name = name
+        # The agent said the turn failed (its quirks row); the text it sends now is the error.
+        self.failure: list[str] | None = None
+        self._message_text: list[str] = []  # the reply text of the message open now
         self.session_id = session_id
         self.model = model  # the session's model, unless the prompt's answer names another
         self.gauge: UsageUpdate | None = None
@@ -87,8 +97,12 @@ class UpdateTranslator:
         text, message_id = chunk_text(update)
         if not text or is_noise(text, self.quirks):
             return []
+        if self.failure is not None:
+            self.failure.append(text)
+            return []
         events = self._enter_message(message_id) + self._enter_block("text")
         self.shown_text = True
+        self._message_text.append(text)
         return [*events, BlockDelta(self._index(), text)]
 
     def _thought_chunk(self, update: dict[str, Any]) -> list[Event]:
@@ -107,6 +121,7 @@ class UpdateTranslator:
         events = self._leave_message()
         self._in_message, self._message_id = True, message_id
         self._next_index = 0
+        self._message_text = []
         return [*events, MessageStart(message_id=message_id)]
 
     def _leave_message(self) -> list[Event]:
@@ -170,6 +185,11 @@ class UpdateTranslator:
         self.gauge = UsageUpdate.model_validate(update)
         return []
 
+    def _info(self, update: dict[str, Any]) -> list[Event]:
+        if says_failed(update, self.quirks) and self.failure is None:
+            self.failure = []
+        return []
+
     def _notice(self, update: dict[str, Any]) -> list[Event]:
         notice = NoticeUpdate.model_validate(update)
         # A notice ends up as the reply's error: only an error is one.
@@ -191,6 +211,9 @@ class UpdateTranslator:
 
     def finish(self, result: PromptResult) -> list[Event]:
         """The prompt's answer: close what is open, then the turn's end."""
+        if self.failure is not None and result.stop_reason != "cancelled":
+            said = error_detail("".join(self.failure))
+            return self.fail(f"{self.name} failed: {said or 'its API request failed'}")
         stop = result.stop_reason
         if stop not in STOP_REASONS or stop == "error":
             log.info("unknown stop reason %r taken as end_turn", stop)
@@ -205,7 +228,10 @@ class UpdateTranslator:
         return [*self._leave_message(), end]
 
     def fail(self, error: str, *, interrupted: bool = False) -> list[Event]:
-        """The turn cannot complete (an error answer, the process gone)."""
+        """The turn cannot complete (an error answer, the process gone). Reply text that only
+        repeats the error (the Claude adapter streams "API Error: …" first) is taken back."""
+        echoed = "".join(self._message_text).strip()
+        retract = [Retract(self._message_id)] if echoed and echoed in error else []
         end = TurnEnd(
             "error",
             session_id=self.session_id,
@@ -214,7 +240,7 @@ class UpdateTranslator:
             error=error,
             interrupted=interrupted,
         )
-        return [*self._leave_message(), end]
+        return [*retract, *self._leave_message(), end]
 
     def cancelled(self) -> list[Event]:
         """A cancelled turn whose process had to be stopped: it never answered the prompt."""
@@ -234,6 +260,7 @@ _HANDLERS = {
     "tool_call_update": UpdateTranslator._tool_update,
     "usage_update": UpdateTranslator._usage,
     "notice": UpdateTranslator._notice,
+    "session_info_update": UpdateTranslator._info,
 }
 
 

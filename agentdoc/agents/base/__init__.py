@@ -30,7 +30,13 @@ from agentdoc.agents.base.events import (
 )
 from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
-from agentdoc.agents.base.prompt import WORD_JOINER, ImagePart, ImageType, neutralise_command
+from agentdoc.agents.base.prompt import (
+    WORD_JOINER,
+    ImagePart,
+    ImageType,
+    neutralise_command,
+    neutralise_mentions,
+)
 from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.agents.base.request import AgentRequest
 
@@ -72,4 +78,5 @@ __all__ = [
     "WarmAgent",
     "WarmStart",
     "neutralise_command",
+    "neutralise_mentions",
 ]
