@@ -112,17 +112,28 @@ def agent_command(name: str) -> list[str]:
 
 def fake_api_for(name: str, **options: Any) -> FakeMessagesAPI:
     """A (not yet started) fake of the vendor API the agent calls."""
-    if name in ("opencode", "codex"):
-        return _FAKES[name](side_calls=is_title_request, **options)
+    if name == "opencode":
+        return FakeMessagesAPI(side_calls=is_title_request, **options)
+    if name == "codex":
+        return FakeResponsesAPI(side_calls=is_codex_title_request, **options)
     if name == "claude-acp":
         return FakeMessagesAPI(side_calls=is_claude_side_request, **options)
     return _FAKES[name](**options)
 
 
 def is_title_request(request: RecordedRequest) -> bool:
-    """OpenCode, codex-acp 2 and the Claude adapter ask for a conversation title (without
-    tools) beside the first real call."""
+    """OpenCode and the Claude adapter ask for a conversation title (without tools) before
+    the first real call."""
     return not request.body.get("tools")
+
+
+def is_codex_title_request(request: RecordedRequest) -> bool:
+    """codex-acp 2 names the conversation with a request of its own beside the first turn (a
+    model without tool support sends no tools on real turns either)."""
+    return _CODEX_TITLE in json.dumps(request.body.get("input"))
+
+
+_CODEX_TITLE = "generate a very short title for a conversation"
 
 
 def is_claude_side_request(request: RecordedRequest) -> bool:
@@ -184,7 +195,7 @@ def opencode_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
     provider = {
         "npm": "@ai-sdk/anthropic",
         "options": {"baseURL": f"{api.base_url}/v1", "apiKey": "fake-key"},
-        "models": {"m": {}},
+        "models": {"m": {}, "m2": {}},
     }
     config = {
         "model": "fake/m",
