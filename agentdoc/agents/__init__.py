@@ -9,6 +9,9 @@ document may name and how each is started, ``launch`` starts one with its protoc
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
+from collections.abc import Mapping
+
+from agentdoc.agents.acp import Offer, inspect_acp
 from agentdoc.agents.base import (
     END,
     Activity,
@@ -76,6 +79,7 @@ __all__ = [
     "MessageStart",
     "MessageStop",
     "Notice",
+    "Offer",
     "OptionKind",
     "PermissionAsked",
     "PermissionOption",
@@ -102,6 +106,7 @@ __all__ = [
     "find_program",
     "handshake",
     "has_session",
+    "inspect_agent",
     "known_agents",
     "last_reply_text",
     "mark_turn",
@@ -113,3 +118,10 @@ __all__ = [
     "start_turn",
     "unrestorable",
 ]
+
+
+def inspect_agent(
+    spec: AgentSpec, environ: Mapping[str, str], policy: str | None, timeout: float
+) -> Offer:
+    """What an ACP agent's sessions can be set to, and whether it can open one (its login)."""
+    return inspect_acp(spec.name, spec.command, spec.env, environ, policy, timeout)

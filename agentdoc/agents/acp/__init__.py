@@ -6,6 +6,8 @@ One client for the protocol (``rpc`` the JSON-RPC connection, ``schema`` the mes
 ``quirks``. Other packages import the names in ``__all__`` from here.
 """
 
+from agentdoc.agents.acp.inspect import Offer
+from agentdoc.agents.acp.inspect import inspect as inspect_acp
 from agentdoc.agents.acp.launch import WarmAcp, WarmAcpStart
 from agentdoc.agents.acp.launch import start as start_acp
 from agentdoc.agents.acp.launch import warm as warm_acp
@@ -19,12 +21,14 @@ __all__ = [
     "QUIRKS",
     "AcpProcess",
     "AcpTurn",
+    "Offer",
     "Quirks",
     "SessionHow",
     "SessionOpened",
     "UpdateTranslator",
     "WarmAcp",
     "WarmAcpStart",
+    "inspect_acp",
     "start_acp",
     "warm_acp",
 ]

@@ -186,6 +186,15 @@ class AcpProcess:
         )
 
     @property
+    def can_close(self) -> bool:
+        return bool(
+            self.info and self.info.agent_capabilities.session_capabilities.close is not None
+        )
+
+    def close_session(self, session_id: str) -> None:
+        self._call("session/close", {"sessionId": session_id}, self.session_timeout)
+
+    @property
     def accepts_images(self) -> bool:
         return bool(self.info and self.info.agent_capabilities.prompt_capabilities.image)
 

@@ -42,6 +42,7 @@ class SessionCapabilities(Wire):
     # Each is an (empty) object when offered, absent or null when not.
     resume: dict[str, Any] | None = None
     fork: dict[str, Any] | None = None
+    close: dict[str, Any] | None = None
 
 
 class AgentCapabilities(Wire):
