@@ -747,3 +747,19 @@ def test_an_agent_with_no_asking_mode_is_named_in_the_first_footer(
     assert "fake offers no modes" in events[0].note
     later = events_of(fake.process.begin("again", session_id="s-1", turn=2))
     assert later[0] == SessionStarted("s-1")  # said once, at the start
+
+
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "--yolo", "a b"])
+def test_a_session_id_that_is_a_path_or_a_flag_is_refused(
+    agent: Callable[..., Agent], bad: str
+) -> None:
+    fake = agent({"session/new": {"result": {"sessionId": bad}}})
+    with pytest.raises(AgentCannotStart, match="without a usable session id"):
+        fake.process.begin("hi", turn=1)
+    assert not fake.received("session/prompt")
+
+
+def test_opencodes_session_ids_are_taken(agent: Callable[..., Agent]) -> None:
+    fake = agent({"session/new": {"result": {"sessionId": "ses_decedd9ffffeGJPDRWj12ytT5U"}}})
+    end = end_of(events_of(fake.process.begin("hi", turn=1)))
+    assert end.session_id == "ses_decedd9ffffeGJPDRWj12ytT5U"

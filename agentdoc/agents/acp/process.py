@@ -40,7 +40,14 @@ from agentdoc.agents.acp.schema import (
     client_capabilities,
     text_block,
 )
-from agentdoc.agents.acp.sessions import Refused, SessionHow, SessionOpened, reopen_way, why
+from agentdoc.agents.acp.sessions import (
+    SAFE_ID,
+    Refused,
+    SessionHow,
+    SessionOpened,
+    reopen_way,
+    why,
+)
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import neutralise_command, neutralise_mentions
@@ -229,8 +236,8 @@ class AcpProcess:
             log.info("%s; starting a new session instead", exc)
             return f"{self.name} could not continue its session ({exc.reason})"
         new_id = result.session_id if how == "forked" else session_id
-        if not new_id:
-            raise self._cannot(f"answered {method} without a session id")
+        if not new_id or not SAFE_ID.fullmatch(new_id):
+            raise self._cannot(f"answered {method} without a usable session id: {new_id!r}")
         return SessionOpened(new_id, how, result.model(), result=result)
 
     def _new(self, how: SessionHow, note: str | None = None) -> SessionOpened:
@@ -239,8 +246,11 @@ class AcpProcess:
             result = self._session_result("session/new", params)
         except Refused as exc:
             raise self._cannot(f"refused to start a session: {exc.reason}") from exc
-        if not result.session_id:
-            raise self._cannot("answered session/new without a session id")
+        if not result.session_id or not SAFE_ID.fullmatch(result.session_id):
+            # It goes into the document's frontmatter and back into argv and file names.
+            raise self._cannot(
+                f"answered session/new without a usable session id: {result.session_id!r}"
+            )
         return SessionOpened(result.session_id, how, result.model(), note, result)
 
     def set_up(self, opened: SessionOpened, model: str | None, effort: str | None) -> Setup:

@@ -8,6 +8,7 @@ conversation so far when the caller has it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -15,6 +16,10 @@ from pydantic import ValidationError
 
 from agentdoc.agents.acp.schema import SessionResult
 from agentdoc.errors import AgentCannotStart
+
+# A session id as the document's `session:` takes it (UUIDs, OpenCode's `ses_…`): an agent's
+# id that is a path or a flag is refused where it arrives.
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 # How the turn's session came about: "continued" (this process ran the previous turn), the
 # agent's own resume / load / fork, or a new session ("seeded": sent the conversation so far).
