@@ -226,7 +226,12 @@ TOOLS = [
         ],
         [
             MessageStart(),
-            ToolCall("t1", "Edit", {"locations": ["f"]}, "Edit"),
+            ToolCall(
+                "t1",
+                "Edit",
+                {"locations": ["f"], "changes": [{"path": "f", "new_text": "n"}]},
+                "Edit",
+            ),
             ToolUpdate("t1", result="f\nn"),
         ],
         id="diff-result",
@@ -469,3 +474,33 @@ def test_reply_text_that_only_repeats_the_error_is_taken_back() -> None:
     kept = UpdateTranslator()
     kept.update(msg("Half a real answer", "m2"))
     assert not any(isinstance(e, Retract) for e in kept.fail("claude-acp failed: overloaded"))
+
+
+def test_gemini_thought_chunks_get_back_the_spaces_it_trimmed() -> None:
+    translator = UpdateTranslator(quirks_for("gemini-cli"))
+    parts = ["****\nGemini", "****\nconsiders", "****\n the", "****\nquestion.", "**Next**\nMore."]
+    events = [e for p in parts for e in translator.update(thought(p))]
+    joined = "".join(e.text for e in events if isinstance(e, BlockDelta))
+    assert joined == "Gemini considers the question.\n\n**Next**\nMore."
+    other = UpdateTranslator()  # agents that send deltas as they are keep them as they are
+    deltas = [e for p in ("Gem", "ini") for e in other.update(thought(p))]
+    assert "".join(e.text for e in deltas if isinstance(e, BlockDelta)) == "Gemini"
+
+
+def test_an_approval_shows_what_the_agents_diff_will_write() -> None:
+    request = PermissionRequest.model_validate(
+        {
+            "sessionId": "s",
+            "toolCall": {
+                "toolCallId": "t1",
+                "title": "Writing to notes.txt",
+                "kind": "edit",
+                "content": [{"type": "diff", "path": "/w/notes.txt", "oldText": None,
+                             "newText": "hello\n"}],
+            },
+            "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}],
+        }
+    )  # fmt: skip
+    asked = UpdateTranslator().permission("acp-1", request)
+    assert asked.input["changes"] == [{"path": "/w/notes.txt", "new_text": "hello\n"}]
+    assert asked.input["locations"] == ["/w/notes.txt"]

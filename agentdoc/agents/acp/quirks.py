@@ -16,6 +16,9 @@ from dataclasses import dataclass
 class Quirks:
     # Decorations an agent puts at the start of every thought chunk, dropped.
     thought_prefix: re.Pattern[str] | None = None
+    # The agent trims every thought chunk it sends, so the space (or paragraph break, before a
+    # titled thought) between two chunks must be put back.
+    thought_trimmed: bool = False
     # Whole message chunks that are the agent talking about itself, not reply text.
     message_noise: re.Pattern[str] | None = None
     # A `session_info_update` field (its path) whose value says the turn failed, where the
@@ -31,6 +34,7 @@ QUIRKS: dict[str, Quirks] = {
     # approval mode as reply text ("[MODE_UPDATE] autoEdit").
     "gemini-cli": Quirks(
         thought_prefix=re.compile(r"\A\*\*\*\*\n"),
+        thought_trimmed=True,
         message_noise=re.compile(r"\A\[MODE_UPDATE\] \S+\s*\Z"),
     ),
     # codex-acp 2 ends a turn whose API request failed `end_turn`, after a `systemError` thread
@@ -64,3 +68,10 @@ def says_failed(update: dict[str, object], quirks: Quirks) -> bool:
     for key in path:
         found = found.get(key) if isinstance(found, dict) else None
     return found == value
+
+
+def thought_joint(before: str, text: str, quirks: Quirks) -> str:
+    """What goes between the thought so far and its next chunk (see `thought_trimmed`)."""
+    if not quirks.thought_trimmed or not before or before[-1].isspace() or text[:1].isspace():
+        return ""
+    return "\n\n" if text.startswith("**") else " "

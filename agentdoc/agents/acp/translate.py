@@ -13,7 +13,14 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from agentdoc.agents.acp.quirks import NONE, Quirks, clean_thought, is_noise, says_failed
+from agentdoc.agents.acp.quirks import (
+    NONE,
+    Quirks,
+    clean_thought,
+    is_noise,
+    says_failed,
+    thought_joint,
+)
 from agentdoc.agents.acp.schema import (
     ContentChunk,
     NoticeUpdate,
@@ -69,6 +76,7 @@ class UpdateTranslator:
         # The agent said the turn failed (its quirks row); the text it sends now is the error.
         self.failure: list[str] | None = None
         self._message_text: list[str] = []  # the reply text of the message open now
+        self._thought = ""  # the thinking block open now
         self.session_id = session_id
         self.model = model  # the session's model, unless the prompt's answer names another
         self.gauge: UsageUpdate | None = None
@@ -110,8 +118,11 @@ class UpdateTranslator:
         text = clean_thought(text or "", self.quirks)
         if self._block is None or self._block[1] != "thinking":
             text = text.lstrip()  # a thought opening with blank lines (codex: "\n\n")
+            self._thought = ""
         if not text:
             return []
+        text = thought_joint(self._thought, text, self.quirks) + text
+        self._thought += text
         events = self._enter_message(message_id) + self._enter_block("thinking")
         return [*events, BlockDelta(self._index(), text)]
 
@@ -299,7 +310,19 @@ def tool_input(fields: ToolCallFields) -> dict[str, Any]:
     ]
     if paths and "locations" not in data:
         data["locations"] = list(dict.fromkeys(paths))
+    diffs = [item for item in fields.content or () if item.get("type") == "diff"]
+    if diffs and not data.keys() - {"locations"}:
+        # Gemini CLI asks with only the path and title: what it will write is in its diffs,
+        # and the approval block must show it.
+        data["changes"] = [_change(item) for item in diffs]
     return data
+
+
+def _change(diff: dict[str, Any]) -> dict[str, Any]:
+    change = {"path": diff.get("path"), "new_text": diff.get("newText")}
+    if diff.get("oldText"):
+        change["old_text"] = diff["oldText"]
+    return change
 
 
 def tool_result(fields: ToolCallFields) -> str:
