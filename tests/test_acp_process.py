@@ -763,3 +763,28 @@ def test_opencodes_session_ids_are_taken(agent: Callable[..., Agent]) -> None:
     fake = agent({"session/new": {"result": {"sessionId": "ses_decedd9ffffeGJPDRWj12ytT5U"}}})
     end = end_of(events_of(fake.process.begin("hi", turn=1)))
     assert end.session_id == "ses_decedd9ffffeGJPDRWj12ytT5U"
+
+
+def test_a_deny_reason_opens_the_next_prompt_in_the_session(agent: Callable[..., Agent]) -> None:
+    asking = {
+        "steps": [
+            {
+                "permission": {
+                    "toolCall": {"toolCallId": "t1", "title": "Write a.txt"},
+                    "options": [{"optionId": "no", "name": "Reject", "kind": "reject_once"}],
+                }
+            }
+        ],
+        "result": {"stopReason": "end_turn"},
+    }
+    fake = agent({"session/prompt": [asking, {"result": {"stopReason": "end_turn"}}]})
+    first = fake.process.begin("write it", turn=1)
+    asked = next_of(first, PermissionAsked)
+    assert first.answer(asked.request_id, "no", "Not that file, use b.txt")
+    events_of(first)
+    first.close(1.0)
+    events_of(fake.process.begin("go on", session_id="sess-1", turn=2))
+    prompts = [m["params"]["prompt"][0]["text"] for m in fake.received("session/prompt")]
+    assert prompts[0] == "write it"
+    assert prompts[1].startswith("(What I said when answering your tool requests:\n")
+    assert "- Not that file, use b.txt" in prompts[1] and prompts[1].endswith("\n\ngo on")

@@ -212,6 +212,12 @@ def test_a_write_rejected_with_a_reason_does_not_run(served: Served) -> None:
     assert not out.exists()
     text = served.doc.read_text()
     assert APPROVAL not in text and "denied in the document: Not that file, please." in text
+    # ACP's answer has no field for the reason: it reaches the model with the next prompt.
+    served.script([{"type": "text", "text": "Understood about the file."}])
+    served.ask("Then what?")
+    served.idle_with("Understood about the file.")
+    sent = json.dumps(served.api.requests[-1].body)
+    assert "Not that file, please." in sent and "Then what?" in sent
 
 
 def test_cancel_stops_a_reply_mid_way(served: Served) -> None:

@@ -90,6 +90,9 @@ class AcpProcess:
         self.turns = 0
         self.last_turn = 0
         self.settled: tuple[str | None, str | None] = (None, None)  # the session's model, effort
+        # What the person said when answering a permission request: ACP's answer has no field
+        # for it, so it opens the next prompt in the session.
+        self._reasons: list[str] = []
         self.last_used = time.monotonic()
         self._turn: AcpTurn | None = None
         self._lock = threading.Lock()
@@ -361,9 +364,23 @@ class AcpProcess:
         if not current.session_ready(opened.session_id, translator, opened.model, footer):
             return  # cancelled or stopped while the session was opening
         text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
+        text = self._with_reasons(text, opened.how)
         blocks = [text_block(neutralise_command(neutralise_mentions(text))), *extra]
         params = {"sessionId": opened.session_id, "prompt": blocks}
         self.connection.request("session/prompt", params).then(current.prompt_answered)
+
+    def defer_reason(self, reason: str) -> None:
+        with self._lock:
+            self._reasons.append(reason)
+
+    def _with_reasons(self, text: str, how: SessionHow) -> str:
+        """The prompt, opened with the reasons the person gave in this session's last turn."""
+        with self._lock:
+            reasons, self._reasons = self._reasons, []
+        if not reasons or how not in ("continued", "resumed", "loaded"):
+            return text  # a new session never saw the tool call the reason is about
+        said = "\n".join(f"- {reason}" for reason in reasons)
+        return f"(What I said when answering your tool requests:\n{said})\n\n{text}"
 
     @property
     def agent_name(self) -> str | None:
