@@ -91,7 +91,7 @@ def test_other_policies_map_to_the_agents_own_words() -> None:
 def test_an_agent_without_an_asking_mode_is_named_not_trusted() -> None:
     done = setup("opencode", OPENCODE, Wanted())
     assert done.calls == ()
-    assert done.notes and "opencode has no mode for permission_mode 'default'" in done.notes[0]
+    assert done.notes and "opencode has no mode for permission_mode default" in done.notes[0]
     assert "build, plan" in done.notes[0]
     bare = setup("mine", SessionResult(session_id="m"), Wanted())
     assert bare.notes and "mine offers no modes" in bare.notes[0]

@@ -109,13 +109,13 @@ def mode_call(name: str, result: SessionResult, policy: str) -> Call | str | Non
         )
     return (
         f"{name} offers no modes, so agentdoc cannot make it follow permission_mode "
-        f"{policy!r}: its own settings decide what it asks"
+        f"{policy}: its own settings decide what it asks"
     )
 
 
 def _no_mode(name: str, policy: str, offered: Sequence[str]) -> str:
     return (
-        f"{name} has no mode for permission_mode {policy!r} (it offers: "
+        f"{name} has no mode for permission_mode {policy} (it offers: "
         f"{', '.join(offered) or 'none'}): its own settings decide what it asks"
     )
 

@@ -17,6 +17,7 @@ turn with ``TurnEnd(stop_reason="error")``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -354,6 +355,8 @@ class AcpProcess:
         opened = self.open_session(session_id, fork=fork, seeded=seeded_prompt is not None)
         plan = self.set_up(opened, *model_effort)
         self.settled = model_effort
+        if opened.how == "loaded" and quirks_for(self.agent_name).late_replay:
+            self._after_replay(opened)
         if plan.model:
             opened = dataclasses.replace(opened, model=plan.model)
         self.opened, self.session_id = opened, opened.session_id
@@ -368,6 +371,17 @@ class AcpProcess:
         blocks = [text_block(neutralise_command(neutralise_mentions(text))), *extra]
         params = {"sessionId": opened.session_id, "prompt": blocks}
         self.connection.request("session/prompt", params).then(current.prompt_answered)
+
+    def _after_replay(self, opened: SessionOpened) -> None:
+        """Wait out a replay the agent sends after answering `session/load`: the answer to a
+        later request comes after it (messages are handled in order), and updates that reach
+        no turn are dropped."""
+        modes = opened.result.modes if opened.result else None
+        if modes is None or not modes.current_mode_id:
+            return
+        params = {"sessionId": opened.session_id, "modeId": modes.current_mode_id}
+        with contextlib.suppress(Refused):
+            self._call("session/set_mode", params, self.session_timeout)
 
     def defer_reason(self, reason: str) -> None:
         with self._lock:

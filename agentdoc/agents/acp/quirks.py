@@ -24,6 +24,9 @@ class Quirks:
     # A `session_info_update` field (its path) whose value says the turn failed, where the
     # agent still ends the prompt `end_turn` and sends the API's error as message text.
     failed_status: tuple[tuple[str, ...], str] | None = None
+    # The agent answers `session/load` before it has sent the replay of the history, so the
+    # replay would land in the turn: one more round trip (re-setting its current mode) first.
+    late_replay: bool = False
 
 
 NONE = Quirks()
@@ -35,6 +38,7 @@ QUIRKS: dict[str, Quirks] = {
     "gemini-cli": Quirks(
         thought_prefix=re.compile(r"\A\*\*\*\*\n"),
         thought_trimmed=True,
+        late_replay=True,
         message_noise=re.compile(r"\A\[MODE_UPDATE\] \S+\s*\Z"),
     ),
     # codex-acp 2 ends a turn whose API request failed `end_turn`, after a `systemError` thread
