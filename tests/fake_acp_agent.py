@@ -115,6 +115,8 @@ class Agent:
             key = "error" if "error" in spec else "result"
             plain = DEFAULTS.get(method, {}).get(key, {})
             self.send({"id": message["id"], key: spec.get(key, plain)})
+        for step in spec.get("after", ()):  # sent after the answer (Gemini's load replay)
+            self.step(step, session)
 
     def step(self, step: dict[str, Any], session: str) -> None:
         if "update" in step:

@@ -788,3 +788,25 @@ def test_a_deny_reason_opens_the_next_prompt_in_the_session(agent: Callable[...,
     assert prompts[0] == "write it"
     assert prompts[1].startswith("(What I said when answering your tool requests:\n")
     assert "- Not that file, use b.txt" in prompts[1] and prompts[1].endswith("\n\ngo on")
+
+
+def test_a_replay_sent_after_the_load_answer_stays_out_of_the_turn(
+    agent: Callable[..., Agent],
+) -> None:
+    """Gemini CLI answers session/load first and replays the history after it."""
+    init = caps(loadSession=True)
+    init["result"]["agentInfo"] = {"name": "gemini-cli", "version": "0.61.0"}
+    modes = {"currentModeId": "default", "availableModes": [{"id": "default"}]}
+    fake = agent(
+        {
+            "initialize": init,
+            "session/load": {"result": {"modes": modes}, "after": REPLAY},
+            "session/prompt": {"steps": [chunk("new reply")], "result": {"stopReason": "end_turn"}},
+        }
+    )
+    events = events_of(fake.process.begin("again", session_id="old-1", turn=2))
+    assert text_of(events) == "new reply"
+    assert [m["method"] for m in fake.received() if "method" in m and "id" in m][-2:] == [
+        "session/set_mode",
+        "session/prompt",
+    ]
