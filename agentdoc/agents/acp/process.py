@@ -364,7 +364,10 @@ class AcpProcess:
         # Updates reach the turn from here on: a load's replay came before its answer.
         quirks = quirks_for(self.agent_name)
         translator = UpdateTranslator(quirks, opened.session_id, opened.model, self.name)
-        if not current.session_ready(opened.session_id, translator, opened.model, footer):
+        # The session's listed model is often an alias ("auto", "default"): the turn's end
+        # names the model the agent says it used, falling back to it; only a model the
+        # document chose is named from the start.
+        if not current.session_ready(opened.session_id, translator, plan.model, footer):
             return  # cancelled or stopped while the session was opening
         text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
         text = self._with_reasons(text, opened.how)
