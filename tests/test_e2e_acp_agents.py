@@ -301,13 +301,16 @@ OUTSIDE_READS = {
                             "input": {"file_path": str(path)}},
     "opencode": lambda path: {"type": "tool_use", "name": "read",
                               "input": {"filePath": str(path)}},
+    "claude-acp": lambda path: {"type": "tool_use", "name": "Read",
+                                "input": {"file_path": str(path)}},
 }  # fmt: skip
 
 
 def test_the_agents_own_read_outside_the_folder_sends_nothing_unless_allowed(
     served: Served,
 ) -> None:
-    """Gemini refuses by itself; OpenCode asks, and the person says no (which ends its turn).
+    """Gemini refuses by itself; OpenCode and the Claude adapter ask, and the person says no
+    (which ends OpenCode's turn).
     Codex is left out: its read-only sandbox may read the whole disk without asking
     (docs/failures.md)."""
     if served.name not in OUTSIDE_READS:
