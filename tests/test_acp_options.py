@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agentdoc.agents.acp.options import Call, Wanted, offered, setup
+from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.schema import SessionResult
 from agentdoc.errors import AgentCannotStart
 
@@ -138,3 +139,11 @@ def test_what_an_agent_offers_is_listed_by_what_it_sets() -> None:
         "mode": ["default", "autoEdit", "yolo"],
         "model": ["auto", "gemini-2.5-pro"],
     }
+
+
+def test_opencode_takes_the_policy_in_its_environment_and_is_not_named() -> None:
+    assert policy_env(["/usr/bin/opencode", "acp"], "default") == {
+        "OPENCODE_PERMISSION": '{"edit": "ask", "bash": "ask"}'
+    }
+    assert policy_env(["gemini", "--acp"], "default") == {}
+    assert setup("opencode", OPENCODE, Wanted(policy_set=True)).notes == ()

@@ -115,6 +115,11 @@ def served(
     doc.write_text(DOC.format(name=name))
     with fake_api_for(name) as api:
         agent = agent_env(name, api, agent_home)
+        if name == "opencode":
+            # Its asking comes from agentdoc's default policy here, not from its own config.
+            config = json.loads(agent["OPENCODE_CONFIG_CONTENT"])
+            del config["permission"]
+            agent["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
         config = _config(root / "config.toml", name, agent)
         env = base_env(home, AGENTDOC_CONFIG=str(config))
         if os.environ.get("PYTHONPATH"):  # the daemon runs this tree's agentdoc

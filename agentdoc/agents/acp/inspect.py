@@ -14,6 +14,7 @@ from pathlib import Path
 from agentdoc.agents.acp.launch import agent_env
 from agentdoc.agents.acp.options import DEFAULT_POLICY, mode_call, offered
 from agentdoc.agents.acp.process import AcpProcess
+from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.sessions import Refused
 
 
@@ -38,6 +39,8 @@ def inspect(
     """Open and close one session; AgentCannotStart says why not (a login it needs, …)."""
     with tempfile.TemporaryDirectory(prefix="agentdoc-doctor-") as scratch:
         env = agent_env(environ, extra_env)
+        by_env = policy_env(command, policy or DEFAULT_POLICY)
+        env.update(by_env)
         process = AcpProcess(
             list(command), Path(scratch), env, name=name, handshake_timeout=timeout,
             session_timeout=timeout,
@@ -54,4 +57,4 @@ def inspect(
     if result is None:
         return Offer({}, None)
     note = mode_call(name, result, policy or DEFAULT_POLICY)
-    return Offer(offered(result), note if isinstance(note, str) else None)
+    return Offer(offered(result), note if isinstance(note, str) and not by_env else None)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentdoc.agents.acp.options import DEFAULT_POLICY
 from agentdoc.agents.acp.process import AcpProcess
+from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd
 
@@ -65,9 +67,12 @@ def start(
     """A process for one turn; AgentCannotStart (document untouched) if it cannot begin.
     `policy`: the config's permission_mode, put to the agent as its mode."""
     env = agent_env(os.environ if environ is None else environ, extra_env)
+    by_env = policy_env(command, policy or DEFAULT_POLICY)
+    env.update(by_env)
     process = AcpProcess(
-        list(command), request.cwd, env, name=request.agent, turn_type=OneShotTurn, policy=policy
-    )
+        list(command), request.cwd, env, name=request.agent, turn_type=OneShotTurn,
+        policy=policy, policy_set=bool(by_env),
+    )  # fmt: skip
     process.start()
     try:
         return process.begin(**turn_args(request))
@@ -134,9 +139,10 @@ class WarmAcpStart:
     policy: str | None = None
 
     def start(self) -> WarmAcp:
+        by_env = bool(policy_env(self.command, self.policy or DEFAULT_POLICY))
         process = AcpProcess(
             list(self.command), self.cwd, self.env, name=self.name, key=self.key,
-            policy=self.policy,
+            policy=self.policy, policy_set=by_env,
         )  # fmt: skip
         return WarmAcp(process.spawn())
 
@@ -154,5 +160,6 @@ def warm(
     policy: str | None = None,
 ) -> WarmAcpStart:
     env = agent_env(os.environ if environ is None else environ, extra_env)
+    env.update(policy_env(command, policy or DEFAULT_POLICY))
     key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())), policy)
     return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent, policy)

@@ -62,6 +62,7 @@ class Wanted:
     policy: str | None = None
     model: str | None = None
     effort: str | None = None
+    policy_set: bool = False  # the agent took the policy at start (its environment)
 
 
 def setup(name: str, result: SessionResult, wanted: Wanted) -> Setup:
@@ -71,7 +72,8 @@ def setup(name: str, result: SessionResult, wanted: Wanted) -> Setup:
     notes: list[str] = []
     mode = mode_call(name, result, wanted.policy or DEFAULT_POLICY)
     if isinstance(mode, str):
-        notes.append(mode)
+        if not wanted.policy_set:
+            notes.append(mode)
     elif mode is not None:
         calls.append(mode)
     model = None

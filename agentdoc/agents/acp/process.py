@@ -75,10 +75,13 @@ class AcpProcess:
         session_timeout: float = SESSION_TIMEOUT,
         turn_type: type[AcpTurn] = AcpTurn,
         policy: str | None = None,
+        policy_set: bool = False,
     ) -> None:
         self.name = name
-        # The user's permission_mode (from the config only), put to the agent as its mode.
+        # The user's permission_mode (from the config only), put to the agent as its mode;
+        # `policy_set`: its environment already carries it (quirks.POLICY_ENV).
         self.policy = policy
+        self.policy_set = policy_set
         self.turn_type = turn_type  # what `begin` returns (a one-shot's turn also ends it)
         self.key = key  # what a turn must share with this process to reuse it
         self.cwd = cwd
@@ -262,7 +265,7 @@ class AcpProcess:
         (AgentCannotStart if the agent refuses, or does not offer the model or effort)."""
         if opened.result is None:
             return Setup()  # continued in this process: set when it opened
-        wanted = Wanted(self.policy, model, effort)
+        wanted = Wanted(self.policy, model, effort, self.policy_set)
         plan = setup(self.name, opened.result, wanted)
         for call in plan.calls:
             params = {"sessionId": opened.session_id, **call.params}

@@ -9,7 +9,9 @@ way; nothing else in the package names an agent. Observed with the versions in
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,25 @@ QUIRKS: dict[str, Quirks] = {
         failed_status=(("_meta", "codex", "threadStatus", "type"), "systemError"),
     ),
 }
+
+
+# Agents that take the user's permission policy in their environment at start, by program name
+# (a user's own entry for the same program too). OpenCode has no asking mode over ACP (only
+# build and plan) but merges OPENCODE_PERMISSION (JSON) over its config's `permission`.
+_ASK = '{"edit": "ask", "bash": "ask"}'
+POLICY_ENV: dict[str, dict[str, dict[str, str]]] = {
+    "opencode": {
+        "default": {"OPENCODE_PERMISSION": _ASK},
+        "acceptEdits": {"OPENCODE_PERMISSION": '{"edit": "allow", "bash": "ask"}'},
+        "bypassPermissions": {"OPENCODE_PERMISSION": '{"edit": "allow", "bash": "allow"}'},
+    },
+}
+
+
+def policy_env(command: Sequence[str], policy: str) -> dict[str, str]:
+    """What the agent's environment gets so it follows `policy` ({}: set it another way)."""
+    program = PurePath(command[0]).name if command else ""
+    return dict(POLICY_ENV.get(program, {}).get(policy, {}))
 
 
 def quirks_for(agent_name: str | None) -> Quirks:
