@@ -29,9 +29,9 @@ from agentdoc.document import NOT_ASKED_HINT, WriteLedger, byproduct_kind, confl
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
 from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
 
-SESSION_ID = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
+# Whatever id the agent uses (Claude, Gemini, Codex: UUIDs; OpenCode: `ses_…`), as the
+# frontmatter's `session:` takes it: never a path or a flag (it rides in an argv, names a file).
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
 def _reporter(print_reply: bool, quiet: bool) -> tuple[LiveView, Callable[[Progress], None]]:
@@ -79,8 +79,9 @@ def run_turn(
     refuse_byproduct(path)
     if session is not None and not SESSION_ID.fullmatch(session):
         raise AgentdocError(
-            f"--session {session!r} is not a session id (a UUID such as "
-            "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, as in the document's `session:`)"
+            f"--session {session!r} is not a session id (letters, digits, _ and -, not "
+            "starting with -: a UUID such as 1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, or "
+            "OpenCode's ses_…, as in the document's `session:`)"
         )
     current = live_turn(path)
     if current is not None:
