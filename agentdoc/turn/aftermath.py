@@ -1,4 +1,5 @@
-"""What follows a turn whose reply is in the document: its mark, and the git commit if on."""
+"""What follows a turn whose reply is in the document: its mark, the snapshot of the files after
+it, and the git commit if on."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from agentdoc.agents import mark_turn
 from agentdoc.config import Settings
 from agentdoc.document import DocumentError, FrontmatterError, parse, read_text
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import gitcommit, marks
+from agentdoc.turn import gitcommit, marks, snapshots
 from agentdoc.turn.session import TurnPlan
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ def after_turn(
             agent=request.agent,
         )
     marks.set_mark(path, plan.turn, mark)
+    snapshots.after_turn(path, plan.turn, env)
     try:
         doc = parse(read_text(path))
     except (AgentdocError, DocumentError, FrontmatterError) as exc:

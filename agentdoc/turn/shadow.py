@@ -1,0 +1,255 @@
+"""A shadow git repository that keeps what a folder's files were, outside the user's tree.
+
+git does the work: its index remembers each file's stat data, so a snapshot of an unchanged
+tree only lists the folder (``ls-files`` over the stat cache) and writes no object. Each folder
+gets its own index (``GIT_INDEX_FILE``) in the shadow repository; the folder's own ``.git`` is
+never read or written (git never descends into a ``.git``; the shadow's ``GIT_DIR`` is ours).
+
+Bytes are kept exactly: the shadow's ``info/attributes`` (which wins over any ``.gitattributes``
+in the folder) turns off every conversion and filter, and the settings a folder or the user's
+git config could use to run a command (fsmonitor, filters) are off. Files over `FILE_LIMIT` and
+nested git repositories are not kept; a snapshot names them, with what a later look at them can
+compare, so an undo can refuse rather than guess.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentdoc.errors import AgentdocError
+
+FILE_LIMIT = 20 * 1024 * 1024  # bytes: a bigger file is named in the snapshot, not kept
+MAX_NEW_FILES = 50_000  # files a snapshot adds at once; more means a folder too big to keep
+GIT_TIMEOUT = 120.0  # seconds for one git command (a first snapshot of a big tree)
+ABSENT = "0" * 40
+REPOSITORY = "repository"  # what a snapshot says of a nested git repository it did not enter
+_OVERRIDES = (
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.fileMode=true",
+    "core.symlinks=true",
+    "core.ignoreCase=false",
+    "core.quotePath=false",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "core.splitIndex=false",
+    "index.threads=1",
+    "gc.auto=0",
+)
+# Wins over the folder's own .gitattributes: no eol conversion, no filter driver, no encoding.
+_ATTRIBUTES = "* -text !eol -filter -ident !working-tree-encoding\n"
+
+
+class ShadowError(AgentdocError):
+    pass
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file as a tree holds it: git's mode (``100644``, ``100755``, ``120000``) and blob."""
+
+    mode: str
+    blob: str
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str  # relative to the folder, '/'-separated
+    before: Entry | None  # None: the file did not exist
+    after: Entry | None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    tree: str
+    # Files not kept (too big, a repository of their own): path -> what `fingerprint` said.
+    skipped: Mapping[str, str] = field(default_factory=dict)
+
+
+def fingerprint(path: Path) -> str:
+    """Size and modification time: enough to tell an unkept file changed between snapshots."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return "absent"
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+def blob_id(path: Path) -> Entry | None:
+    """The entry ``path`` would have in a tree now (None: no such file), without git."""
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            data, mode = os.fsencode(os.readlink(path)), "120000"
+        elif stat.S_ISREG(info.st_mode):
+            data = path.read_bytes()
+            mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+        else:
+            return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    digest = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False)
+    return Entry(mode, digest.hexdigest())
+
+
+class Shadow:
+    """The shadow repository at ``git_dir`` (created on first use)."""
+
+    def __init__(self, git_dir: Path, environ: Mapping[str, str] | None = None) -> None:
+        self.git_dir = git_dir
+        base = os.environ if environ is None else environ
+        # The user's global git config stays (their core.excludesFile); the system one and
+        # anything naming the user's own repository do not.
+        keep = ("PATH", "HOME", "XDG_CONFIG_HOME", "LANG", "LC_ALL", "SYSTEMROOT")
+        self._env = {k: base[k] for k in keep if k in base}
+        self._env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_DIR": str(git_dir)})
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _git(
+        self,
+        args: Sequence[str],
+        *,
+        folder: Path | None = None,
+        index: Path | None = None,
+        data: bytes | None = None,
+    ) -> bytes:
+        env = dict(self._env)
+        if folder is not None:
+            env["GIT_WORK_TREE"] = str(folder)
+        if index is not None:
+            env["GIT_INDEX_FILE"] = str(index)
+        argv = ["git"]
+        for setting in _OVERRIDES:
+            argv += ["-c", setting]
+        try:
+            done = subprocess.run(
+                [*argv, *args],
+                cwd=folder or self.git_dir,
+                env=env,
+                input=data,
+                capture_output=True,
+                timeout=GIT_TIMEOUT,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ShadowError(f"git {args[0]} failed: {exc}") from exc
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", "replace").strip()[-400:]
+            raise ShadowError(f"git {args[0]} failed (exit {done.returncode}): {said}")
+        return done.stdout
+
+    def _ensure(self) -> None:
+        if (self.git_dir / "HEAD").exists():
+            return
+        self.git_dir.mkdir(parents=True, exist_ok=True)
+        self._git(["init", "--quiet", "--bare", str(self.git_dir)])
+        info = self.git_dir / "info"
+        info.mkdir(exist_ok=True)
+        (info / "attributes").write_text(_ATTRIBUTES, encoding="utf-8")
+
+    def index_for(self, folder: Path) -> Path:
+        key = hashlib.sha256(os.fsencode(folder)).hexdigest()[:16]
+        return self.git_dir / f"index-{key}"
+
+    # -- snapshots ----------------------------------------------------------------------------
+
+    def snapshot(self, folder: Path, exclude: Sequence[str] = ()) -> Snapshot:
+        """Record ``folder``'s files as they are now, but for ``exclude`` (paths in it)."""
+        self._ensure()
+        index = self.index_for(folder)
+        listed = self._git(
+            [
+                "ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard",
+                *_user_excludes(folder), "--", ".", *_excluded(exclude),
+            ],
+            folder=folder,
+            index=index,
+        )  # fmt: skip
+        names = sorted({n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n})
+        if len(names) > MAX_NEW_FILES:
+            raise ShadowError(
+                f"{folder} has more than {MAX_NEW_FILES} files to keep a copy of; undo cannot "
+                "cover it (list what the agent should not see in a .gitignore)"
+            )
+        keep, skipped = _sort_out(folder, names)
+        if keep:
+            self._update(folder, index, ["--add", "--remove", "--replace"], keep)
+        if skipped:  # a file kept before and too big now must not keep its old copy
+            self._update(folder, index, ["--force-remove"], list(skipped))
+        tree = self._git(["write-tree"], folder=folder, index=index).decode().strip()
+        # The index's blobs stay reachable (a prune must not take what the next write-tree
+        # names), and so does the tree itself until the turn that needs it is forgotten.
+        self._git(["update-ref", f"refs/latest/{index.name}", tree])
+        return Snapshot(tree, skipped)
+
+    def _update(self, folder: Path, index: Path, how: list[str], names: list[str]) -> None:
+        stdin = b"".join(os.fsencode(n) + b"\0" for n in names)
+        self._git(["update-index", "-z", *how, "--stdin"], folder=folder, index=index, data=stdin)
+
+    def keep(self, ref: str, tree: str) -> None:
+        self._git(["update-ref", f"refs/{ref}", tree])
+
+    def drop(self, refs: Sequence[str]) -> None:
+        """Forget the named refs and the objects only they held."""
+        if not refs or not (self.git_dir / "HEAD").exists():
+            return
+        stdin = "".join(f"delete refs/{r}\n" for r in refs).encode()
+        self._git(["update-ref", "--stdin"], data=stdin)
+        self._git(["prune", "--expire=now"])
+
+    def changes(self, before: str, after: str) -> list[Change]:
+        """What differs between two trees, file by file."""
+        raw = self._git(["diff-tree", "-r", "-z", "--no-renames", before, after])
+        fields = raw.decode("utf-8", "surrogateescape").split("\0")
+        found = []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta.startswith(":"):
+                continue
+            old_mode, new_mode, old, new, _status = meta[1:].split(" ")
+            found.append(Change(path, _entry(old_mode, old), _entry(new_mode, new)))
+        return found
+
+    def read_blob(self, blob: str) -> bytes:
+        return self._git(["cat-file", "blob", blob])
+
+
+def _entry(mode: str, blob: str) -> Entry | None:
+    return None if blob == ABSENT or mode == "000000" else Entry(mode, blob)
+
+
+def _excluded(paths: Sequence[str]) -> list[str]:
+    return [f":(exclude,literal){p}" for p in paths]
+
+
+def _user_excludes(folder: Path) -> list[str]:
+    """The folder's own repository's ``info/exclude``, which git would honour there."""
+    own = folder / ".git" / "info" / "exclude"
+    return [f"--exclude-from={own}"] if own.is_file() else []
+
+
+def _sort_out(folder: Path, names: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """The names to record, and those not kept (with their fingerprints)."""
+    keep: list[str] = []
+    skipped: dict[str, str] = {}
+    for name in names:
+        path = folder / name
+        if name.endswith("/"):  # an untracked folder git will not enter: a repository
+            skipped[name.rstrip("/")] = REPOSITORY
+            continue
+        try:
+            info = path.lstat()
+        except OSError:
+            keep.append(name)  # gone: its entry leaves the index
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size > FILE_LIMIT:
+            skipped[name] = fingerprint(path)
+        else:
+            keep.append(name)
+    return keep, skipped
