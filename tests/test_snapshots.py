@@ -1,0 +1,211 @@
+"""The snapshot store and restoring from it, on real temporary folders with real git."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentdoc.config import Settings
+from agentdoc.errors import AgentdocError
+from agentdoc.turn import restoring, shadow, snapshots
+from agentdoc.turn.undoing import undo
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "text.txt").write_bytes(b"one\r\ntwo\r\nno newline")
+    (folder / "binary.bin").write_bytes(bytes(range(256)) * 4)
+    (folder / "run.sh").write_text("#!/bin/sh\n")
+    (folder / "run.sh").chmod(0o755)
+    (folder / "deep" / "er").mkdir(parents=True)
+    (folder / "deep" / "er" / "file.txt").write_text("deep\n")
+    os.symlink("text.txt", folder / "link")
+    return folder
+
+
+def files(folder: Path) -> dict[str, tuple[bytes, int, bool]]:
+    """Every file (and symlink) under ``folder``: bytes (link target), mode, whether a link."""
+    found = {}
+    for p in sorted(folder.rglob("*")):
+        if ".git" in p.parts:
+            continue
+        if p.is_symlink():
+            found[str(p.relative_to(folder))] = (os.readlink(p).encode(), 0, True)
+        elif p.is_file():
+            found[str(p.relative_to(folder))] = (p.read_bytes(), p.stat().st_mode, False)
+    return found
+
+
+def take_back(store: shadow.Shadow, folder: Path, before: str, after: str) -> restoring.Plan:
+    entry = snapshots.FolderRecord(str(folder), before, after)
+    plan = restoring.plan([[entry]], store.changes)
+    return plan
+
+
+def mess_up(folder: Path) -> None:
+    (folder / "text.txt").write_bytes(b"changed")
+    (folder / "binary.bin").unlink()
+    (folder / "run.sh").chmod(0o644)
+    (folder / "new.txt").write_text("new\n")
+    (folder / "deep" / "er" / "file.txt").unlink()
+    (folder / "link").unlink()
+    os.symlink("run.sh", folder / "link")
+    (folder / "made" / "dirs").mkdir(parents=True)
+    (folder / "made" / "dirs" / "x").write_bytes(b"\0\1\2")
+
+
+def test_every_kind_of_change_comes_back_byte_for_byte_with_modes_and_links(
+    tmp_path: Path, work: Path
+) -> None:
+    store = shadow.Shadow(tmp_path / "shadow")
+    original = files(work)
+    before = store.snapshot(work).tree
+    mess_up(work)
+    after = store.snapshot(work).tree
+    plan = take_back(store, work, before, after)
+    assert plan.refusals() == []
+    restoring.apply(store, plan.writes)
+    assert files(work) == original
+
+
+def test_the_shadow_lives_outside_the_folder_and_leaves_its_git_alone(
+    tmp_path: Path, work: Path
+) -> None:
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    (work / ".git" / "info" / "exclude").write_text("secret.key\n")
+    (work / "secret.key").write_text("x")
+    own_git = {p: p.read_bytes() for p in (work / ".git").rglob("*") if p.is_file()}
+    store = shadow.Shadow(tmp_path / "shadow")
+    snap = store.snapshot(work)
+    listed = subprocess.run(
+        ["git", f"--git-dir={store.git_dir}", "ls-tree", "-r", "--name-only", snap.tree],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout.split()
+    assert "text.txt" in listed and "secret.key" not in listed
+    assert not any(name.startswith(".git/") for name in listed)
+    assert {p: p.read_bytes() for p in (work / ".git").rglob("*") if p.is_file()} == own_git
+
+
+def test_gitignore_and_excluded_paths_are_not_recorded(tmp_path: Path, work: Path) -> None:
+    (work / ".gitignore").write_text("*.log\nbuild/\n")
+    store = shadow.Shadow(tmp_path / "shadow")
+    before = store.snapshot(work, ["chat.md"]).tree
+    (work / "out.log").write_text("log")
+    (work / "build").mkdir()
+    (work / "build" / "a.o").write_text("o")
+    (work / "chat.md").write_text("the document changes all the time")
+    after = store.snapshot(work, ["chat.md"]).tree
+    assert store.changes(before, after) == []
+
+
+def test_a_gitattributes_in_the_folder_changes_no_byte(tmp_path: Path, work: Path) -> None:
+    (work / ".gitattributes").write_text("* text=auto eol=lf\n")
+    store = shadow.Shadow(tmp_path / "shadow")
+    snap = store.snapshot(work)
+    entry = shadow.blob_id(work / "text.txt")
+    assert entry is not None
+    assert store.read_blob(entry.blob) == b"one\r\ntwo\r\nno newline"
+    assert snap.tree
+
+
+def test_a_file_over_the_size_cap_is_named_not_kept(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shadow, "FILE_LIMIT", 1000)
+    store = shadow.Shadow(tmp_path / "shadow")
+    first = store.snapshot(work)  # binary.bin is 1024 bytes
+    assert set(first.skipped) == {"binary.bin"}
+    (work / "binary.bin").write_bytes(b"y" * 2000)
+    second = store.snapshot(work)
+    entry = snapshots.FolderRecord(
+        str(work), first.tree, second.tree, first.skipped, second.skipped
+    )
+    plan = restoring.plan([[entry]], store.changes)
+    assert plan.unkept == [(str(work / "binary.bin"), "too big to keep a copy of")]
+
+
+def test_a_kept_file_that_grows_too_big_loses_its_old_copy(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shadow, "FILE_LIMIT", 2000)
+    store = shadow.Shadow(tmp_path / "shadow")
+    first = store.snapshot(work)
+    (work / "text.txt").write_bytes(b"x" * 3000)
+    second = store.snapshot(work)
+    assert "text.txt" in second.skipped
+    # Its old copy is no longer in the tree: a later undo cannot put back a stale version.
+    assert [c.path for c in store.changes(first.tree, second.tree)] == ["text.txt"]
+
+
+def test_an_unchanged_folder_writes_the_same_tree(tmp_path: Path, work: Path) -> None:
+    store = shadow.Shadow(tmp_path / "shadow")
+    assert store.snapshot(work).tree == store.snapshot(work).tree
+
+
+def test_undoing_refuses_a_file_changed_since_and_plans_turns_newest_first(
+    tmp_path: Path, work: Path
+) -> None:
+    store = shadow.Shadow(tmp_path / "shadow")
+    s0 = store.snapshot(work).tree
+    (work / "text.txt").write_text("turn 1\n")
+    s1 = store.snapshot(work).tree
+    (work / "text.txt").write_text("turn 2\n")
+    (work / "new.txt").write_text("turn 2\n")
+    s2 = store.snapshot(work).tree
+    turns = [
+        [snapshots.FolderRecord(str(work), s0, s1)],
+        [snapshots.FolderRecord(str(work), s1, s2)],
+    ]
+    plan = restoring.plan(turns, store.changes)
+    assert plan.refusals() == []
+    assert plan.writes[(str(work), "new.txt")] is None
+    (work / "new.txt").write_text("the user's\n")
+    refused = restoring.plan(turns, store.changes)
+    assert refused.changed_since == [str(work / "new.txt")]
+    restoring.apply(store, refused.writes)
+    assert (work / "text.txt").read_bytes() == b"one\r\ntwo\r\nno newline"
+    assert not (work / "new.txt").exists()
+
+
+def test_forgetting_turns_prunes_their_trees(tmp_path: Path, work: Path) -> None:
+    document = work / "chat.md"
+    document.write_text("doc")
+    env = {"AGENTDOC_STATE_DIR": str(tmp_path / "state"), "PATH": os.environ["PATH"]}
+    snapshots.before_turn(document, 1, work, (), env)
+    (work / "gone-soon.txt").write_text("only in turn 1's after-tree\n")
+    snapshots.after_turn(document, 1, env)
+    store = snapshots.shadow_for(document, env)
+    record = snapshots.read_record(store)
+    assert store.git_dir.is_relative_to(tmp_path / "state")
+    after = record[1][0].after
+    assert after is not None and record[1][0].before != after
+    (work / "gone-soon.txt").unlink()
+    store.snapshot(work, ["chat.md"])  # the index no longer holds the file
+    snapshots.forget(document, [1], env)
+    assert snapshots.read_record(store) == {}
+    with pytest.raises(shadow.ShadowError):
+        store.changes(after, after)
+
+
+def test_undo_of_a_turn_without_tools_or_snapshots_still_takes_the_reply(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "chat.md"
+    path.write_text(
+        "---\nagentdoc: {}\n---\n\n## User\n\nq1\n\n## Assistant\n\na1\n\n"
+        "## User\n\nq2\n\n## Assistant\n\na2\n\n## User\n\n"
+    )
+    done = undo(path, Settings(), count=2)
+    assert (done.turn, done.count, done.restored) == (1, 2, False)
+    assert path.read_text().rstrip().endswith("q1")
+    kept = (tmp_path / ".agentdoc" / "chat.md.undone.md").read_text()
+    assert "a1" in kept and "q2" in kept and "a2" in kept
+    with pytest.raises(AgentdocError, match="nothing to undo"):
+        undo(path, Settings())
