@@ -26,6 +26,7 @@ import core
 import instant
 import live
 import scale
+import snapshot
 import warm
 import watching
 from measure import CheckFailed, Failure, Row, render_table
@@ -94,6 +95,10 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "agents": ("each agent's warm 2nd turn", lambda d, r, c: agents.bench_agents(d, r.agents, c)),
     "first": ("first save after start", lambda d, r, c: instant.bench_first_save(d, r.first, c)),
     "word": ("first word of a reply", lambda d, r, c: instant.bench_first_word(d, r.first, c)),
+    "snapshot": (
+        "undo's snapshot of a tree",
+        lambda d, r, c: snapshot.bench_snapshot(d, r.turn, c),
+    ),
 }
 # Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds) and the
 # 100,000-file tree.

@@ -160,7 +160,9 @@ class Shadow:
 
     # -- snapshots ----------------------------------------------------------------------------
 
-    def snapshot(self, folder: Path, exclude: Sequence[str] = ()) -> Snapshot:
+    def snapshot(
+        self, folder: Path, exclude: Sequence[str] = (), keep_as: str | None = None
+    ) -> Snapshot:
         """Record ``folder``'s files as they are now, but for ``exclude`` (paths in it)."""
         self._ensure()
         index = self.index_for(folder)
@@ -185,24 +187,24 @@ class Shadow:
             self._update(folder, index, ["--force-remove"], list(skipped))
         tree = self._git(["write-tree"], folder=folder, index=index).decode().strip()
         # The index's blobs stay reachable (a prune must not take what the next write-tree
-        # names), and so does the tree itself until the turn that needs it is forgotten.
-        self._git(["update-ref", f"refs/latest/{index.name}", tree])
+        # names), and so does the tree itself (`keep_as`) until the turn that needs it is gone.
+        refs = [f"latest/{index.name}", *([keep_as] if keep_as else [])]
+        stdin = "".join(f"update refs/{r} {tree}\n" for r in refs).encode()
+        self._git(["update-ref", "--stdin"], data=stdin)
         return Snapshot(tree, skipped)
 
     def _update(self, folder: Path, index: Path, how: list[str], names: list[str]) -> None:
         stdin = b"".join(os.fsencode(n) + b"\0" for n in names)
         self._git(["update-index", "-z", *how, "--stdin"], folder=folder, index=index, data=stdin)
 
-    def keep(self, ref: str, tree: str) -> None:
-        self._git(["update-ref", f"refs/{ref}", tree])
-
-    def drop(self, refs: Sequence[str]) -> None:
-        """Forget the named refs and the objects only they held."""
+    def drop(self, refs: Sequence[str], *, prune: bool = True) -> None:
+        """Forget the named refs, and with ``prune`` the objects only they held."""
         if not refs or not (self.git_dir / "HEAD").exists():
             return
         stdin = "".join(f"delete refs/{r}\n" for r in refs).encode()
         self._git(["update-ref", "--stdin"], data=stdin)
-        self._git(["prune", "--expire=now"])
+        if prune:
+            self._git(["prune", "--expire=now"])
 
     def changes(self, before: str, after: str) -> list[Change]:
         """What differs between two trees, file by file."""

@@ -90,9 +90,9 @@ def _write_record(shadow: Shadow, record: Mapping[int, list[FolderRecord]]) -> N
 
 
 def _snap(
-    shadow: Shadow, document: Path, folder: Path, environ: Mapping[str, str] | None
+    shadow: Shadow, document: Path, folder: Path, environ: Mapping[str, str] | None, ref: str
 ) -> tuple[str, dict[str, str]]:
-    snap = shadow.snapshot(folder, excluded(document, folder, environ))
+    snap = shadow.snapshot(folder, excluded(document, folder, environ), ref)
     return snap.tree, dict(snap.skipped)
 
 
@@ -105,18 +105,19 @@ def before_turn(
 ) -> None:
     """Record the folders as they are before turn ``turn`` is sent; later turns are forgotten."""
     shadow = shadow_for(document, environ)
+    record = read_record(shadow)
+    # A retried turn, or turns taken out by hand: their records go (their objects at the
+    # next undo or archive, which prune; pruning here would slow every turn's start).
+    _drop(shadow, record, [t for t in record if t >= turn], prune=False)
     entries: list[FolderRecord] = []
     for folder in folders(cwd, add_dirs):
         try:
-            tree, skipped = _snap(shadow, document, folder, environ)
-            shadow.keep(f"turns/{turn}/{len(entries)}/before", tree)
+            ref = f"turns/{turn}/{len(entries)}/before"
+            tree, skipped = _snap(shadow, document, folder, environ, ref)
             entries.append(FolderRecord(str(folder), tree, skipped_before=skipped))
         except (ShadowError, OSError) as exc:
             log.warning("%s: no snapshot of %s before turn %d: %s", document, folder, turn, exc)
             entries.append(FolderRecord(str(folder), problem=str(exc)))
-    record = read_record(shadow)
-    stale = [t for t in record if t >= turn]
-    _drop(shadow, record, stale)
     record[turn] = entries
     _save(shadow, record, document)
 
@@ -131,8 +132,8 @@ def after_turn(document: Path, turn: int, environ: Mapping[str, str] | None = No
             entries.append(entry)
             continue
         try:
-            tree, skipped = _snap(shadow, document, Path(entry.folder), environ)
-            shadow.keep(f"turns/{turn}/{i}/after", tree)
+            ref = f"turns/{turn}/{i}/after"
+            tree, skipped = _snap(shadow, document, Path(entry.folder), environ, ref)
             entries.append(replace(entry, after=tree, skipped_after=skipped))
         except (ShadowError, OSError) as exc:
             log.warning("%s: no snapshot after turn %d: %s", document, turn, exc)
@@ -152,13 +153,15 @@ def forget(document: Path, turns: Iterable[int], environ: Mapping[str, str] | No
         _save(shadow, record, document)
 
 
-def _drop(shadow: Shadow, record: dict[int, list[FolderRecord]], turns: list[int]) -> None:
+def _drop(
+    shadow: Shadow, record: dict[int, list[FolderRecord]], turns: list[int], *, prune: bool = True
+) -> None:
     refs = []
     for turn in turns:
         for i, _entry in enumerate(record.pop(turn, [])):
             refs += [f"turns/{turn}/{i}/before", f"turns/{turn}/{i}/after"]
     try:
-        shadow.drop(refs)
+        shadow.drop(refs, prune=prune)
     except ShadowError as exc:
         log.warning("cannot prune the snapshots in %s: %s", shadow.git_dir, exc)
 
