@@ -209,3 +209,16 @@ def test_undo_of_a_turn_without_tools_or_snapshots_still_takes_the_reply(
     assert "a1" in kept and "q2" in kept and "a2" in kept
     with pytest.raises(AgentdocError, match="nothing to undo"):
         undo(path, Settings())
+
+
+def test_archiving_forgets_the_archived_turns_snapshots(tmp_path: Path, work: Path) -> None:
+    from agentdoc.turn import archive_document
+
+    path = work / "chat.md"
+    exchanges = "".join(f"## User\n\nq{n}\n\n## Assistant\n\na{n}\n\n" for n in (1, 2, 3))
+    path.write_text(f"---\nagentdoc: {{}}\n---\n\n{exchanges}## User\n\n")
+    for turn in (1, 2, 3):
+        snapshots.before_turn(path, turn, work, ())
+        snapshots.after_turn(path, turn)
+    archive_document(path, keep=1)
+    assert set(snapshots.read_record(snapshots.shadow_for(path))) == {3}
