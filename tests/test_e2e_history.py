@@ -287,6 +287,44 @@ def test_undo_refuses_when_the_user_changed_a_file_since_unless_forced(
     assert done.restored and after == before  # the user's version of created.txt went too
 
 
+def test_undo_3_takes_back_three_turns_of_files_and_replies(
+    tmp_path: Path, settings: Settings
+) -> None:
+    work, path = shell_folder(tmp_path)
+    (work / "notes.md").write_text("notes\n")
+    script: list[ScriptEntry] = [
+        tool("Write", file_path=str(work / "one.txt"), content="1\n"),
+        reply("Turn one wrote."),
+        tool("Bash", command="echo two >> notes.md && rm gone.bin", description="x"),
+        reply("Turn two ran."),
+        tool("Bash", command="printf 3 > one.txt && chmod +x tool.sh", description="x"),
+        reply("Turn three ran."),
+        reply("Again from the start."),
+    ]
+    update = {"allowed_tools": ("Bash", "Write"), "permission_mode": "acceptEdits"}
+    settings = settings.model_copy(update=update)
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        before = tree(work)
+        before_text = path.read_text()
+        run(path, settings, env, mode="start")
+        for prompt in ("Second?", "Third?"):
+            add_prompt(path, prompt)
+            run(path, settings, env)
+        assert tree(work) != before
+        done = run_cli(["undo", str(path), "3"], env)
+        assert done.returncode == 0, done.stderr
+        assert "took turns 1-3" in done.stdout
+        assert tree(work) == before
+        assert path.read_text().split("---\n", 2)[2] == before_text.split("---\n", 2)[2]
+        assert document.parse(path.read_text()).meta.session is None
+        kept = (work / ".agentdoc" / "chat.md.undone.md").read_text()
+        assert "Second?" in kept and "Third?" in kept and "Turn three ran." in kept
+        run(path, settings, env)
+        requests = api.wait_for_requests(7)
+    assert texts(requests[6]) == [("user", "First question?")]
+
+
 def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(
     tmp_path: Path, settings: Settings
 ) -> None:
