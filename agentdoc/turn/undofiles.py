@@ -68,6 +68,8 @@ def files_to_restore(
     if not recorded:
         return None
     plan = restoring.plan(recorded, shadow.changes)
+    if not plan.files and not plan.refusals():
+        return None  # the turns changed no file
     if plan.refusals() and not force:
         raise AgentdocError(
             f"{path}: cannot undo {_turns(turns)}: " + "; ".join(plan.refusals()) + ". Nothing "
