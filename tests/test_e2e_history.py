@@ -371,7 +371,7 @@ def test_under_the_daemon_undo_waits_for_a_save_and_the_warm_turns_can_branch(
                 ]
             done = run_cli(["undo", str(doc)], env)
             assert done.returncode == 0, done.stderr
-            wait_for(lambda: "its pending prompt was not sent" in daemon.log(), "the daemon")
+            wait_for(lambda: "taken back by `agentdoc undo`" in daemon.log(), "the daemon")
             assert len(api.requests) == 3
             doc.write_text(doc.read_text().replace("Question three?", "Question three, again?"))
             wait_for(lambda: "Again." in doc.read_text() and state_of(doc) == "idle", "a reply")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import parser as document
+from agentdoc.turn import read_status
 from tests.agents_support import (
     AGENTS,
     WRITE_TOOLS,
@@ -107,7 +108,9 @@ def test_undo_takes_back_an_acp_agents_write(name: str, tmp_path: Path) -> None:
             assert parsed.turn_count() == 1
             assert parsed.pending_prompt() == "Please write written.txt."
             assert "Written as asked." not in doc.read_text()
-            wait_for(lambda: "its pending prompt was not sent" in daemon.log(), "the daemon")
+            wait_for(lambda: "taken back by `agentdoc undo`" in daemon.log(), "the daemon")
+            status = read_status(doc)
+            assert status is not None and "taken back by `agentdoc undo`" in (status.held or "")
             assert len(api.requests) == sent
 
             api.clear()

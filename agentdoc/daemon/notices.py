@@ -59,6 +59,22 @@ def hold_bulk(path: Path, verdict: str) -> None:
     )
 
 
+def hold_undone(path: Path) -> None:
+    """The prompt `agentdoc undo` made pending again: it waits for the person's save (told as
+    loudly as a bulk change, for whoever watches the terminal and wonders why)."""
+    log.warning(
+        "%s: turns taken back by `agentdoc undo`; its pending prompt was not sent. Edit the "
+        "prompt and save, or run `agentdoc run %s`, to send it",
+        path,
+        path.name,
+    )
+    hold(
+        path,
+        "taken back by `agentdoc undo`: edit the prompt and save, or run "
+        f"`agentdoc run {path.name}`, to send it",
+    )
+
+
 def agent_problems(settings: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
     """What keeps the default agent (the one for documents that name none) from starting; an
     agent a document names is checked when its turn starts, and told in that document."""

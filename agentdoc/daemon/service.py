@@ -23,7 +23,7 @@ from agentdoc.config import Settings
 from agentdoc.daemon.gitguard import git_busy, not_typed
 from agentdoc.daemon.hints import Hints, awaits_prompt
 from agentdoc.daemon.lock import TreeLock
-from agentdoc.daemon.notices import hold_bulk, tell_agent_problems, tell_error
+from agentdoc.daemon.notices import hold_bulk, hold_undone, tell_agent_problems, tell_error
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
@@ -51,6 +51,7 @@ from agentdoc.turn import (
     open_regions,
     remove_state,
     submission,
+    undo_wrote,
     wants_marker,
     write_status,
 )
@@ -306,6 +307,9 @@ class Daemon:
         if prompt is None:
             if awaits_prompt(parsed):
                 self.hints.hint(path, "a `## User` heading waits for its prompt", text)
+            return
+        if undo_wrote(path, text):  # whatever the daemon saw before: undo's prompt waits
+            hold_undone(path)
             return
         if (verdict := not_typed(path, parsed, previous, saved=saved)) is not None:
             hold_bulk(path, verdict)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import request_cancel as request_cancel
     from agentdoc.turn.status import write_status as write_status
     from agentdoc.turn.undoing import undo as undo
+    from agentdoc.turn.undoing import undo_wrote as undo_wrote
 
 __all__, __getattr__ = lazy_exports(
     __name__,
@@ -57,6 +58,6 @@ __all__, __getattr__ = lazy_exports(
             "request_cancel",
             "write_status",
         ),
-        "undoing": ("undo",),
+        "undoing": ("undo", "undo_wrote"),
     },
 )

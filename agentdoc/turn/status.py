@@ -92,6 +92,7 @@ STATE_SUFFIXES = (
     ".approval.json",
     ".answer.json",
     ".cancel",
+    ".undo",
 )
 
 

@@ -20,6 +20,7 @@ In this order, so a refusal or a failure leaves everything as it was:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Mapping
@@ -160,6 +161,7 @@ def undo(
     before = _before(known.get(first - 1), cwd, env)
     new_text = set_meta(undone_text(doc, count), forget(first, before))
     _replace(path, text, new_text)
+    _note_written(path, new_text)
     _keep_removed(path, taken_out(doc, count))
     marks.set_mark(path, first, None)
     snapshots.forget(path, turns, env)
@@ -171,6 +173,32 @@ def undo(
     )
     log.info("%s: took turns %d-%d back", path, first, last)
     return Undone(first, restore is not None, committed, count, files)
+
+
+def _written_path(document: Path) -> Path:
+    return state_file(document, ".undo")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _note_written(path: Path, text: str) -> None:
+    """What undo left in the document, so the daemon can tell it from a bulk change."""
+    try:
+        atomic_write(_written_path(path), _digest(text).encode("ascii"))
+    except OSError as exc:
+        log.warning("%s: cannot note the undo for the daemon: %s", path, exc)
+
+
+def undo_wrote(path: Path, text: str) -> bool:
+    """Whether ``text`` is what `undo` last wrote into ``path``: its pending prompt waits for
+    the person's save, never sent as it stands."""
+    try:
+        noted = _written_path(path).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return noted == _digest(text)
 
 
 def undone_path(document: Path) -> Path:
