@@ -222,3 +222,40 @@ def test_archiving_forgets_the_archived_turns_snapshots(tmp_path: Path, work: Pa
         snapshots.after_turn(path, turn)
     archive_document(path, keep=1)
     assert set(snapshots.read_record(snapshots.shadow_for(path))) == {3}
+
+
+def test_a_folder_with_too_many_files_is_not_walked_again(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shadow, "MAX_NEW_FILES", 3)
+    store = shadow.Shadow(tmp_path / "shadow")
+    with pytest.raises(shadow.ShadowError, match="more than 3 files"):
+        store.snapshot(work)
+    monkeypatch.setattr(shadow, "MAX_NEW_FILES", 1000)
+    with pytest.raises(shadow.ShadowError, match="more than 3 files"):  # remembered
+        store.snapshot(work)
+
+
+def test_state_folders_at_any_depth_are_no_turns_work(tmp_path: Path, work: Path) -> None:
+    store = shadow.Shadow(tmp_path / "shadow")
+    before = store.snapshot(work).tree
+    for state in (work / ".agentdoc", work / "deep" / ".agentdoc"):
+        state.mkdir()
+        (state / "other.md.status.json").write_text("{}")
+    assert store.changes(before, store.snapshot(work).tree) == []
+
+
+def test_nothing_is_restored_through_a_symlink_put_in_the_way(tmp_path: Path, work: Path) -> None:
+    store = shadow.Shadow(tmp_path / "shadow")
+    before = store.snapshot(work).tree
+    (work / "deep" / "er" / "file.txt").write_text("the turn's\n")
+    after = store.snapshot(work).tree
+    plan = take_back(store, work, before, after)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (work / "deep" / "er" / "file.txt").rename(outside / "file.txt")
+    (work / "deep" / "er").rmdir()
+    os.symlink(outside, work / "deep" / "er")
+    with pytest.raises(AgentdocError, match="leads outside"):
+        restoring.apply(store, plan.writes)
+    assert (outside / "file.txt").read_text() == "the turn's\n"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdoc.document import atomic_write
+from agentdoc.errors import AgentdocError
 from agentdoc.turn.shadow import REPOSITORY, Change, Entry, Shadow, blob_id
 from agentdoc.turn.snapshots import FolderRecord
 
@@ -69,7 +70,17 @@ def _unkept(result: Plan, entry: FolderRecord) -> None:
 
 
 def apply(shadow: Shadow, writes: Mapping[tuple[str, str], Entry | None]) -> None:
-    """Put each file back; removals first, so a file can take a removed folder's place."""
+    """Put each file back; removals first, so a file can take a removed folder's place.
+
+    Nothing is written when a file's folder now leads elsewhere (a symlink put in its way since):
+    undo writes inside the folders it recorded, never through them.
+    """
+    for folder, name in writes:
+        parent = (Path(folder) / name).parent
+        if parent.exists() and not parent.resolve().is_relative_to(Path(folder).resolve()):
+            raise AgentdocError(
+                f"{parent} now leads outside {folder} (a symlink); nothing was restored"
+            )
     ordered = sorted(writes.items(), key=lambda item: item[1] is not None)
     for (folder, name), entry in ordered:
         path = Path(folder) / name

@@ -14,10 +14,12 @@ compare, so an undo can refuse rather than guess.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +29,7 @@ from agentdoc.errors import AgentdocError
 FILE_LIMIT = 20 * 1024 * 1024  # bytes: a bigger file is named in the snapshot, not kept
 MAX_NEW_FILES = 50_000  # files a snapshot adds at once; more means a folder too big to keep
 GIT_TIMEOUT = 120.0  # seconds for one git command (a first snapshot of a big tree)
+GIVE_UP_FOR = 24 * 3600.0  # seconds a folder found too big is not tried again
 ABSENT = "0" * 40
 REPOSITORY = "repository"  # what a snapshot says of a nested git repository it did not enter
 _OVERRIDES = (
@@ -48,6 +51,10 @@ _ATTRIBUTES = "* -text !eol -filter -ident !working-tree-encoding\n"
 
 class ShadowError(AgentdocError):
     pass
+
+
+class TooBig(ShadowError):
+    """The folder is too big to keep a copy of."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,11 @@ class Shadow:
                 timeout=GIT_TIMEOUT,
                 check=False,
             )
+        except subprocess.TimeoutExpired as exc:
+            raise TooBig(
+                f"git {args[0]} took more than {GIT_TIMEOUT:.0f} s in {folder or self.git_dir}; "
+                "undo cannot cover it (list what the agent should not see in a .gitignore)"
+            ) from exc
         except (OSError, subprocess.SubprocessError) as exc:
             raise ShadowError(f"git {args[0]} failed: {exc}") from exc
         if done.returncode != 0:
@@ -163,9 +175,27 @@ class Shadow:
     def snapshot(
         self, folder: Path, exclude: Sequence[str] = (), keep_as: str | None = None
     ) -> Snapshot:
-        """Record ``folder``'s files as they are now, but for ``exclude`` (paths in it)."""
+        """Record ``folder``'s files as they are now, but for ``exclude`` (paths in it).
+
+        A folder found too big (too many files, git too slow) is not tried again for
+        `GIVE_UP_FOR`: each turn would pay for the same long walk and fail again.
+        """
         self._ensure()
         index = self.index_for(folder)
+        too_big = index.with_suffix(".too-big")
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if time.time() - too_big.stat().st_mtime < GIVE_UP_FOR:
+                raise ShadowError(too_big.read_text(encoding="utf-8"))
+        try:
+            return self._snapshot(folder, index, exclude, keep_as)
+        except TooBig as exc:
+            with contextlib.suppress(OSError):
+                too_big.write_text(str(exc), encoding="utf-8")
+            raise
+
+    def _snapshot(
+        self, folder: Path, index: Path, exclude: Sequence[str], keep_as: str | None
+    ) -> Snapshot:
         listed = self._git(
             [
                 "ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard",
@@ -176,8 +206,8 @@ class Shadow:
         )  # fmt: skip
         names = sorted({n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n})
         if len(names) > MAX_NEW_FILES:
-            raise ShadowError(
-                f"{folder} has more than {MAX_NEW_FILES} files to keep a copy of; undo cannot "
+            raise TooBig(
+                f"{folder} has more than {MAX_NEW_FILES:,} files to keep a copy of; undo cannot "
                 "cover it (list what the agent should not see in a .gitignore)"
             )
         keep, skipped = _sort_out(folder, names)
@@ -227,7 +257,8 @@ def _entry(mode: str, blob: str) -> Entry | None:
 
 
 def _excluded(paths: Sequence[str]) -> list[str]:
-    return [f":(exclude,literal){p}" for p in paths]
+    # agentdoc's state folders, at any depth: other documents' status files are no turn's work.
+    return [f":(exclude,literal){p}" for p in paths] + [":(exclude,glob)**/.agentdoc/**"]
 
 
 def _user_excludes(folder: Path) -> list[str]:
