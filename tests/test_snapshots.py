@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.config import Settings
+from agentdoc.document import parse as document_parse
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import restoring, shadow, snapshots
 from agentdoc.turn.undoing import undo
@@ -259,3 +260,20 @@ def test_nothing_is_restored_through_a_symlink_put_in_the_way(tmp_path: Path, wo
     with pytest.raises(AgentdocError, match="leads outside"):
         restoring.apply(store, plan.writes)
     assert (outside / "file.txt").read_text() == "the turn's\n"
+
+
+def test_undo_again_goes_on_back_until_the_person_edits_the_prompt(tmp_path: Path) -> None:
+    path = tmp_path / "chat.md"
+    exchanges = "".join(f"## User\n\nq{n}\n\n## Assistant\n\na{n}\n\n" for n in (1, 2, 3))
+    path.write_text(f"---\nagentdoc: {{}}\n---\n\n{exchanges}## User\n\n<!-- a note -->\n")
+    assert undo(path, Settings()).turn == 3
+    assert "<!-- a note -->" in path.read_text()
+    assert undo(path, Settings()).turn == 2
+    doc = document_parse(path.read_text())
+    assert doc.pending_prompt() == "q2" and doc.turn_count() == 1
+    assert "q3" not in path.read_text() and "<!-- a note -->" not in path.read_text()
+    kept = (tmp_path / ".agentdoc" / "chat.md.undone.md").read_text()
+    assert "q3" in kept and "<!-- a note -->" in kept and "a2" in kept
+    path.write_text(path.read_text().replace("q2", "q2, reworded"))
+    with pytest.raises(AgentdocError, match="a prompt waits below the last reply"):
+        undo(path, Settings())

@@ -63,8 +63,9 @@ class Undone:
     files: int = -1  # how many files were written or removed (-1: the agent did it, unknown)
 
 
-def check_undo(path: Path, text: str, doc: Document, count: int = 1) -> int:
-    """The last exchange to take back, or AgentdocError saying why there is none."""
+def check_undo(path: Path, text: str, doc: Document, count: int = 1, again: bool = False) -> int:
+    """The last exchange to take back, or AgentdocError saying why there is none. ``again``:
+    the document is as an earlier undo left it, so its pending prompt is that undo's."""
     if STREAMING_MARK in text or live_turn(path) is not None:
         raise AgentdocError(
             f"{path}: a reply is streaming into it; cancel it (`agentdoc cancel {path}`) or wait "
@@ -84,7 +85,7 @@ def check_undo(path: Path, text: str, doc: Document, count: int = 1) -> int:
         raise AgentdocError(
             f"{path}: cannot undo {count} turns; the document holds {last - archived}{where}"
         )
-    if doc.pending_prompt() is not None:
+    if doc.pending_prompt() is not None and not again:
         raise AgentdocError(
             f"{path}: a prompt waits below the last reply; send it or remove it before undoing "
             f"turn {last}"
@@ -101,22 +102,27 @@ def _cut(doc: Document, count: int) -> tuple[int, int]:
 
 def undone_text(doc: Document, count: int = 1) -> str:
     """``doc`` without its last ``count`` replies, so the first of their prompts is pending
-    again (pure)."""
+    again (pure). A prompt already pending below them (an earlier undo's) goes with them."""
     index, last = _cut(doc, count)
     nl = dominant_newline(doc.text)
     head = doc.text[: doc.turns[index].start].rstrip()
-    # After the last reply comes only the empty next `## User`: at most HTML comments
-    # (scratchpad), which stay.
+    # After the last reply comes the next `## User`: empty but for HTML comments (scratchpad),
+    # which stay, or an earlier undo's prompt, which `taken_out` keeps.
     notes = "".join(t.content for t in doc.turns[last + 1 :]).strip()
+    if doc.pending_prompt() is not None:
+        notes = ""
     return f"{head}{nl}{nl}{notes}{nl}" if notes else f"{head}{nl}"
 
 
 def taken_out(doc: Document, count: int) -> str:
-    """The exchanges after the first undone prompt that `undone_text` leaves out (pure)."""
-    if count < 2:
-        return ""  # the reply alone: taking it out is the point
+    """The prompts (and replies) after the first undone prompt that `undone_text` leaves out
+    (pure): none when only the last reply goes, taking it out being the point."""
+    pending = doc.pending_prompt() is not None
+    if count < 2 and not pending:
+        return ""
     index, last = _cut(doc, count)
-    end = doc.turns[last + 1].start if last + 1 < len(doc.turns) else len(doc.text)
+    tail = last + 1 < len(doc.turns) and not pending
+    end = doc.turns[last + 1].start if tail else len(doc.text)
     return doc.text[doc.turns[index].start : end]
 
 
@@ -151,7 +157,7 @@ def undo(
         doc = parse(text)
     except (DocumentError, FrontmatterError) as exc:
         raise AgentdocError(f"{path}: {exc}") from exc
-    last = check_undo(path, text, doc, count)
+    last = check_undo(path, text, doc, count, again=undo_wrote(path, text))
     first = last - count + 1
     known = marks.read_marks(path)
     cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
@@ -186,6 +192,7 @@ def _digest(text: str) -> str:
 def _note_written(path: Path, text: str) -> None:
     """What undo left in the document, so the daemon can tell it from a bulk change."""
     try:
+        _written_path(path).parent.mkdir(exist_ok=True)
         atomic_write(_written_path(path), _digest(text).encode("ascii"))
     except OSError as exc:
         log.warning("%s: cannot note the undo for the daemon: %s", path, exc)
