@@ -14,14 +14,15 @@ and `undo` then says it has nothing to restore from.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from agentdoc.document import archive_path, atomic_write, sidecar_path
 from agentdoc.turn.shadow import Shadow, ShadowError
@@ -30,6 +31,7 @@ from agentdoc.turn.status import state_dir
 log = logging.getLogger(__name__)
 
 RECORD = "turns.json"
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,21 @@ def _snap(
     return snap.tree, dict(snap.skipped)
 
 
+def _never_fails(record: Callable[P, None]) -> Callable[P, None]:
+    """A snapshot that cannot be taken costs only the undo of that turn, never the turn: even
+    an unforeseen error is logged, not raised into the turn (or the daemon) running it."""
+
+    @functools.wraps(record)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            record(*args, **kwargs)
+        except Exception:
+            log.exception("the file snapshot (%s) failed", record.__name__)
+
+    return guarded
+
+
+@_never_fails
 def before_turn(
     document: Path,
     turn: int,
@@ -122,6 +139,7 @@ def before_turn(
     _save(shadow, record, document)
 
 
+@_never_fails
 def after_turn(document: Path, turn: int, environ: Mapping[str, str] | None = None) -> None:
     """Record the same folders once turn ``turn``'s reply is written."""
     shadow = shadow_for(document, environ)
