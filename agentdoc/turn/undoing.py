@@ -163,11 +163,14 @@ def undo(
     cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
     turns = range(first, last + 1)
     restore = files_to_restore(path, doc, turns, known, cwd, settings, env, force=force)
-    files = restore() if restore is not None else 0
     before = _before(known.get(first - 1), cwd, env)
     new_text = set_meta(undone_text(doc, count), forget(first, before))
-    _replace(path, text, new_text)
+    if read_text(path) != text:  # a save since: nothing restored yet, nothing lost
+        raise AgentdocError(f"{path} changed while the turn was being undone; run undo again")
+    files = restore() if restore is not None else 0
+    # Noted before the write: the daemon may look at the document the instant it lands.
     _note_written(path, new_text)
+    _replace(path, text, new_text)
     _keep_removed(path, taken_out(doc, count))
     marks.set_mark(path, first, None)
     snapshots.forget(path, turns, env)
