@@ -367,6 +367,9 @@ def test_undo_n_takes_several_turns_back(
     wait_for(lambda: editor.shows(path), what="Neovim to reload the document")
     assert "Answer 1." in editor.buffer() and "Question 2?" in editor.buffer()
     assert "Answer 2." not in editor.buffer() and "Question 3?" not in editor.buffer()
+    # The prompt the undo left pending does not stop one more undo.
     editor.command("AgentdocUndo")
-    wait_for(lambda: len(editor.notes()) == 2, what="the refusal to be shown")
-    assert "a prompt waits below the last reply" in editor.notes()[1]["msg"]
+    wait_for(lambda: len(editor.notes()) == 2, what="the second undo to be reported")
+    assert editor.notes()[1]["msg"] == "the last turn was taken back; its prompt is pending again"
+    wait_for(lambda: "Answer 1." not in editor.buffer(), what="Neovim to reload the document")
+    assert "Question 1?" in editor.buffer() and "Question 2?" not in editor.buffer()
