@@ -277,3 +277,20 @@ def test_undo_again_goes_on_back_until_the_person_edits_the_prompt(tmp_path: Pat
     path.write_text(path.read_text().replace("q2", "q2, reworded"))
     with pytest.raises(AgentdocError, match="a prompt waits below the last reply"):
         undo(path, Settings())
+
+
+def test_a_folder_inside_a_repository_follows_the_gitignore_above_it(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    folder = repo / "notes"
+    folder.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text("node_modules/\n*.log\n/notes/kept.txt\n!important.log\n")
+    store = shadow.Shadow(tmp_path / "shadow")
+    before = store.snapshot(folder).tree
+    (folder / "node_modules").mkdir()
+    (folder / "node_modules" / "big.js").write_text("x")
+    (folder / "build.log").write_text("log")
+    (folder / "important.log").write_text("kept")
+    (folder / "kept.txt").write_text("an anchored pattern is left out: kept")
+    changed = {c.path for c in store.changes(before, store.snapshot(folder).tree)}
+    assert changed == {"important.log", "kept.txt"}
