@@ -294,3 +294,15 @@ def test_a_folder_inside_a_repository_follows_the_gitignore_above_it(tmp_path: P
     (folder / "kept.txt").write_text("an anchored pattern is left out: kept")
     changed = {c.path for c in store.changes(before, store.snapshot(folder).tree)}
     assert changed == {"important.log", "kept.txt"}
+
+
+def test_undo_of_more_turns_than_the_document_holds_says_how_many_it_has(tmp_path: Path) -> None:
+    path = tmp_path / "chat.md"
+    exchanges = "".join(f"## User\n\nq{n}\n\n## Assistant\n\na{n}\n\n" for n in (3, 4))
+    text = f"---\nagentdoc:\n  archived: 2\n---\n\n{exchanges}## User\n\n"
+    path.write_text(text)
+    with pytest.raises(
+        AgentdocError, match=r"cannot undo 3 turns; the document holds 2 \(turns 1-2"
+    ):
+        undo(path, Settings(), count=3)
+    assert path.read_text() == text
