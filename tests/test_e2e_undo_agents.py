@@ -120,7 +120,10 @@ def test_undo_takes_back_an_acp_agents_write(name: str, tmp_path: Path) -> None:
             last = [r for r in api.requests if not is_title_request(r)][-1]
             told = " ".join(api.user_texts(last))
             assert "Say hello." in told and "Hello there." in told
-            assert "Written as asked." not in told
+            # Nothing of the undone turn: not its reply, not its tool call (a warm session
+            # that still held it would send both as earlier messages).
+            sent_body = json.dumps(last.body)
+            assert "Written as asked." not in sent_body and "the agent's text" not in sent_body
             assert not out.exists()
             daemon.send(signal.SIGTERM)
             daemon.wait(30)
