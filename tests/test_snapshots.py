@@ -306,3 +306,14 @@ def test_undo_of_more_turns_than_the_document_holds_says_how_many_it_has(tmp_pat
     ):
         undo(path, Settings(), count=3)
     assert path.read_text() == text
+
+
+def test_the_daemon_can_tell_undos_own_write_from_a_save(tmp_path: Path) -> None:
+    from agentdoc.turn import undo_wrote
+
+    path = tmp_path / "chat.md"
+    path.write_text("---\nagentdoc: {}\n---\n\n## User\n\nq\n\n## Assistant\n\na\n\n## User\n\n")
+    assert not undo_wrote(path, path.read_text())
+    undo(path, Settings())
+    assert undo_wrote(path, path.read_text())
+    assert not undo_wrote(path, path.read_text() + "an edit\n")
