@@ -72,6 +72,8 @@ def test_every_kind_of_change_comes_back_byte_for_byte_with_modes_and_links(
     assert plan.refusals() == []
     restoring.apply(store, plan.writes)
     assert files(work) == original
+    assert not (work / "made").exists()  # the folders made for a created file go with it
+    assert (work / "deep" / "er").is_dir()
 
 
 def test_the_shadow_lives_outside_the_folder_and_leaves_its_git_alone(

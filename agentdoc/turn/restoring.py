@@ -86,6 +86,7 @@ def apply(shadow: Shadow, writes: Mapping[tuple[str, str], Entry | None]) -> Non
         path = Path(folder) / name
         if entry is None:
             _remove(path)
+            _prune_empty(path.parent, Path(folder))
         else:
             _write(path, shadow.read_blob(entry.blob), entry.mode)
 
@@ -93,6 +94,18 @@ def apply(shadow: Shadow, writes: Mapping[tuple[str, str], Entry | None]) -> Non
 def _remove(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
+
+
+def _prune_empty(folder: Path, root: Path) -> None:
+    """Folders the turns made for the files they created go with them: those left empty (git
+    keeps no folders, so one that was empty before the turns goes too, a lesser harm than
+    leaving the turns' folders behind)."""
+    while folder != root and folder.is_relative_to(root):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or not ours to remove): the folders above are not either
+            return
+        folder = folder.parent
 
 
 def _write(path: Path, data: bytes, mode: str) -> None:
