@@ -319,3 +319,17 @@ def test_the_daemon_can_tell_undos_own_write_from_a_save(tmp_path: Path) -> None
     undo(path, Settings())
     assert undo_wrote(path, path.read_text())
     assert not undo_wrote(path, path.read_text() + "an edit\n")
+
+
+def test_a_snapshot_that_lost_a_copy_changes_no_file(tmp_path: Path, work: Path) -> None:
+    store = shadow.Shadow(tmp_path / "shadow")
+    before = store.snapshot(work).tree
+    (work / "text.txt").write_text("the turn's\n")
+    (work / "new.txt").write_text("created\n")
+    plan = take_back(store, work, before, store.snapshot(work).tree)
+    lost = plan.writes[(str(work), "text.txt")]
+    assert lost is not None
+    (store.git_dir / "objects" / lost.blob[:2] / lost.blob[2:]).unlink()
+    with pytest.raises(shadow.ShadowError):
+        restoring.apply(store, plan.writes)
+    assert (work / "new.txt").exists() and (work / "text.txt").read_text() == "the turn's\n"

@@ -81,6 +81,8 @@ def apply(shadow: Shadow, writes: Mapping[tuple[str, str], Entry | None]) -> Non
             raise AgentdocError(
                 f"{parent} now leads outside {folder} (a symlink); nothing was restored"
             )
+    # Every copy read first: a snapshot that lost one stops the undo before any file changes.
+    blobs = shadow.read_blobs([e.blob for e in writes.values() if e is not None])
     ordered = sorted(writes.items(), key=lambda item: item[1] is not None)
     for (folder, name), entry in ordered:
         path = Path(folder) / name
@@ -88,7 +90,7 @@ def apply(shadow: Shadow, writes: Mapping[tuple[str, str], Entry | None]) -> Non
             _remove(path)
             _prune_empty(path.parent, Path(folder))
         else:
-            _write(path, shadow.read_blob(entry.blob), entry.mode)
+            _write(path, blobs[entry.blob], entry.mode)
 
 
 def _remove(path: Path) -> None:

@@ -252,6 +252,24 @@ class Shadow:
     def read_blob(self, blob: str) -> bytes:
         return self._git(["cat-file", "blob", blob])
 
+    def read_blobs(self, blobs: Sequence[str]) -> dict[str, bytes]:
+        """Many blobs through one git process (ShadowError if one is missing)."""
+        wanted = sorted(set(blobs))
+        if not wanted:
+            return {}
+        out = self._git(["cat-file", "--batch"], data="".join(f"{b}\n" for b in wanted).encode())
+        found: dict[str, bytes] = {}
+        at = 0
+        for blob in wanted:
+            end = out.index(b"\n", at)
+            header = out[at:end].decode("ascii", "replace").split()
+            if len(header) != 3 or header[1] != "blob":
+                raise ShadowError(f"the snapshot lost a file's copy ({blob}: {' '.join(header)})")
+            size = int(header[2])
+            found[blob] = out[end + 1 : end + 1 + size]
+            at = end + 1 + size + 1  # the content is followed by a newline
+        return found
+
 
 def _entry(mode: str, blob: str) -> Entry | None:
     return None if blob == ABSENT or mode == "000000" else Entry(mode, blob)
