@@ -183,6 +183,7 @@ def test_forgetting_turns_prunes_their_trees(tmp_path: Path, work: Path) -> None
     env = {"AGENTDOC_STATE_DIR": str(tmp_path / "state"), "PATH": os.environ["PATH"]}
     snapshots.before_turn(document, 1, work, (), env)
     (work / "gone-soon.txt").write_text("only in turn 1's after-tree\n")
+    gone = shadow.blob_id(work / "gone-soon.txt")
     snapshots.after_turn(document, 1, env)
     store = snapshots.shadow_for(document, env)
     record = snapshots.read_record(store)
@@ -195,6 +196,8 @@ def test_forgetting_turns_prunes_their_trees(tmp_path: Path, work: Path) -> None
     assert snapshots.read_record(store) == {}
     with pytest.raises(shadow.ShadowError):
         store.changes(after, after)
+    with pytest.raises(shadow.ShadowError):  # its one file's copy went with it
+        store.read_blobs([gone.blob if gone else "none"])
 
 
 def test_undo_of_a_turn_without_tools_or_snapshots_still_takes_the_reply(
@@ -327,9 +330,23 @@ def test_a_snapshot_that_lost_a_copy_changes_no_file(tmp_path: Path, work: Path)
     (work / "text.txt").write_text("the turn's\n")
     (work / "new.txt").write_text("created\n")
     plan = take_back(store, work, before, store.snapshot(work).tree)
-    lost = plan.writes[(str(work), "text.txt")]
-    assert lost is not None
-    (store.git_dir / "objects" / lost.blob[:2] / lost.blob[2:]).unlink()
+    assert plan.writes[(str(work), "text.txt")] is not None
+    plan.writes[(str(work), "text.txt")] = shadow.Entry("100644", "1" * 40)  # a copy not there
     with pytest.raises(shadow.ShadowError):
         restoring.apply(store, plan.writes)
     assert (work / "new.txt").exists() and (work / "text.txt").read_text() == "the turn's\n"
+
+
+def test_many_snapshots_keep_few_packs_and_every_copy(
+    tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shadow, "MAX_PACKS", 3)
+    store = shadow.Shadow(tmp_path / "shadow")
+    trees = [store.snapshot(work, keep_as="turns/0").tree]
+    for n in range(1, 7):
+        (work / "text.txt").write_text(f"version {n}\n")
+        trees.append(store.snapshot(work, keep_as=f"turns/{n}").tree)
+    assert len(list((store.git_dir / "objects" / "pack").glob("*.pack"))) <= 4
+    plan = take_back(store, work, trees[0], trees[-1])
+    restoring.apply(store, plan.writes)
+    assert (work / "text.txt").read_bytes() == b"one\r\ntwo\r\nno newline"

@@ -44,7 +44,11 @@ _OVERRIDES = (
     "core.splitIndex=false",
     "index.threads=1",
     "gc.auto=0",
+    # Every file streams into one pack per command instead of a loose object each: a first
+    # snapshot of 10,000 files takes about a second rather than ten (and no deltas are tried).
+    "core.bigFileThreshold=1",
 )
+MAX_PACKS = 50  # packs (one per snapshot that found changes) before they are joined into one
 # Wins over the folder's own .gitattributes: no eol conversion, no filter driver, no encoding.
 _ATTRIBUTES = "* -text !eol -filter -ident !working-tree-encoding\n"
 
@@ -222,6 +226,8 @@ class Shadow:
         refs = [f"latest/{index.name}", *([keep_as] if keep_as else [])]
         stdin = "".join(f"update refs/{r} {tree}\n" for r in refs).encode()
         self._git(["update-ref", "--stdin"], data=stdin)
+        if keep and len(list((self.git_dir / "objects" / "pack").glob("*.pack"))) > MAX_PACKS:
+            self._git(["repack", "-a", "-d", "-q"])  # all the indexes' blobs have refs by now
         return Snapshot(tree, skipped)
 
     def _update(self, folder: Path, index: Path, how: list[str], names: list[str]) -> None:
@@ -234,7 +240,8 @@ class Shadow:
             return
         stdin = "".join(f"delete refs/{r}\n" for r in refs).encode()
         self._git(["update-ref", "--stdin"], data=stdin)
-        if prune:
+        if prune:  # the packs keep only what a ref still reaches, then the loose objects go
+            self._git(["repack", "-a", "-d", "-q"])
             self._git(["prune", "--expire=now"])
 
     def changes(self, before: str, after: str) -> list[Change]:
