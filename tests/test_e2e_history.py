@@ -325,6 +325,27 @@ def test_undo_3_takes_back_three_turns_of_files_and_replies(
     assert texts(requests[6]) == [("user", "First question?")]
 
 
+def test_undo_2_of_3_continues_the_session_from_the_end_of_turn_1(
+    tmp_path: Path, settings: Settings
+) -> None:
+    path = tmp_path / "chat.md"
+    path.write_text(DOC.format(extra="{}"))
+    script = [reply("Answer one."), reply("Answer two."), reply("Answer three."), reply("New.")]
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        three_turns(path, settings, env)
+        done = undo(path, settings, env, count=2)
+        assert (done.turn, done.count) == (2, 2)
+        assert document.parse(path.read_text()).meta.resume_at
+        run(path, settings, env)
+        requests = api.wait_for_requests(4)
+    assert texts(requests[3]) == [
+        ("user", "First question?"),
+        ("assistant", "Answer one."),
+        ("user", "Second question?"),
+    ]
+
+
 def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(
     tmp_path: Path, settings: Settings
 ) -> None:
