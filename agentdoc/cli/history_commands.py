@@ -72,14 +72,11 @@ def undo(path: Path, count: int, force: bool) -> None:
 
     require_existing(path)
     done = undo_turn(path, load_settings(), count=count, force=force)
-    which = f"turn {done.turn}" if done.count == 1 else f"turns {done.turn}-{done.turn + count - 1}"
+    last = done.turn + done.count - 1
+    which = f"turn {done.turn}" if done.count == 1 else f"turns {done.turn}-{last}"
     files = ""
-    if done.restored:
-        files = (
-            "; its file changes were restored"
-            if done.files < 0
-            else (f"; {done.files} file(s) restored")
-        )
+    if done.restored:  # a count, unless the agent restored them (turns before snapshots)
+        files = f"; {done.files} file(s) restored" if done.files >= 0 else "; files restored"
     git = "; committed" if done.committed else ""
     click.echo(
         f"took {which} of {path} back{files}{git}; turn {done.turn}'s prompt is pending again"
