@@ -350,3 +350,27 @@ def test_many_snapshots_keep_few_packs_and_every_copy(
     plan = take_back(store, work, trees[0], trees[-1])
     restoring.apply(store, plan.writes)
     assert (work / "text.txt").read_bytes() == b"one\r\ntwo\r\nno newline"
+
+
+def test_other_session_documents_are_no_turns_work(tmp_path: Path, work: Path) -> None:
+    other = work / "other.md"
+    other.write_text("---\nagentdoc: {}\n---\n\n## User\n\nq\n")
+    plain = work / "notes.md"
+    plain.write_text("notes\n")
+    store = shadow.Shadow(tmp_path / "shadow")
+    before = store.snapshot(work).tree
+    (work / ".agentdoc").mkdir()
+    (work / ".agentdoc" / "other.md.status.json").write_text("{}")  # now agentdoc's to keep
+    other.write_text(other.read_text() + "\n## Assistant\n\nits own reply\n")
+    plain.write_text("notes, edited by the turn\n")
+    after = store.snapshot(work).tree
+    # The document leaves the record once it is one (its old copy too); plain notes stay in it.
+    assert {c.path: c.after for c in store.changes(before, after)}.keys() == {
+        "other.md",
+        "notes.md",
+    }
+    assert [c.after for c in store.changes(before, after) if c.path == "other.md"] == [None]
+    assert store.changes(after, store.snapshot(work).tree) == []
+    # Undo puts the notes back and leaves the document's conversation alone.
+    plan = take_back(store, work, before, after)
+    assert plan.refusals() == [] and set(plan.writes) == {(str(work), "notes.md")}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentdoc.document import atomic_write
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.shadow import REPOSITORY, Change, Entry, Shadow, blob_id
+from agentdoc.turn.shadow import REPOSITORY, Change, Entry, Shadow, blob_id, is_document
 from agentdoc.turn.snapshots import FolderRecord
 
 
@@ -47,12 +47,15 @@ def plan(
     """What to write to take ``turns`` (oldest first, each fully recorded) back."""
     result = Plan()
     now: dict[tuple[str, str], Entry | None] = {}
+    states: dict[Path, set[str]] = {}
     for entries in reversed(turns):
         for entry in entries:
             assert entry.before is not None and entry.after is not None
             _unkept(result, entry)
             for change in changes(entry.before, entry.after):
                 key = (entry.folder, change.path)
+                if change.after is None and is_document(Path(*key), states):
+                    continue  # it left the record on becoming a session document: not a change
                 there = now[key] if key in now else current(Path(entry.folder) / change.path)
                 if there != change.after and str(Path(*key)) not in result.changed_since:
                     result.changed_since.append(str(Path(*key)))

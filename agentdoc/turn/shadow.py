@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.document import note_own_open
 from agentdoc.errors import AgentdocError
 
 FILE_LIMIT = 20 * 1024 * 1024  # bytes: a bigger file is named in the snapshot, not kept
@@ -31,6 +32,7 @@ MAX_NEW_FILES = 50_000  # files a snapshot adds at once; more means a folder too
 GIT_TIMEOUT = 120.0  # seconds for one git command (a first snapshot of a big tree)
 GIVE_UP_FOR = 24 * 3600.0  # seconds a folder found too big is not tried again
 ABSENT = "0" * 40
+_DOCUMENT_SUFFIXES = frozenset({".md", ".markdown"})  # what a daemon may watch as a document
 REPOSITORY = "repository"  # what a snapshot says of a nested git repository it did not enter
 _OVERRIDES = (
     "core.autocrlf=false",
@@ -215,11 +217,12 @@ class Shadow:
                 f"{folder} has more than {MAX_NEW_FILES:,} files to keep a copy of; undo cannot "
                 "cover it (list what the agent should not see in a .gitignore)"
             )
-        keep, skipped = _sort_out(folder, names)
+        keep, skipped, documents = _sort_out(folder, names)
         if keep:
+            _note_reads(folder, keep)
             self._update(folder, index, ["--add", "--remove", "--replace"], keep)
-        if skipped:  # a file kept before and too big now must not keep its old copy
-            self._update(folder, index, ["--force-remove"], list(skipped))
+        if skipped or documents:  # kept before, not now: their old copies must not stay
+            self._update(folder, index, ["--force-remove"], [*skipped, *documents])
         tree = self._git(["write-tree"], folder=folder, index=index).decode().strip()
         # The index's blobs stay reachable (a prune must not take what the next write-tree
         # names), and so does the tree itself (`keep_as`) until the turn that needs it is gone.
@@ -282,6 +285,14 @@ def _entry(mode: str, blob: str) -> Entry | None:
     return None if blob == ABSENT or mode == "000000" else Entry(mode, blob)
 
 
+def _note_reads(folder: Path, names: Sequence[str]) -> None:
+    """git is about to read these files: a watching daemon must not take its reading of another
+    document for a person opening it in an editor (and start that document's agent ahead)."""
+    for name in names:
+        if os.path.splitext(name)[1].lower() in _DOCUMENT_SUFFIXES:
+            note_own_open(folder / name)
+
+
 def _excluded(paths: Sequence[str]) -> list[str]:
     # agentdoc's state folders, at any depth: other documents' status files are no turn's work.
     return [f":(exclude,literal){p}" for p in paths] + [":(exclude,glob)**/.agentdoc/**"]
@@ -330,14 +341,19 @@ def inherited_patterns(folder: Path) -> list[str]:
     return found
 
 
-def _sort_out(folder: Path, names: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """The names to record, and those not kept (with their fingerprints)."""
+def _sort_out(folder: Path, names: Sequence[str]) -> tuple[list[str], dict[str, str], list[str]]:
+    """The names to record, those not kept (with their fingerprints), and session documents."""
     keep: list[str] = []
     skipped: dict[str, str] = {}
+    documents: list[str] = []
+    states: dict[Path, set[str]] = {}
     for name in names:
         path = folder / name
         if name.endswith("/"):  # an untracked folder git will not enter: a repository
             skipped[name.rstrip("/")] = REPOSITORY
+            continue
+        if is_document(path, states):
+            documents.append(name)
             continue
         try:
             info = path.lstat()
@@ -348,4 +364,20 @@ def _sort_out(folder: Path, names: Sequence[str]) -> tuple[list[str], dict[str, 
             skipped[name] = fingerprint(path)
         else:
             keep.append(name)
-    return keep, skipped
+    return keep, skipped, documents
+
+
+def is_document(path: Path, states: dict[Path, set[str]]) -> bool:
+    """A session document (agentdoc keeps state for it beside it): its conversation is
+    agentdoc's to keep, and undoing one document's turn must not rewind another's. Not reading
+    it also keeps a watching daemon from taking git's read for a person opening it."""
+    if os.path.splitext(path.name)[1].lower() not in _DOCUMENT_SUFFIXES:
+        return False
+    folder = path.parent / ".agentdoc"
+    if folder not in states:
+        try:
+            states[folder] = set(os.listdir(folder))
+        except OSError:
+            states[folder] = set()
+    prefix = path.name + "."
+    return any(n.startswith(prefix) for n in states[folder])
