@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import state_dir as state_dir
     from agentdoc.turn.status import write_status as write_status
     from agentdoc.turn.undoing import undo as undo
+    from agentdoc.turn.undoing import undo_wrote as undo_wrote
 
 __all__, __getattr__ = lazy_exports(
     __name__,
@@ -73,6 +74,6 @@ __all__, __getattr__ = lazy_exports(
             "state_dir",
             "write_status",
         ),
-        "undoing": ("undo",),
+        "undoing": ("undo", "undo_wrote"),
     },
 )

@@ -1,4 +1,5 @@
-"""What follows a turn whose reply is in the document: its mark, and the git commit if on."""
+"""What follows a turn whose reply is in the document: its mark, the snapshot of the files after
+it, and the git commit if on."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from agentdoc.agents import mark_turn
 from agentdoc.config import Settings
 from agentdoc.document import DocumentError, FrontmatterError, parse, read_text
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import gitcommit, gitsync, marks
+from agentdoc.turn import gitcommit, gitsync, marks, snapshots
 from agentdoc.turn.session import TurnPlan
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ def after_turn(
             branch=branch,
         )
     marks.set_mark(path, plan.turn, mark)
+    snapshots.after_turn(path, plan.turn, env)
     try:
         doc = parse(read_text(path))
     except (AgentdocError, DocumentError, FrontmatterError) as exc:
