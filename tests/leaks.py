@@ -12,19 +12,57 @@ import contextlib
 import ctypes
 import os
 import signal
+import subprocess
 import threading
 import time
+import weakref
 from pathlib import Path
+from typing import Any
 
 PR_SET_CHILD_SUBREAPER = 36
 GRACE = 5.0  # seconds a finishing thread or process may take after the test's own clean-up
 
 
+# The processes a test started itself, so the reaper below leaves their exit status to them.
+_started: weakref.WeakValueDictionary[int, subprocess.Popen[Any]] = weakref.WeakValueDictionary()
+_starting = 0  # Popen calls under way: their pid is not recorded yet
+
+
+def _recording(init: Any) -> Any:
+    def popen_init(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
+        global _starting
+        _starting += 1
+        try:
+            init(self, *args, **kwargs)
+            _started[self.pid] = self
+        finally:
+            _starting -= 1
+
+    return popen_init
+
+
 def become_subreaper() -> None:
-    """Orphaned descendants are reparented to us, where the check can see them (Linux only)."""
+    """Orphaned descendants are reparented to us, where the check can see them (Linux only).
+
+    Like any subreaper (init, systemd) we then reap them when they exit, or they would stay
+    zombies and keep their process group alive for the code that waits for it to empty.
+    """
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return
+        subprocess.Popen.__init__ = _recording(subprocess.Popen.__init__)  # type: ignore[method-assign]
+        signal.signal(signal.SIGCHLD, lambda *_: reap_orphans())
+
+
+def reap_orphans() -> None:
+    """Collect exited children that no Popen of ours owns (orphans reparented to us)."""
+    if _starting:
+        return  # a pid not recorded yet might be among them; the next SIGCHLD comes back
+    for pid, (_, zombie) in child_processes().items():
+        if zombie and pid not in _started:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
 
 
 def _stat_fields(pid: str) -> tuple[str, str, int] | None:
@@ -52,14 +90,6 @@ def child_processes() -> dict[int, tuple[str, bool]]:
     return found
 
 
-def _reap(pids: list[int]) -> None:
-    """Collect exited orphans (ours only as their subreaper) so they do not pile up; a child
-    a test still holds a Popen for copes (its wait then reports it as done)."""
-    for pid in pids:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
-
-
 def _describe_process(pid: int, command: str) -> str:
     try:
         argv = (
@@ -75,8 +105,8 @@ def leaks_after(before_threads: set[threading.Thread], before_children: set[int]
     deadline = time.monotonic() + GRACE
     while True:
         threads = [t for t in threading.enumerate() if t not in before_threads and t.is_alive()]
+        reap_orphans()
         children = child_processes()
-        _reap([pid for pid, (_, zombie) in children.items() if zombie])
         live = {
             pid: cmd
             for pid, (cmd, zombie) in children.items()
@@ -100,4 +130,3 @@ def kill_leaked(before_children: set[int]) -> None:
         if not zombie and pid not in before_children:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            _reap([pid])
