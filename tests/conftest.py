@@ -7,7 +7,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,9 +15,25 @@ from typing import Any
 import pytest
 
 from agentdoc.config import Settings
+from tests import leaks
 
 TESTS = Path(__file__).parent
 TRANSCRIPTS = TESTS / "fixtures" / "transcripts"
+
+
+leaks.become_subreaper()
+
+
+@pytest.fixture(autouse=True)
+def _no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves a thread or a child process running (defined first, so this
+    check runs after every other function fixture of the test has cleaned up)."""
+    threads, children = leaks.snapshot()
+    yield
+    left = leaks.leaks_after(threads, children)
+    if left:
+        leaks.kill_leaked(children)  # so the next tests neither pay for nor inherit them
+        pytest.fail(f"{request.node.nodeid} left behind: " + "; ".join(left), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -31,8 +31,10 @@ FOLDERS = ("notes", "Projekte", "日記", "recettes-été", "archive/2019", "arc
 def _git(root: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
     env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    # No automatic gc: after the 10,000-note commit it would go on in the background,
+    # deleting .git/objects folders while the daemon starts watching them.
     done = subprocess.run(
-        ["git", "-c", "core.quotepath=off", *args],
+        ["git", "-c", "core.quotepath=off", "-c", "gc.auto=0", *args],
         cwd=root,
         env=env,
         capture_output=True,

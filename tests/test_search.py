@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -199,3 +200,14 @@ def test_an_unusable_index_is_a_clear_error(tree: Path) -> None:
     result = run("widget")
     assert result.exit_code == 1
     assert str(index_path()) in result.output
+
+
+def test_stopping_the_indexer_indexes_what_is_queued_and_ends_its_thread(tree: Path) -> None:
+    from agentdoc.search.background import note_changed, stop_indexing
+
+    chat = tree / "chat.md"
+    chat.write_text(conversation([("Queued gizmo?", "Indexed before the end.")]))
+    note_changed(chat)
+    stop_indexing(timeout=30)
+    assert not [t for t in threading.enumerate() if t.name == "agentdoc-search"]
+    assert run("gizmo").stdout.splitlines() == ["chat.md#turn-1: Queued gizmo?"]

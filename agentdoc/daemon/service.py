@@ -71,7 +71,7 @@ from agentdoc.document import (
     shown_name,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.search import note_changed
+from agentdoc.search import note_changed, stop_indexing
 from agentdoc.turn import (
     Progress,
     Status,
@@ -188,6 +188,7 @@ class Daemon:
             feeder.join(timeout=5)
         finally:
             watcher.stop()
+            stop_indexing(SHUTDOWN_GRACE)
             lock.release()
 
     def _feed(self, watcher: Watcher, stop: threading.Event) -> None:

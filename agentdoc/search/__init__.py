@@ -11,6 +11,7 @@ from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.search.background import note_changed as note_changed
+    from agentdoc.search.background import stop_indexing as stop_indexing
     from agentdoc.search.index import document_of as document_of
     from agentdoc.search.index import key as key
     from agentdoc.search.index import refresh as refresh
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
-        "background": ("note_changed",),
+        "background": ("note_changed", "stop_indexing"),
         "index": ("document_of", "key", "refresh"),
         "query": ("Hit", "Where", "search"),
         "store": ("connect", "index_path"),

@@ -17,7 +17,8 @@ from agentdoc.search.store import connect
 
 log = logging.getLogger(__name__)
 
-_pending: queue.SimpleQueue[Path] = queue.SimpleQueue()
+# None asks the worker to finish what is queued and end (the daemon stopping).
+_pending: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
 _started = threading.Lock()
 _worker: threading.Thread | None = None
 
@@ -35,17 +36,43 @@ def note_changed(path: Path) -> None:
         log.warning("could not queue %s for the search index", path, exc_info=True)
 
 
+def stop_indexing(timeout: float) -> None:
+    """Index what is queued, then end the worker (waiting up to `timeout` s): a daemon that
+    stops leaves no thread of its own behind. A later `note_changed` starts a new one."""
+    with _started:
+        worker = _worker
+        if worker is None or not worker.is_alive():
+            return
+        _pending.put(None)
+    worker.join(timeout)
+    if worker.is_alive():
+        log.warning("the search index was still being updated when agentdoc stopped")
+
+
 def _work() -> None:
-    while True:
-        batch = {_pending.get()}
-        while not _pending.empty():
-            batch.add(_pending.get())
+    ending = False
+    while not ending:
+        batch: set[Path] = set()
+        item = _pending.get()
+        while True:
+            if item is None:
+                ending = True
+            else:
+                batch.add(item)
+            if _pending.empty():
+                break
+            item = _pending.get()
+        if batch:
+            _index(batch)
+
+
+def _index(batch: set[Path]) -> None:
+    try:
+        conn = connect()  # each batch anew: the state folder may differ between runs
         try:
-            conn = connect()  # each batch anew: the state folder may differ between runs
-            try:
-                for path in sorted(batch):
-                    update_document(conn, path)
-            finally:
-                conn.close()
-        except Exception:
-            log.warning("could not update the search index", exc_info=True)
+            for path in sorted(batch):
+                update_document(conn, path)
+        finally:
+            conn.close()
+    except Exception:
+        log.warning("could not update the search index", exc_info=True)
