@@ -479,12 +479,17 @@ def test_document_values_that_would_be_flags_start_nothing(served: Served) -> No
     before, asked = served.agent_processes(), len(_posts(served))
     served.script([{"type": "text", "text": "Must not be asked."}])
     docs = {served.folder / f"{key}.md": value for key, value in BAD_VALUES.items()}
+    written = {}
     for path, value in docs.items():
         meta = value.format(name=served.name)
-        path.write_text(f"---\nagentdoc:\n  {meta}\n---\n\n## User\n\nHello.\n")
+        written[path] = f"---\nagentdoc:\n  {meta}\n---\n\n## User\n\nHello.\n"
+        path.write_text(written[path])
     for path in docs:
         wait_for(partial(_in_error, path), f"{path.name} refused", timeout=TIMEOUT)
-        assert path.read_text().endswith("## User\n\nHello.\n")
+        # The prompt stays, pending; at most a notice below it says why it was not sent.
+        text = path.read_text()
+        assert text.startswith(written[path]) and "Must not be asked." not in text
+        assert text == written[path] or "still pending" in text
     assert len(_posts(served)) == asked
     assert served.agent_processes() == before
     for path in docs:
