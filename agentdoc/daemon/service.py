@@ -22,6 +22,23 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
+from agentdoc.daemon import capture
+from agentdoc.daemon.classify import (
+    Decision,
+    Forget,
+    Hint,
+    Hold,
+    Ignore,
+    Known,
+    Later,
+    Mend,
+    Queue,
+    Refuse,
+    Remember,
+    Submit,
+    TakeOwn,
+    classify,
+)
 from agentdoc.daemon.events import (
     AttribChanged,
     Changed,
@@ -31,8 +48,7 @@ from agentdoc.daemon.events import (
     Recheck,
     TurnEnded,
 )
-from agentdoc.daemon.gitguard import git_busy, not_typed
-from agentdoc.daemon.hints import Hints, awaits_prompt
+from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import (
     hold_bulk,
@@ -42,21 +58,15 @@ from agentdoc.daemon.notices import (
     tell_fault,
 )
 from agentdoc.daemon.pool import WarmPool
-from agentdoc.daemon.prompts import prompt_in, submitted
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
-from agentdoc.daemon.tree import maybe_session, stamp_of
+from agentdoc.daemon.snapshot import Snapshot
+from agentdoc.daemon.startup import read_found, take, tell_unsent
 from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
-    DocumentError,
-    FrontmatterError,
     WriteLedger,
-    decode,
     digest,
-    is_session_document,
-    parse,
     session_problem,
     shown_name,
 )
@@ -68,8 +78,6 @@ from agentdoc.turn import (
     TurnRunner,
     marked,
     now_iso,
-    open_regions,
-    own_write,
     remove_state,
     write_status,
 )
@@ -245,77 +253,93 @@ class Daemon:
         # A file written since the watch began was saved by someone, and its event is on its
         # way: left unseen, that event counts as the save it is.
         fresh = found.mtime >= self._started_ns
-        known = self._docs.setdefault(path, DocState())
-        known.seen, known.text = (None if fresh else digest(found.data)), found.text
+        # Read once: the settings, the prompt and (if asked) the decision come from this value.
+        snap = Snapshot(path, self.settings, found.data, digest(found.data))
+        doc = self._docs.setdefault(path, DocState())
+        doc.seen, doc.text = (None if fresh else snap.digest), found.text
         self._follow(path)
         self.hints.found_at_start(path, found.mtime)
         if self.send_pending:
-            self._consider(path, found.text)
-        elif (problem := settings_problem(found.text)) is not None:
+            self._act(path, doc, snap, Known("found"), classify(Known("found"), snap))
+        elif (problem := snap.settings_problem) is not None:
             # Settings that fail validation are told now, not found out at the next save.
             self._error(path, f"{shown_name(path.name)}: {problem}")
-        elif prompt_in(found.text, self.settings) is not None:
+        elif snap.prompt is not None:
             # The next save of it sends it, even an unchanged one.
             self._docs[path].seen = None
             tell_unsent(path)
 
     def _on_change(self, path: Path) -> None:
-        if git_busy(path):
+        doc = self._docs.get(path)
+        running = doc is not None and doc.thread is not None
+        seen = None if doc is None else doc.seen
+        snap = capture.take(path, self.settings, self.ledger, turn_running=running, seen=seen)
+        previous = None if doc is None else doc.text
+        known = Known("save", seen, previous, running, owes=self.repairs.owes(path))
+        decision = classify(known, snap)
+        if isinstance(decision, Later):
             # git is rewriting the tree (checkout, stash, reset, pull): read nothing half-done
             # and write nothing it would then refuse to overwrite; look again when it is done.
             self._deadlines.add(GIT_WAIT, Changed(path))
             return
         doc = self._docs.setdefault(path, DocState())
-        if doc.thread is not None and self.ledger.is_own_stamp(path, stamp_of(path)):
-            # The turn's own streamed write, untouched since: not read and hashed again on
-            # every flush of a long document (the turn's end reads the file anyway).
-            return
-        data = read_stable(path)
-        if data is None:
-            self._gone(path, doc)
-            return
-        hashed = digest(data)  # once: a long document costs milliseconds per hash
-        if self.ledger.is_own(path, data, hashed) or hashed == doc.seen:
-            doc.seen = hashed
-            doc.text = data.decode("utf-8", "replace")
-            return
-        doc.seen = hashed
-        if not maybe_session(data):
-            return
-        if (command := own_write(path, hashed)) is not None:
-            take_own(path, doc, decode(path, data), command, self.settings)
-            return
-        try:
-            text = decode(path, data)
-        except AgentdocError as exc:
-            self._error(path, str(exc))
-            return
-        previous, doc.text = doc.text, text
-        if not is_session_document(text):
-            self._refuse(path, text)
+        if snap.data is not None:
+            doc.seen = snap.digest
+        if not isinstance(decision, (Remember, Forget, Ignore, TakeOwn)) and snap.text is not None:
+            self._admit(path, doc, snap)
+        self._act(path, doc, snap, known, decision)
+
+    def _admit(self, path: Path, doc: DocState, snap: Snapshot) -> None:
+        """Take a readable version in as the conversation the daemon now knows."""
+        doc.text = snap.text
+        if not snap.session:
             return
         if doc.refused:
             # Repaired: the error the broken version left in the status is over.
             doc.refused = False
             write_status(path, Status(document=path.name, state="idle", updated=now_iso()))
         self._follow(path)
-        if doc.thread is not None:
-            # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
-            # saved meanwhile is looked for when the turn ends.
-            doc.queued = True
-            if doc.runner is not None and prompt_in(text, self.settings) is not None:
-                doc.runner.note_queued()
-            return
-        if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
-            # A reply a failed turn left open (a full disk, a moved file) is closed first; a
-            # prompt the user saved below it is then sent, as their save asked.
+
+    def _act(
+        self, path: Path, doc: DocState, snap: Snapshot, known: Known, decision: Decision
+    ) -> None:
+        match decision:
+            case Remember() if snap.data is not None:
+                doc.text = snap.loose_text
+            case Forget():
+                self._gone(path, doc)
+            case TakeOwn(command):
+                take_own(path, doc, snap.loose_text, command, snap.prompt is not None)
+            case Refuse(message, refused, notice):
+                doc.refused = doc.refused or refused
+                if message is not None:
+                    self._error(path, message)
+                if notice is not None and snap.text is not None:
+                    notice_in_document(path, snap.text, notice, self.ledger)
+            case Queue(prompt):
+                doc.queued = True
+                if doc.runner is not None and prompt:
+                    doc.runner.note_queued()
+            case Mend():
+                self._after_mend(path, doc, snap, known)
+            case Hint():
+                self.hints.hint(path, "a `## User` heading waits for its prompt", snap.text)
+            case Hold(reason):
+                hold_bulk(path, reason.why)
+            case Submit(marker, prompt):
+                self._submit(path, marker, prompt)
+
+    def _after_mend(self, path: Path, doc: DocState, snap: Snapshot, known: Known) -> None:
+        """Close a reply a failed turn left open (a full disk, a moved file) first; a prompt
+        the user saved below it is then sent, as their save asked."""
+        previous = known.previous
+        if self._mend(path):
             if (data := read_stable(path)) is None:
                 return
-            doc.seen, doc.text, previous = digest(data), decode(path, data), None
-            text = doc.text
-        if self.repairs.owes(path):
-            return  # the open reply cannot be closed yet; nothing is sent below it
-        self._consider(path, text, previous, saved=True)
+            snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+            doc.seen, doc.text, previous = snap.digest, snap.text, None
+        again = Known("mended", doc.seen, previous, owes=self.repairs.owes(path))
+        self._act(path, doc, snap, again, classify(again, snap))
 
     def _mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""
@@ -333,27 +357,6 @@ class Daemon:
         remove_state(path)
         if self.pool is not None:
             self.pool.forget(path)
-
-    def _consider(
-        self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
-    ) -> None:
-        """Submit the pending prompt; for a `saved` change, only if the change asked for it."""
-        try:
-            parsed = parse(text)
-        except (DocumentError, FrontmatterError) as exc:
-            self._error(path, f"{shown_name(path.name)}: {exc}")
-            if saved:  # a prompt saved with settings that cannot be used is told where it is
-                notice_in_document(path, text, str(exc), self.ledger)
-            return
-        marker, prompt = submitted(parsed, self.settings)
-        if prompt is None:
-            if awaits_prompt(parsed):
-                self.hints.hint(path, "a `## User` heading waits for its prompt", text)
-            return
-        if (verdict := not_typed(path, parsed, previous, saved=saved)) is not None:
-            hold_bulk(path, verdict)
-            return
-        self._submit(path, marker, prompt)
 
     def _submit(self, path: Path, marker: bool, prompt: str | None = None) -> None:
         doc = self._docs.setdefault(path, DocState())
@@ -410,16 +413,13 @@ class Daemon:
 
     def _recheck(self, path: Path) -> None:
         data = read_stable(path)
-        if data is not None and path in self._docs:
-            text = decode(path, data)
-            known = self._docs[path]
-            known.seen, known.text = digest(data), text
-            if (command := own_write(path, known.seen)) is not None:
-                take_own(path, known, text, command, self.settings)
-                return
+        if data is not None and (doc := self._docs.get(path)) is not None:
+            snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+            doc.seen, doc.text = snap.digest, snap.loose_text
             # The turn's own writes changed the structure, so only git is looked for: a
             # checkout landing just as the turn ended is still git's, not a prompt.
-            self._consider(path, text, saved=True)
+            known = Known("recheck", doc.seen)
+            self._act(path, doc, snap, known, classify(known, snap))
 
     # -- helpers -----------------------------------------------------------------------------
 
