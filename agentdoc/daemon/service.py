@@ -65,6 +65,7 @@ from agentdoc.daemon.startup import read_found, take, tell_unsent
 from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
+    Document,
     WriteLedger,
     digest,
     session_problem,
@@ -327,7 +328,7 @@ class Daemon:
             case Hold(reason):
                 hold_bulk(path, reason.why)
             case Submit(marker, prompt):
-                self._submit(path, marker, prompt)
+                self._submit(path, marker, prompt, snap.document)
 
     def _after_mend(self, path: Path, doc: DocState, snap: Snapshot, known: Known) -> None:
         """Close a reply a failed turn left open (a full disk, a moved file) first; a prompt
@@ -358,7 +359,9 @@ class Daemon:
         if self.pool is not None:
             self.pool.forget(path)
 
-    def _submit(self, path: Path, marker: bool, prompt: str | None = None) -> None:
+    def _submit(
+        self, path: Path, marker: bool, prompt: str | None = None, parsed: Document | None = None
+    ) -> None:
         doc = self._docs.setdefault(path, DocState())
         doc.prompt = prompt
         if self._running() >= self.max_concurrent:
@@ -378,6 +381,7 @@ class Daemon:
             require_marker=marker,
             launcher=self.pool.launcher(path) if self.pool is not None else start_turn,
             notice_start_failure=True,
+            parsed=parsed,
         )
         begin(path, doc, runner, self._error, self._events.put)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from agentdoc.agents import mark_turn
 from agentdoc.config import Settings
-from agentdoc.document import DocumentError, FrontmatterError, parse, read_text
+from agentdoc.document import Document, DocumentError, FrontmatterError, parse, read_text
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import gitcommit, marks
 from agentdoc.turn.session import TurnPlan
@@ -28,8 +28,10 @@ def after_turn(
     complete: bool,
     cost_total: float | None = None,
     branch: str | None = None,
+    doc: Document | None = None,
 ) -> None:
-    """Record where the turn sits in its session (only a complete one), then commit if on."""
+    """Record where the turn sits in its session (only a complete one), then commit if on;
+    ``doc`` is the document as the turn left it, when the caller has already read it."""
     env = os.environ if environ is None else environ
     request = plan.request
     mark = None
@@ -46,10 +48,11 @@ def after_turn(
             branch=branch,
         )
     marks.set_mark(path, plan.turn, mark)
-    try:
-        doc = parse(read_text(path))
-    except (AgentdocError, DocumentError, FrontmatterError) as exc:
-        log.warning("%s: no git commit for turn %d: %s", path, plan.turn, exc)
-        return
+    if doc is None:
+        try:
+            doc = parse(read_text(path))
+        except (AgentdocError, DocumentError, FrontmatterError) as exc:
+            log.warning("%s: no git commit for turn %d: %s", path, plan.turn, exc)
+            return
     if gitcommit.enabled(doc, settings):
         gitcommit.commit(path, gitcommit.turn_message(path, plan.turn))

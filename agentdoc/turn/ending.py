@@ -15,7 +15,16 @@ from pathlib import Path
 
 from agentdoc.agents import Failure, Reply, ReplyBuilder
 from agentdoc.config import Settings
-from agentdoc.document import ThinkingSidecar, render_final, sidecar_link
+from agentdoc.document import (
+    Document,
+    DocumentError,
+    FrontmatterError,
+    ThinkingSidecar,
+    parse,
+    read_text,
+    render_final,
+    sidecar_link,
+)
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import history
 from agentdoc.turn.aftermath import after_turn
@@ -89,7 +98,9 @@ class TurnEnding:
             raise
         state = final_state(reply, cancelled=cancelled)
         if not pending:
-            history.record_turn(self.path, plan.known, plan.turn, session_id)
+            # Read and parsed once for the history and the aftermath (None: each says why).
+            final = _final_document(self.path)
+            history.record_turn(self.path, plan.known, plan.turn, session_id, final)
             done = state == "done"
             total = reply.usage.session_cost_usd if reply.usage else None
             after_turn(
@@ -102,6 +113,7 @@ class TurnEnding:
                 done,
                 total,
                 reply.branch,
+                final,
             )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
@@ -164,3 +176,10 @@ class TurnEnding:
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
+
+
+def _final_document(path: Path) -> Document | None:
+    try:
+        return parse(read_text(path))
+    except (AgentdocError, DocumentError, FrontmatterError):
+        return None

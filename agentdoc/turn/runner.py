@@ -85,10 +85,12 @@ class TurnRunner(TurnEnding):
         require_marker: bool = False,
         launcher: Launcher = start_turn,
         notice_start_failure: bool = False,
+        parsed: Document | None = None,
     ) -> None:
         """`notice_start_failure`: a CLI that cannot start is told in the document, as a failure
         notice that keeps the prompt pending (the daemon, whose terminal nobody may watch),
-        instead of raised with the file untouched (`agentdoc run`, which prints it)."""
+        instead of raised with the file untouched (`agentdoc run`, which prints it).
+        `parsed`: the version the caller already parsed, not parsed again if still current."""
         self.path = path
         self.settings = settings
         self.mode: Mode = mode
@@ -101,6 +103,7 @@ class TurnRunner(TurnEnding):
         self.require_marker = require_marker
         self.launcher = launcher
         self.notice_start_failure = notice_start_failure
+        self._parsed = parsed
         self._status = StatusReporter(path)
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._started = time.monotonic()
@@ -120,7 +123,8 @@ class TurnRunner(TurnEnding):
     # -- the turn ---------------------------------------------------------------------------
 
     def run(self) -> TurnOutcome:
-        _text, doc = load(self.path)
+        _text, doc = load(self.path, self._parsed)
+        self._parsed = None  # only the first look: a later one reads the file as it is
         sub = detect.submission(
             doc, self.settings.submit_marker, require_marker=self.require_marker
         )
