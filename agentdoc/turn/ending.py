@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentdoc.agents import Failure, Reply, ReplyBuilder
@@ -36,6 +37,15 @@ from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter
 
 
+@dataclass(frozen=True)
+class Problem:
+    """Why agentdoc itself ended the turn (a stall, an agent that could not start, a reply that
+    could not be written): handed to the ending as a value, not left on the runner."""
+
+    message: str
+    failure: Failure | None = None  # its kind, when agentdoc knows it
+
+
 class TurnEnding:
     """The ending half of `TurnRunner`, which sets these attributes."""
 
@@ -45,8 +55,6 @@ class TurnEnding:
     on_progress: Callable[[Progress], None]
     _approvals: Approvals
     _journal: Journal
-    _problem: str | None
-    _failure: Failure | None
     _started: float
     _status: StatusReporter
     _thinking_on: bool
@@ -59,11 +67,12 @@ class TurnEnding:
         sidecar: ThinkingSidecar,
         *,
         cancelled: bool,
+        problem: Problem | None = None,
     ) -> TurnOutcome:
         self._approvals.close()
         reply = builder.reply
-        if self._problem is not None:
-            reply = dataclasses.replace(reply, error=self._problem, failure=self._failure)
+        if problem is not None:
+            reply = dataclasses.replace(reply, error=problem.message, failure=problem.failure)
         elif cancelled and reply.error is None:
             reply = dataclasses.replace(reply, interrupted=True)
         has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
@@ -133,9 +142,9 @@ class TurnEnding:
         self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
     ) -> TurnOutcome:
         self._keep_journal(builder.reply)
-        self._problem = f"the reply could not be written into the document: {exc}"
+        problem = Problem(f"the reply could not be written into the document: {exc}")
         builder.finish()
-        return self._finish(plan, builder, sidecar, cancelled=False)
+        return self._finish(plan, builder, sidecar, cancelled=False, problem=problem)
 
     def _keep_journal(self, reply: Reply) -> None:
         """Leave the journal, with the reply text so far, for whoever closes the region later."""

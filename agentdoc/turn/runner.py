@@ -24,7 +24,6 @@ from agentdoc.agents import (
     AgentTurn,
     EndOfStream,
     Event,
-    Failure,
     PermissionAsked,
     PermissionWithdrawn,
     Reply,
@@ -42,7 +41,7 @@ from agentdoc.document import (
 from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
 from agentdoc.turn import detect, journal, presets, status
 from agentdoc.turn.approvals import Approvals
-from agentdoc.turn.ending import TurnEnding
+from agentdoc.turn.ending import Problem, TurnEnding
 from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
 from agentdoc.turn.recovery import marked
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
@@ -107,8 +106,6 @@ class TurnRunner(TurnEnding):
         self._status = StatusReporter(path)
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._started = time.monotonic()
-        self._problem: str | None = None
-        self._failure: Failure | None = None  # the problem's kind, when agentdoc knows it
         self._thinking_on = settings.thinking
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentTurn | None = None
@@ -215,7 +212,7 @@ class TurnRunner(TurnEnding):
         attempt = self._attempt(plan, sidecar, proc)
         if isinstance(attempt, TurnOutcome):
             return attempt
-        builder, cancelled = attempt
+        builder, cancelled, problem = attempt
         if plan.fallback is not None and not cancelled and session_lost(builder.reply):
             # The store check passed but the CLI disagrees: rebuild within this same turn
             # rather than leave an error the user can do nothing about.
@@ -225,16 +222,15 @@ class TurnRunner(TurnEnding):
             attempt = self._attempt(plan, sidecar)
             if isinstance(attempt, TurnOutcome):
                 return attempt
-            builder, cancelled = attempt
-        return self._finish(plan, builder, sidecar, cancelled=cancelled)
+            builder, cancelled, problem = attempt
+        return self._finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
 
     def _not_started(self, plan: TurnPlan, exc: AgentdocError) -> TurnOutcome:
         self._writer.open()
         sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.ledger)
-        self._problem = str(exc)
         builder = ReplyBuilder()
         builder.finish()
-        return self._finish(plan, builder, sidecar, cancelled=False)
+        return self._finish(plan, builder, sidecar, cancelled=False, problem=Problem(str(exc)))
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         request = dataclasses.replace(plan.request, turn=plan.turn)
@@ -244,20 +240,22 @@ class TurnRunner(TurnEnding):
 
     def _attempt(
         self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: AgentTurn | None = None
-    ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
-        """Run the agent once: its reply and whether it was cancelled, or the turn's end."""
+    ) -> tuple[ReplyBuilder, bool, Problem | None] | TurnOutcome:
+        """Run the agent once: its reply, whether it was cancelled and why agentdoc stopped it
+        (if it did), or the turn's end."""
         builder = ReplyBuilder()
         if proc is None:
             try:
                 proc = self._spawn(plan)
             except AgentCannotStart as exc:
-                self._problem = str(exc)
                 builder.finish()
-                return self._finish(plan, builder, sidecar, cancelled=False)
-        cancelled = False
+                return self._finish(
+                    plan, builder, sidecar, cancelled=False, problem=Problem(str(exc))
+                )
+        cancelled, problem = False, None
         self._proc, self._turn = proc, plan.turn
         try:
-            cancelled = self._pump(plan, proc, builder, sidecar)
+            cancelled, problem = self._pump(plan, proc, builder, sidecar)
         except RegionGone:
             log.info("%s: the streaming reply was deleted; cancelling the turn", self.path)
             proc.stop()
@@ -277,7 +275,7 @@ class TurnRunner(TurnEnding):
         if end is not None:
             builder.feed(end)
         builder.finish()
-        return builder, cancelled
+        return builder, cancelled, problem
 
     def _pump(
         self,
@@ -285,9 +283,9 @@ class TurnRunner(TurnEnding):
         proc: AgentTurn,
         builder: ReplyBuilder,
         sidecar: ThinkingSidecar,
-    ) -> bool:
-        """Feed the agent's events into the builder, flushing to the document; True if
-        cancelled."""
+    ) -> tuple[bool, Problem | None]:
+        """Feed the agent's events into the builder, flushing to the document: whether it was
+        cancelled, and why agentdoc stopped the agent if it did."""
         interval = self.settings.flush_interval
         last_flush = last_line = last_check = time.monotonic()
         dirty = False
@@ -301,9 +299,9 @@ class TurnRunner(TurnEnding):
             if self.cancel.is_set():
                 proc.stop()
                 self._drain(proc, builder)
-                return True
+                return True, None
             if event is END:
-                return False
+                return False, None
             if self._approvals.waiting is not None:
                 last_line = now  # waiting for the person is not a stall
                 if self._answer(builder, now):
@@ -315,19 +313,22 @@ class TurnRunner(TurnEnding):
                     self._writer.flush(self._body(builder.reply), check=True)
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
-                    self._problem = (
+                    stalled = Problem(
                         f"no output from {plan.request.agent} for "
                         f"{self.settings.stall_timeout:.0f} s; "
-                        "the turn was stopped (stall timeout)"
+                        "the turn was stopped (stall timeout)",
+                        STALLED,
                     )
-                    self._failure = STALLED
                     proc.stop()
                     self._drain(proc, builder)
-                    return False
+                    return False, stalled
             elif self._feed(builder, event):
                 last_line, dirty = now, True
                 if builder.ended:
-                    return False  # the agent's end of the turn, whatever still holds its output
+                    return (
+                        False,
+                        None,
+                    )  # the agent's end of the turn, whatever still holds its output
             else:
                 last_line = now
             if dirty and (now - last_flush >= interval or self._first_text(builder)):
