@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdoc.agents import Failure, Reply, ReplyBuilder
@@ -46,21 +46,23 @@ class Problem:
     failure: Failure | None = None  # its kind, when agentdoc knows it
 
 
+@dataclass
 class TurnEnding:
-    """The ending half of `TurnRunner`, which sets these attributes."""
+    """How one turn ends, and how each state it passes through is told. `TurnRunner` builds
+    one per turn from the parts it shares with it (composition, not a base class)."""
 
     path: Path
     settings: Settings
     environ: Mapping[str, str] | None
     on_progress: Callable[[Progress], None]
-    _approvals: Approvals
-    _journal: Journal
-    _started: float
-    _status: StatusReporter
-    _thinking_on: bool
-    _writer: ReplyWriter
+    status: StatusReporter
+    writer: ReplyWriter
+    approvals: Approvals
+    journal: Journal
+    thinking_on: bool
+    started: float = field(default_factory=time.monotonic)
 
-    def _finish(
+    def finish(
         self,
         plan: TurnPlan,
         builder: ReplyBuilder,
@@ -69,16 +71,16 @@ class TurnEnding:
         cancelled: bool,
         problem: Problem | None = None,
     ) -> TurnOutcome:
-        self._approvals.close()
+        self.approvals.close()
         reply = builder.reply
         if problem is not None:
             reply = dataclasses.replace(reply, error=problem.message, failure=problem.failure)
         elif cancelled and reply.error is None:
             reply = dataclasses.replace(reply, interrupted=True)
-        has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
-        elapsed = time.monotonic() - self._started
+        has_thinking = self.thinking_on and sidecar.update(reply.thinking, reply.session_id)
+        elapsed = time.monotonic() - self.started
         # No reply text at all: the prompt stays pending, so a failure never costs it.
-        pending = unanswered(reply) and not self._approvals.shown
+        pending = unanswered(reply) and not self.approvals.shown
         body = render_final(
             reply,
             elapsed=elapsed,
@@ -87,7 +89,7 @@ class TurnEnding:
             footer=self.settings.footer,
             note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
             pending=pending,
-            approvals=self._approvals.shown,
+            approvals=self.approvals.shown,
             context_hint=self.settings.context_hint,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
@@ -96,9 +98,9 @@ class TurnEnding:
             # A retry of a prompt that got no reply must not resume a session holding it.
             session_id = None
         try:
-            self._writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
+            self.writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
         except RegionGone:
-            return self._cancelled(plan, reply)
+            return self.end_cancelled(plan, reply)
         except AgentdocError:
             # Still not writable: the region stays open for recovery to close (the daemon does
             # at the document's next change, `run` before its next turn); `run` records the
@@ -130,27 +132,27 @@ class TurnEnding:
         tokens = reply.usage.output_tokens if reply.usage is not None else None
         if not tokens and reply.output_chars:
             tokens = None  # an interrupted agent reports no count for the text it did send
-        self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
+        self.progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
         return self._outcome(plan, reply, state, session_id)
 
-    def _cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
+    def end_cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
         """The user deleted the streaming block: nothing to write, but the status must end."""
-        self._progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
+        self.progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
         return self._outcome(plan, reply, "cancelled")
 
-    def _write_failed(
+    def end_write_failed(
         self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
     ) -> TurnOutcome:
         self._keep_journal(builder.reply)
         problem = Problem(f"the reply could not be written into the document: {exc}")
         builder.finish()
-        return self._finish(plan, builder, sidecar, cancelled=False, problem=problem)
+        return self.finish(plan, builder, sidecar, cancelled=False, problem=problem)
 
     def _keep_journal(self, reply: Reply) -> None:
         """Leave the journal, with the reply text so far, for whoever closes the region later."""
-        self._journal.keep = True
-        self._journal.record(reply.text())
-        self._journal.sync()
+        self.journal.keep = True
+        self.journal.record(reply.text())
+        self.journal.sync()
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
@@ -161,11 +163,11 @@ class TurnEnding:
             reply=reply,
             state=state,
             session_id=session_id or reply.session_id,
-            elapsed=time.monotonic() - self._started,
-            held=self._writer.held,
+            elapsed=time.monotonic() - self.started,
+            held=self.writer.held,
         )
 
-    def _progress(
+    def progress(
         self,
         turn: int,
         state: str,
@@ -175,13 +177,13 @@ class TurnEnding:
         tokens: int | None = None,
         reply: Reply | None = None,
     ) -> None:
-        elapsed = time.monotonic() - self._started
+        elapsed = time.monotonic() - self.started
         usage = reply.usage if reply is not None else None
         cost = usage.cost_usd if usage is not None and tokens is not None else None
         context = (usage.context_used, usage.context_size) if usage else (None, None)
         # The status file first: whoever is told (a terminal asking for an approval) may act
         # on it at once, and `agentdoc approve` checks that the request is waiting.
-        self._status.report(turn, state, chars, session_id, detail, tokens, context, cost)
+        self.status.report(turn, state, chars, session_id, detail, tokens, context, cost)
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )

@@ -68,7 +68,7 @@ STREAM_PACE = 0.02
 Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTurn]
 
 
-class TurnRunner(TurnEnding):
+class TurnRunner:
     def __init__(
         self,
         path: Path,
@@ -105,12 +105,17 @@ class TurnRunner(TurnEnding):
         self._parsed = parsed
         self._status = StatusReporter(path)
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
-        self._started = time.monotonic()
         self._thinking_on = settings.thinking
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentTurn | None = None
         self._turn = 0
         self._shown_text = False  # the reply's first text has been written
+        self._ending: TurnEnding | None = None  # built when the turn starts
+
+    @property
+    def _end(self) -> TurnEnding:
+        assert self._ending is not None, "the turn has not started"
+        return self._ending
 
     def note_queued(self) -> None:
         """A prompt was saved below this reply; it is sent when the turn ends (the status says
@@ -165,13 +170,23 @@ class TurnRunner(TurnEnding):
         self._approvals.standard = agent.agent.can.standard_approval
         self._approvals.title = agent.title
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
-        self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
         self._journal = journal.Journal(
             self.path,
             self._writer.nonce,
             plan.request.prompt,
             plan.request.resume or plan.request.session_id,
+        )
+        self._ending = TurnEnding(
+            self.path,
+            self.settings,
+            self.environ,
+            self.on_progress,
+            self._status,
+            self._writer,
+            self._approvals,
+            self._journal,
+            self._thinking_on,
         )
         try:
             return self._run(plan, doc)
@@ -206,7 +221,7 @@ class TurnRunner(TurnEnding):
             proc.stop()
             proc.close(RESULT_GRACE)
             raise
-        self._progress(plan.turn, "starting", 0, plan.request.session_id)
+        self._end.progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
         sidecar = ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
         attempt = self._attempt(plan, sidecar, proc)
@@ -218,19 +233,19 @@ class TurnRunner(TurnEnding):
             # rather than leave an error the user can do nothing about.
             log.warning("%s: %s; %s", self.path, builder.reply.error, plan.fallback.note)
             plan = plan.fallback
-            self._progress(plan.turn, "starting", 0, plan.request.session_id, plan.note or "")
+            self._end.progress(plan.turn, "starting", 0, plan.request.session_id, plan.note or "")
             attempt = self._attempt(plan, sidecar)
             if isinstance(attempt, TurnOutcome):
                 return attempt
             builder, cancelled, problem = attempt
-        return self._finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
+        return self._end.finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
 
     def _not_started(self, plan: TurnPlan, exc: AgentdocError) -> TurnOutcome:
         self._writer.open()
         sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.ledger)
         builder = ReplyBuilder()
         builder.finish()
-        return self._finish(plan, builder, sidecar, cancelled=False, problem=Problem(str(exc)))
+        return self._end.finish(plan, builder, sidecar, cancelled=False, problem=Problem(str(exc)))
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         request = dataclasses.replace(plan.request, turn=plan.turn)
@@ -249,7 +264,7 @@ class TurnRunner(TurnEnding):
                 proc = self._spawn(plan)
             except AgentCannotStart as exc:
                 builder.finish()
-                return self._finish(
+                return self._end.finish(
                     plan, builder, sidecar, cancelled=False, problem=Problem(str(exc))
                 )
         cancelled, problem = False, None
@@ -260,13 +275,13 @@ class TurnRunner(TurnEnding):
             log.info("%s: the streaming reply was deleted; cancelling the turn", self.path)
             proc.stop()
             proc.close(RESULT_GRACE)
-            return self._cancelled(plan, builder.reply)
+            return self._end.end_cancelled(plan, builder.reply)
         except AgentdocError as exc:
             # A write failed (disk full, file made read-only, moved or deleted): the reply has
             # nowhere to go, so the turn ends as failed rather than streaming on unseen.
             proc.stop()
             proc.close(RESULT_GRACE)
-            return self._write_failed(plan, builder, sidecar, exc)
+            return self._end.end_write_failed(plan, builder, sidecar, exc)
         except BaseException:
             proc.stop()
             proc.close(RESULT_GRACE)
@@ -373,7 +388,7 @@ class TurnRunner(TurnEnding):
         # Written at once (not at the next flush), so the person sees it while we wait.
         self._writer.flush(self._body(builder.reply))
         reply = builder.reply
-        self._progress(
+        self._end.progress(
             self._turn,
             "waiting",
             reply.output_chars,
@@ -387,7 +402,7 @@ class TurnRunner(TurnEnding):
         answered = self._approvals.pass_on(now, self._writer, self._proc)
         if answered and self._approvals.waiting is None:
             reply = builder.reply
-            self._progress(self._turn, "streaming", reply.output_chars, reply.session_id)
+            self._end.progress(self._turn, "streaming", reply.output_chars, reply.session_id)
         return answered
 
     def _body(self, reply: Reply, *, final: bool = False) -> str:
@@ -407,6 +422,6 @@ class TurnRunner(TurnEnding):
         self._writer.flush(self._body(reply))
         tool = self._approvals.waiting
         state = "waiting" if tool else "retrying" if reply.retry is not None else "streaming"
-        self._progress(
+        self._end.progress(
             plan.turn, state, reply.output_chars, reply.session_id, tool or "", reply=reply
         )
