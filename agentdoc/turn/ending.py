@@ -12,6 +12,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agentdoc.agents import Failure, Reply, ReplyBuilder
@@ -139,6 +140,14 @@ class TurnEnding:
         """The user deleted the streaming block: nothing to write, but the status must end."""
         self.progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
         return self._outcome(plan, reply, "cancelled")
+
+    def end_not_started(self, plan: TurnPlan, exc: AgentdocError) -> TurnOutcome:
+        """The agent could not start: told where its reply would be; the prompt stays pending."""
+        self.writer.open()
+        sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.writer.ledger)
+        builder = ReplyBuilder()
+        builder.finish()
+        return self.finish(plan, builder, sidecar, cancelled=False, problem=Problem(str(exc)))
 
     def end_write_failed(
         self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception

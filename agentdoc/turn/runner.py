@@ -214,7 +214,7 @@ class TurnRunner:
         except AgentdocError as exc:
             if not self.notice_start_failure:
                 raise
-            return self._not_started(plan, exc)
+            return self._end.end_not_started(plan, exc)
         try:
             self._writer.open()
         except BaseException:
@@ -239,13 +239,6 @@ class TurnRunner:
                 return attempt
             builder, cancelled, problem = attempt
         return self._end.finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
-
-    def _not_started(self, plan: TurnPlan, exc: AgentdocError) -> TurnOutcome:
-        self._writer.open()
-        sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.ledger)
-        builder = ReplyBuilder()
-        builder.finish()
-        return self._end.finish(plan, builder, sidecar, cancelled=False, problem=Problem(str(exc)))
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         request = dataclasses.replace(plan.request, turn=plan.turn)
