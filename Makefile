@@ -1,6 +1,7 @@
 # Two entry points for a fresh machine (see README): `make demo` and `make test`.
 # Everything is installed project-locally: Python packages in .venv, the agent CLIs (Claude Code,
-# Gemini CLI, codex-acp, OpenCode) in node_modules (pinned in package-lock.json). Each ships its
+# Gemini CLI, codex-acp with the Codex CLI, OpenCode, and Zed's Claude adapter that the tests
+# configure as a user's own agent) in node_modules (pinned in package-lock.json). Each ships its
 # program in the registry package; nothing is downloaded at install. (OpenCode tries to npm-install
 # a plugin package whenever it starts; the tests point that at a dead loopback registry.)
 
@@ -37,6 +38,8 @@ node_modules/.installed: package.json package-lock.json
 	node_modules/.bin/gemini --version
 	node_modules/.bin/opencode --version
 	test -x node_modules/.bin/codex-acp
+	node_modules/.bin/codex --version
+	test -x node_modules/.bin/claude-agent-acp
 	touch $@
 
 .claude-versions/%/.installed:
@@ -55,10 +58,11 @@ lint: install
 
 # Real editors for the editor tests: Vim ships with the machine image; Neovim, Emacs and
 # Emacs's markdown-mode come from the distribution (installed when we are root, as in CI;
-# otherwise those tests skip locally).
-EDITOR_PACKAGES := neovim emacs-nox elpa-markdown-mode
+# otherwise those tests skip locally). So does Syncthing, which the synced-folder tests run
+# on loopback as a "phone" and a "server".
+EDITOR_PACKAGES := neovim emacs-nox elpa-markdown-mode syncthing
 editors:
-	@{ command -v nvim && command -v emacs && \
+	@{ command -v nvim && command -v emacs && command -v syncthing && \
 		emacs --batch --eval '(kill-emacs (if (locate-library "markdown-mode") 0 1))'; \
 	} >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(EDITOR_PACKAGES) >/dev/null; } || \

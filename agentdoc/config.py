@@ -84,8 +84,18 @@ class Settings(BaseModel):
     image_limit: int = Field(5 * 1024 * 1024, ge=1, description="bytes of one picture")
     # The footer suggests a fresh start once the context window is this full (1: never).
     context_hint: float = Field(0.8, gt=0, le=1, description="share of the context window")
-    # Commit each session document to git after every completed turn ("commit").
-    git: Literal["off", "commit"] = "off"
+    # Folders kept in step with other machines by a tool agentdoc cannot see from a marker
+    # (a sync tool's own marker, e.g. Syncthing's `.stfolder`, is found without this).
+    synced: tuple[str, ...] = ()
+    # In a synced folder a streaming reply is written at most this often, so a sync tool
+    # publishes it in few versions and a phone's save rarely meets one of them.
+    sync_flush_interval: float = Field(
+        5.0, gt=0, le=600, description="seconds between streamed writes in a synced folder"
+    )
+    # Commit each session document to git after every completed turn ("commit"); also pull
+    # before and push after each turn, and fetch in the background ("sync").
+    git: Literal["off", "commit", "sync"] = "off"
+    git_sync_interval: float = Field(30.0, gt=0, le=DAY, description="seconds between fetches")
     # Safety-relevant: only from the user's own config or command line.
     permission_mode: PermissionMode | None = None
     allowed_tools: tuple[str, ...] = ()
@@ -95,6 +105,17 @@ class Settings(BaseModel):
     # built-in claude, gemini, codex and opencode, which entries here override).
     agent: str = "claude"
     agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    # Synced folders whose prompts this machine answers (`agentdoc trust`): only ever from the
+    # user's own config, since anyone who can write into a synced folder could else spend the
+    # agent here.
+    trusted: tuple[str, ...] = ()
+    # Turns the daemon starts for one document in any hour (0: no cap).
+    max_turns_per_hour: int = Field(30, ge=0, le=100_000, description="turns per document per hour")
+    # In a synced folder, how long a machine that claims a new document waits for another
+    # machine's claim to arrive through the sync before answering (longer than the sync's delay).
+    claim_wait: float = Field(10.0, ge=0, le=600, description="seconds a new claim waits")
+    # A command run when a reply ends, fails, waits for an approval or a prompt is held.
+    notify: tuple[str, ...] = ()
 
     @field_validator("claude")
     @classmethod
@@ -113,6 +134,13 @@ class Settings(BaseModel):
     def _agent_names(cls, value: dict[str, AgentConfig]) -> dict[str, AgentConfig]:
         for name in value:
             _agent_name(name)
+        return value
+
+    @field_validator("notify")
+    @classmethod
+    def _a_command(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if value and not value[0].strip():
+            raise ValueError("must start with the program to run, not an empty string")
         return value
 
     @field_validator("submit_marker")

@@ -28,6 +28,7 @@ import instant
 import live
 import scale
 import searching
+import snapshot
 import warm
 import watching
 from measure import CheckFailed, Failure, Row, render_table
@@ -99,6 +100,10 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "search": ("search 10,000 exchanges", lambda d, r, c: searching.bench_search(d, r.turn, c)),
     "watch": ("watch process, real CLI", lambda d, r, c: daemon.bench_daemon(d, r.first, c)),
     "poll": ("idle --poll, 5,000 notes", lambda d, r, c: daemon.bench_poll(d, r.idle, c)),
+    "snapshot": (
+        "undo's snapshot of a tree",
+        lambda d, r, c: snapshot.bench_snapshot(d, r.turn, c),
+    ),
 }
 # Set by --big: also the 10 MB document (a markdown-it baseline of it takes seconds) and the
 # 100,000-file tree.

@@ -28,13 +28,25 @@ from agentdoc.agents.fakeapi import (
 )
 from tests.e2e_support import REPO_ROOT
 
-AGENTS = ("gemini", "codex", "opencode")
-_EXECUTABLES = {"gemini": "gemini", "codex": "codex-acp", "opencode": "opencode"}
-_ARGS = {"gemini": ["--acp"], "codex": [], "opencode": ["acp"]}
+# `claude-acp` is no built-in: Zed's Claude adapter, configured only as `[agents.claude-acp]`.
+AGENTS = ("gemini", "codex", "opencode", "claude-acp")
+_EXECUTABLES = {
+    "gemini": "gemini",
+    "codex": "codex-acp",
+    "opencode": "opencode",
+    "claude-acp": "claude-agent-acp",
+}
+_ARGS: dict[str, list[str]] = {
+    "gemini": ["--acp"],
+    "codex": [],
+    "opencode": ["acp"],
+    "claude-acp": [],
+}
 _FAKES: dict[str, type[FakeMessagesAPI]] = {
     "gemini": FakeGeminiAPI,
     "codex": FakeResponsesAPI,
     "opencode": FakeMessagesAPI,
+    "claude-acp": FakeMessagesAPI,
 }
 # The tool each agent uses to write a file, with the arguments that write `name` in `cwd`:
 # the tool call a permission test scripts.
@@ -58,6 +70,11 @@ WRITE_TOOLS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
         "type": "tool_use",
         "name": "write",
         "input": {"filePath": str(cwd / name), "content": text},
+    },
+    "claude-acp": lambda cwd, name, text: {
+        "type": "tool_use",
+        "name": "Write",
+        "input": {"file_path": str(cwd / name), "content": text},
     },
 }
 _MISSING = (
@@ -97,12 +114,36 @@ def fake_api_for(name: str, **options: Any) -> FakeMessagesAPI:
     """A (not yet started) fake of the vendor API the agent calls."""
     if name == "opencode":
         return FakeMessagesAPI(side_calls=is_title_request, **options)
+    if name == "codex":
+        return FakeResponsesAPI(side_calls=is_codex_title_request, **options)
+    if name == "claude-acp":
+        return FakeMessagesAPI(side_calls=is_claude_side_request, **options)
     return _FAKES[name](**options)
 
 
 def is_title_request(request: RecordedRequest) -> bool:
-    """OpenCode asks for a conversation title (without tools) before the first real call."""
+    """OpenCode and the Claude adapter ask for a conversation title (without tools) before
+    the first real call."""
     return not request.body.get("tools")
+
+
+def is_codex_title_request(request: RecordedRequest) -> bool:
+    """codex-acp 2 names the conversation with a request of its own beside the first turn (a
+    model without tool support sends no tools on real turns either)."""
+    return _CODEX_TITLE in json.dumps(request.body.get("input"))
+
+
+_CODEX_TITLE = "generate a very short title for a conversation"
+
+
+def is_claude_side_request(request: RecordedRequest) -> bool:
+    """Claude Code's own requests around a turn: the title, and the prompt suggestion it asks
+    for after each turn (tools included), which races the next prompt."""
+    messages = request.body.get("messages") or [{}]
+    return is_title_request(request) or _SUGGESTION in json.dumps(messages[-1].get("content"))
+
+
+_SUGGESTION = "Reply with ONLY the suggestion"
 
 
 def _base_env(home: Path) -> dict[str, str]:
@@ -133,7 +174,7 @@ def gemini_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
 def codex_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
     codex_home = home / "codex"
     config = f"""\
-model = "gpt-5.4-mini"
+model = "gpt-5.5"
 model_provider = "fake"
 approval_policy = "on-request"
 
@@ -154,7 +195,7 @@ def opencode_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
     provider = {
         "npm": "@ai-sdk/anthropic",
         "options": {"baseURL": f"{api.base_url}/v1", "apiKey": "fake-key"},
-        "models": {"m": {}},
+        "models": {"m": {}, "m2": {}},
     }
     config = {
         "model": "fake/m",
@@ -177,10 +218,23 @@ def opencode_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
     }
 
 
+def claude_acp_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
+    return _base_env(home) | {
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "ANTHROPIC_API_KEY": "fake-key",
+        "CLAUDE_CONFIG_DIR": str(home / "claude"),
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+    }
+
+
 _ENVS: dict[str, Callable[[FakeMessagesAPI, Path], dict[str, str]]] = {
     "gemini": gemini_env,
     "codex": codex_env,
     "opencode": opencode_env,
+    "claude-acp": claude_acp_env,
 }
 
 

@@ -24,6 +24,7 @@ TRANSCRIPTS = TESTS / "fixtures" / "transcripts"
 def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's own agentdoc config."""
     monkeypatch.setenv("AGENTDOC_CONFIG", str(tmp_path / "agentdoc-config.toml"))
+    # Nor writes snapshots into the developer's own state folder.
     monkeypatch.setenv("AGENTDOC_STATE_DIR", str(tmp_path / "agentdoc-state"))
 
 

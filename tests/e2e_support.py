@@ -53,5 +53,7 @@ def claude_env(api: FakeMessagesAPI, home: Path, **extra: str) -> dict[str, str]
         # `python -m agentdoc.cli` in a child runs this checkout, not another installed copy.
         "PYTHONPATH": str(REPO_ROOT),
     }
+    if state := os.environ.get("AGENTDOC_STATE_DIR"):  # the test's own (conftest)
+        env["AGENTDOC_STATE_DIR"] = state
     env.update(extra)
     return env

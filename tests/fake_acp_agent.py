@@ -37,6 +37,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "session/prompt": {"result": {"stopReason": "end_turn"}},
     "session/resume": {"result": {}},
     "session/load": {"result": {}},
+    "session/set_config_option": {"result": {}},
+    "session/set_mode": {"result": {}},
 }
 
 
@@ -91,7 +93,7 @@ class Agent:
             return spec
         if method == "session/new":
             self.sessions += 1
-            return {"result": {"sessionId": f"sess-{self.sessions}"}}
+            return {"result": {"sessionId": f"sess-{self.sessions}", "modes": MODES}}
         if method in DEFAULTS:
             return DEFAULTS[method]
         return {"error": {"code": -32601, "message": f"Method not found: {method}"}}
@@ -113,6 +115,8 @@ class Agent:
             key = "error" if "error" in spec else "result"
             plain = DEFAULTS.get(method, {}).get(key, {})
             self.send({"id": message["id"], key: spec.get(key, plain)})
+        for step in spec.get("after", ()):  # sent after the answer (Gemini's load replay)
+            self.step(step, session)
 
     def step(self, step: dict[str, Any], session: str) -> None:
         if "update" in step:
@@ -151,6 +155,13 @@ class Agent:
     def run(self) -> None:
         while (message := self.read()) is not None:
             self.handle(message)
+
+
+# An agent that starts asking, as Gemini CLI does: agentdoc's default policy needs no call.
+MODES = {
+    "currentModeId": "default",
+    "availableModes": [{"id": "default", "name": "Ask"}, {"id": "yolo", "name": "Allow all"}],
+}
 
 
 def main() -> None:

@@ -715,3 +715,120 @@ def test_a_completed_turn_leaves_a_copy_of_its_session_where_the_agent_can_fork(
         assert [m["params"]["sessionId"] for m in forks] == [end.session_id]
     else:
         assert end.branch is None and forks == []
+
+
+# -- the session's mode, model and effort ----------------------------------------------------
+
+ADAPTER_SESSION = {
+    "result": {
+        "sessionId": "s-1",
+        "configOptions": [
+            {"id": "mode", "category": "mode", "currentValue": "auto",
+             "options": [{"value": "default"}, {"value": "auto"}]},
+            {"id": "model", "category": "model", "currentValue": "big",
+             "options": [{"value": "big"}, {"value": "small"}]},
+        ],
+    }
+}  # fmt: skip
+
+
+def test_the_policy_and_model_are_set_before_the_prompt(agent: Callable[..., Agent]) -> None:
+    fake = agent({"session/new": ADAPTER_SESSION})
+    events = events_of(fake.process.begin("hi", turn=1, model="small"))
+    sent = [m for m in fake.received() if "id" in m and "method" in m]
+    methods = [m["method"] for m in sent]
+    assert methods[-4:] == [
+        "session/new",
+        "session/set_config_option",
+        "session/set_config_option",
+        "session/prompt",
+    ]
+    assert [m["params"] for m in sent[-3:-1]] == [
+        {"sessionId": "s-1", "configId": "mode", "value": "default"},
+        {"sessionId": "s-1", "configId": "model", "value": "small"},
+    ]
+    assert events[0] == SessionStarted("s-1", "small")
+
+
+def test_a_model_the_agent_does_not_offer_sends_no_prompt(agent: Callable[..., Agent]) -> None:
+    fake = agent({"session/new": ADAPTER_SESSION})
+    with pytest.raises(AgentCannotStart, match="fake has no model 'huge'; it offers: big, small"):
+        fake.process.begin("hi", turn=1, model="huge")
+    assert not fake.received("session/prompt")
+    assert not fake.received("session/set_config_option")
+
+
+def test_an_agent_with_no_asking_mode_is_named_in_the_first_footer(
+    agent: Callable[..., Agent],
+) -> None:
+    fake = agent({"session/new": {"result": {"sessionId": "s-1"}}})
+    first = fake.process.begin("hi", turn=1)
+    events = events_of(first)
+    first.close(1.0)
+    assert isinstance(events[0], SessionStarted) and events[0].note is not None
+    assert "fake offers no modes" in events[0].note
+    later = events_of(fake.process.begin("again", session_id="s-1", turn=2))
+    assert later[0] == SessionStarted("s-1")  # said once, at the start
+
+
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "--yolo", "a b"])
+def test_a_session_id_that_is_a_path_or_a_flag_is_refused(
+    agent: Callable[..., Agent], bad: str
+) -> None:
+    fake = agent({"session/new": {"result": {"sessionId": bad}}})
+    with pytest.raises(AgentCannotStart, match="without a usable session id"):
+        fake.process.begin("hi", turn=1)
+    assert not fake.received("session/prompt")
+
+
+def test_opencodes_session_ids_are_taken(agent: Callable[..., Agent]) -> None:
+    fake = agent({"session/new": {"result": {"sessionId": "ses_decedd9ffffeGJPDRWj12ytT5U"}}})
+    end = end_of(events_of(fake.process.begin("hi", turn=1)))
+    assert end.session_id == "ses_decedd9ffffeGJPDRWj12ytT5U"
+
+
+def test_a_deny_reason_opens_the_next_prompt_in_the_session(agent: Callable[..., Agent]) -> None:
+    asking = {
+        "steps": [
+            {
+                "permission": {
+                    "toolCall": {"toolCallId": "t1", "title": "Write a.txt"},
+                    "options": [{"optionId": "no", "name": "Reject", "kind": "reject_once"}],
+                }
+            }
+        ],
+        "result": {"stopReason": "end_turn"},
+    }
+    fake = agent({"session/prompt": [asking, {"result": {"stopReason": "end_turn"}}]})
+    first = fake.process.begin("write it", turn=1)
+    asked = next_of(first, PermissionAsked)
+    assert first.answer(asked.request_id, "no", "Not that file, use b.txt")
+    events_of(first)
+    first.close(1.0)
+    events_of(fake.process.begin("go on", session_id="sess-1", turn=2))
+    prompts = [m["params"]["prompt"][0]["text"] for m in fake.received("session/prompt")]
+    assert prompts[0] == "write it"
+    assert prompts[1].startswith("(What I said when answering your tool requests:\n")
+    assert "- Not that file, use b.txt" in prompts[1] and prompts[1].endswith("\n\ngo on")
+
+
+def test_a_replay_sent_after_the_load_answer_stays_out_of_the_turn(
+    agent: Callable[..., Agent],
+) -> None:
+    """Gemini CLI answers session/load first and replays the history after it."""
+    init = caps(loadSession=True)
+    init["result"]["agentInfo"] = {"name": "gemini-cli", "version": "0.61.0"}
+    modes = {"currentModeId": "default", "availableModes": [{"id": "default"}]}
+    fake = agent(
+        {
+            "initialize": init,
+            "session/load": {"result": {"modes": modes}, "after": REPLAY},
+            "session/prompt": {"steps": [chunk("new reply")], "result": {"stopReason": "end_turn"}},
+        }
+    )
+    events = events_of(fake.process.begin("again", session_id="old-1", turn=2))
+    assert text_of(events) == "new reply"
+    assert [m["method"] for m in fake.received() if "method" in m and "id" in m][-2:] == [
+        "session/set_mode",
+        "session/prompt",
+    ]

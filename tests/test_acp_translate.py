@@ -20,6 +20,7 @@ from agentdoc.agents.base import (
     MessageStop,
     Notice,
     PermissionOption,
+    Retract,
     ToolCall,
     ToolUpdate,
     TurnEnd,
@@ -225,7 +226,12 @@ TOOLS = [
         ],
         [
             MessageStart(),
-            ToolCall("t1", "Edit", {"locations": ["f"]}, "Edit"),
+            ToolCall(
+                "t1",
+                "Edit",
+                {"locations": ["f"], "changes": [{"path": "f", "new_text": "n"}]},
+                "Edit",
+            ),
             ToolUpdate("t1", result="f\nn"),
         ],
         id="diff-result",
@@ -445,3 +451,56 @@ def test_chunk_text_reads_plain_chunks_as_the_model_does(update: dict[str, Any])
 def test_chunk_text_leaves_odd_chunks_to_the_model(update: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         chunk_text(update)
+
+
+def test_codex_api_error_sent_as_text_ends_the_turn_failed() -> None:
+    """codex-acp 2 says `systemError`, sends the API's error body as text, then `end_turn`."""
+    translator = UpdateTranslator(quirks_for("@agentclientprotocol/codex-acp"), "s", None, "codex")
+    status = {"codex": {"threadStatus": {"type": "systemError"}}}
+    translator.update({"sessionUpdate": "session_info_update", "_meta": status})
+    body = '{"error": {"message": "fake refusal", "type": "invalid_request_error"}}\n\n'
+    assert translator.update(msg(body)) == [Activity()]  # not reply text
+    events = translator.finish(PromptResult(stop_reason="end_turn"))
+    end = events[-1]
+    assert isinstance(end, TurnEnd)
+    assert (end.stop_reason, end.error) == ("error", "codex failed: fake refusal")
+
+
+def test_reply_text_that_only_repeats_the_error_is_taken_back() -> None:
+    translator = UpdateTranslator(name="claude-acp")
+    translator.update(msg("API Error: 400 bad request", "m1"))
+    events = translator.fail("claude-acp failed: Internal error: API Error: 400 bad request")
+    assert events[0] == Retract("m1")
+    kept = UpdateTranslator()
+    kept.update(msg("Half a real answer", "m2"))
+    assert not any(isinstance(e, Retract) for e in kept.fail("claude-acp failed: overloaded"))
+
+
+def test_gemini_thought_chunks_get_back_the_spaces_it_trimmed() -> None:
+    translator = UpdateTranslator(quirks_for("gemini-cli"))
+    parts = ["****\nGemini", "****\nconsiders", "****\n the", "****\nquestion.", "**Next**\nMore."]
+    events = [e for p in parts for e in translator.update(thought(p))]
+    joined = "".join(e.text for e in events if isinstance(e, BlockDelta))
+    assert joined == "Gemini considers the question.\n\n**Next**\nMore."
+    other = UpdateTranslator()  # agents that send deltas as they are keep them as they are
+    deltas = [e for p in ("Gem", "ini") for e in other.update(thought(p))]
+    assert "".join(e.text for e in deltas if isinstance(e, BlockDelta)) == "Gemini"
+
+
+def test_an_approval_shows_what_the_agents_diff_will_write() -> None:
+    request = PermissionRequest.model_validate(
+        {
+            "sessionId": "s",
+            "toolCall": {
+                "toolCallId": "t1",
+                "title": "Writing to notes.txt",
+                "kind": "edit",
+                "content": [{"type": "diff", "path": "/w/notes.txt", "oldText": None,
+                             "newText": "hello\n"}],
+            },
+            "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}],
+        }
+    )  # fmt: skip
+    asked = UpdateTranslator().permission("acp-1", request)
+    assert asked.input["changes"] == [{"path": "/w/notes.txt", "new_text": "hello\n"}]
+    assert asked.input["locations"] == ["/w/notes.txt"]

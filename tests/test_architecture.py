@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"agentdoc.agents"},
     {"agentdoc.agents.claude", "agentdoc.agents.acp", "agentdoc.agents.fakeapi"},
     {"agentdoc.agents.base"},
-    {"agentdoc.config", "agentdoc.errors", "agentdoc.lazy"},
+    {"agentdoc.config", "agentdoc.errors", "agentdoc.lazy", "agentdoc.userstate"},
 ]
 # Longest first, so a module of agents.claude belongs to it rather than to agents.
 SUBPACKAGES = (

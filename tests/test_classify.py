@@ -13,6 +13,7 @@ from agentdoc.daemon.classify import (
     Decision,
     Forget,
     GitWrote,
+    Held,
     Hint,
     Hold,
     Ignore,
@@ -27,6 +28,7 @@ from agentdoc.daemon.classify import (
     Submit,
     TakeOwn,
     classify,
+    gated,
 )
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.document.splice import END, START
@@ -172,3 +174,42 @@ def test_the_snapshot_parses_once() -> None:
     version = snap(ASKING)
     assert version.document is version.document
     assert version.prompt == "how are you?"
+
+
+SYNCED_ASKING = ASKING.replace("agentdoc: {}", "agentdoc: {git: sync}")
+
+
+@pytest.mark.parametrize(
+    ("stage", "text", "expected"),
+    [
+        # Git bringing the remote's commits in is how a prompt of a `git: sync` document
+        # arrives; for any other document a version git wrote holds.
+        ("save", ASKING, Hold(GitWrote())),
+        ("save", SYNCED_ASKING, Submit(False, "how are you?")),
+        ("pulled", ASKING, Submit(False, "how are you?")),
+        ("released", ASKING, Submit(False, "how are you?")),
+        ("merged", ASKING, Hold(GitWrote())),
+    ],
+)
+def test_git_traces_hold_only_a_save(stage: Stage, text: str, expected: Decision) -> None:
+    assert classify(known(stage), snap(text, git_wrote=True)) == expected
+
+
+def test_a_merged_version_with_a_reply_left_open_is_mended_first() -> None:
+    assert classify(known("merged"), snap(OPEN_REPLY)) == Mend()
+    assert classify(known("merged", owes=True), snap(ASKING)) == Mend()
+
+
+@pytest.mark.parametrize(
+    ("decision", "held", "expected"),
+    [
+        (Submit(False, "q"), None, Submit(False, "q")),
+        (Submit(False, "q"), Held("not trusted", "trust"), Hold(Held("not trusted", "trust"))),
+        (NoPrompt(), Held("over budget", "budget"), NoPrompt()),
+        (Hold(GitWrote()), Held("claimed", "owner"), Hold(GitWrote())),
+    ],
+)
+def test_the_gate_holds_only_a_prompt_about_to_be_sent(
+    decision: Decision, held: Held | None, expected: Decision
+) -> None:
+    assert gated(decision, held) == expected

@@ -18,7 +18,8 @@ SESSION = "---\nagentdoc: {}\n---\n\n## User\n\nhi\n"
     [
         (["run", "frist.md"], "frist.md: no such file"),
         (["status", "nosuch.md"], "nosuch.md: no such file"),
-        (["resume", "chat.md", "--session", "nonsense"], "is not a session id"),
+        (["resume", "chat.md", "--session", "../nonsense"], "is not a session id"),
+        (["resume", "chat.md", "--session", "a/b"], "is not a session id"),
         (["resume", "chat.md", "--session", "--help"], "is not a session id"),
         (["bogus"], "No such command 'bogus'"),
         (["run", "--bogus", "chat.md"], "No such option '--bogus'"),

@@ -24,6 +24,7 @@ DOC = "---\nagentdoc: {}\n---\n\n## User\n\nHello?\n"
         ("settle_max = 1e9", "settle_max", "at most"),
         ("flush_interval = -0.5", "flush_interval", "greater than 0"),
         ("flush_interval = inf", "flush_interval", "finite"),
+        ("sync_flush_interval = 0", "sync_flush_interval", "greater than 0"),
         ("stall_timeout = -3", "stall_timeout", "greater than 0"),
         ("stall_timeout = 1e12", "stall_timeout", "at most"),
         ("claude = ''", "claude", "empty"),

@@ -202,8 +202,32 @@ def test_each_configured_agent_is_listed_found_and_shaken_hands_with(
     assert "✓ agents: claude, codex, gemini (default), mine, opencode" in output
     for name in ("codex", "gemini", "opencode", "mine"):
         line = next(line for line in output.splitlines() if line.startswith(f"✓ agent {name}:"))
-        assert line.endswith("ACP 1, tiny-agent 1.2.3 (load, resume, images)"), line
+        assert "ACP 1, tiny-agent 1.2.3 (load, resume, images)" in line, line
+        assert line.endswith("sessions take model: m1, m2; mode: ask, yolo"), line
     assert f"✓ agent mine: {mine}" in output
+
+
+@pytest.mark.parametrize(
+    ("mode", "mark", "said"),
+    [
+        (
+            "nologin",
+            "✗",
+            "cannot open a session: mine needs you to log in (Authentication required)",
+        ),
+        ("nomodes", "!", "mine offers no modes, so agentdoc cannot make it follow permission_mode"),
+    ],
+)
+def test_an_agent_not_logged_in_or_that_cannot_be_made_to_ask_is_named(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, mark: str, said: str
+) -> None:
+    mine = tiny_agent(tmp_path, "my-agent-bin", mode)
+    config = tmp_path / "config.toml"
+    config.write_text(f'agent = "mine"\n[agents.mine]\ncommand = ["{mine}"]\n')
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(config))
+    _code, output = run(str(tmp_path))
+    line = next(line for line in output.splitlines() if line.startswith(f"{mark} agent mine:"))
+    assert said in line, output
 
 
 @pytest.mark.parametrize(
@@ -236,7 +260,7 @@ def test_a_missing_agent_warns_unless_it_is_the_default(
     report = doctor.run_checks(tmp_path, dict(os.environ))
     check = next(c for c in report.checks if c.name == "agent codex")
     assert (check.outcome, check.detail) == ("warn", "codex-acp not found on PATH")
-    assert check.fix is not None and "@zed-industries/codex-acp" in check.fix
+    assert check.fix is not None and "@agentclientprotocol/codex-acp" in check.fix
     assert report.ok
     config = tmp_path / "config.toml"
     config.write_text('agent = "codex"\n')

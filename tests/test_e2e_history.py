@@ -215,19 +215,136 @@ def test_undo_takes_back_the_reply_the_files_and_the_sessions_memory(
     assert document.parse(path.read_text()).meta.resume_at is None
 
 
-def test_undo_refuses_a_shell_command_it_cannot_restore(tmp_path: Path, settings: Settings) -> None:
-    path = tmp_path / "chat.md"
+def shell_folder(tmp_path: Path) -> tuple[Path, Path]:
+    """A working folder with a document, files to edit and delete, and an ignored file."""
+    work = tmp_path / "work"
+    work.mkdir()
+    path = work / "chat.md"
     path.write_text(DOC.format(extra="{}"))
-    script = [tool("Bash", command="echo hi > out.txt", description="x"), reply("Done.")]
+    (work / "old.txt").write_bytes(b"line one\r\nno newline at the end")
+    (work / "gone.bin").write_bytes(bytes(range(256)))
+    (work / "tool.sh").write_text("#!/bin/sh\n")
+    (work / "tool.sh").chmod(0o644)
+    (work / ".gitignore").write_text("*.log\n")
+    return work, path
+
+
+SHELL = (
+    "printf 'made\\n' > created.txt && mkdir -p sub && echo x > sub/deep.txt && "
+    "sed -i 's/one/1/' old.txt && rm gone.bin && chmod +x tool.sh && echo kept > build.log"
+)
+
+
+def tree(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mode)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".agentdoc" not in p.parts and p.name != "chat.md"
+    }
+
+
+def test_undo_takes_back_what_a_shell_command_created_changed_and_deleted(
+    tmp_path: Path, settings: Settings
+) -> None:
+    work, path = shell_folder(tmp_path)
+    script = [tool("Bash", command=SHELL, description="x"), reply("Done.")]
     settings = settings.model_copy(update={"allowed_tools": ("Bash",)})
     with FakeMessagesAPI(script) as api:
         env = claude_env(api, tmp_path / "home")
+        before = tree(work)
         run(path, settings, env, mode="start")
-        assert (tmp_path / "out.txt").exists()
-        before = path.read_bytes()
-        with pytest.raises(AgentdocError, match=r"cannot undo turn 1 exactly: Bash `echo hi"):
+        assert (work / "created.txt").exists() and not (work / "gone.bin").exists()
+        result = CliRunner(env={**env, "AGENTDOC_CONFIG": str(tmp_path / "none.toml")}).invoke(
+            cli, ["undo", str(path)], catch_exceptions=False
+        )
+    assert result.exit_code == 0, result.output
+    assert "took turn 1" in result.output and "5 file(s) restored" in result.output
+    after = tree(work)
+    # The ignored file is the user's to keep: undo covers what the folder's .gitignore keeps.
+    assert after.pop("build.log")[0] == b"kept\n"
+    assert after == before and not (work / "sub").exists()
+    assert document.parse(path.read_text()).pending_prompt() == "First question?"
+
+
+def test_undo_refuses_when_the_user_changed_a_file_since_unless_forced(
+    tmp_path: Path, settings: Settings
+) -> None:
+    work, path = shell_folder(tmp_path)
+    script = [tool("Bash", command=SHELL, description="x"), reply("Done.")]
+    settings = settings.model_copy(update={"allowed_tools": ("Bash",)})
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        before = tree(work)
+        run(path, settings, env, mode="start")
+        (work / "created.txt").write_text("mine now\n")
+        text = path.read_bytes()
+        with pytest.raises(AgentdocError, match=r"created.txt changed after the turn"):
             undo(path, settings, env)
-    assert path.read_bytes() == before and (tmp_path / "out.txt").exists()
+        assert path.read_bytes() == text and (work / "created.txt").read_text() == "mine now\n"
+        assert not (work / "gone.bin").exists()
+        done = undo(path, settings, env, force=True)
+    after = tree(work)
+    after.pop("build.log")
+    assert done.restored and after == before  # the user's version of created.txt went too
+
+
+def test_undo_3_takes_back_three_turns_of_files_and_replies(
+    tmp_path: Path, settings: Settings
+) -> None:
+    work, path = shell_folder(tmp_path)
+    (work / "notes.md").write_text("notes\n")
+    script: list[ScriptEntry] = [
+        tool("Write", file_path=str(work / "one.txt"), content="1\n"),
+        reply("Turn one wrote."),
+        tool("Bash", command="echo two >> notes.md && rm gone.bin", description="x"),
+        reply("Turn two ran."),
+        tool("Bash", command="printf 3 > one.txt && chmod +x tool.sh", description="x"),
+        reply("Turn three ran."),
+        reply("Again from the start."),
+    ]
+    update = {"allowed_tools": ("Bash", "Write"), "permission_mode": "acceptEdits"}
+    settings = settings.model_copy(update=update)
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        before = tree(work)
+        before_text = path.read_text()
+        run(path, settings, env, mode="start")
+        for prompt in ("Second?", "Third?"):
+            add_prompt(path, prompt)
+            run(path, settings, env)
+        assert tree(work) != before
+        done = run_cli(["undo", str(path), "3"], env)
+        assert done.returncode == 0, done.stderr
+        assert "took turns 1-3" in done.stdout
+        assert tree(work) == before
+        assert path.read_text().split("---\n", 2)[2] == before_text.split("---\n", 2)[2]
+        assert document.parse(path.read_text()).meta.session is None
+        kept = (work / ".agentdoc" / "chat.md.undone.md").read_text()
+        assert "Second?" in kept and "Third?" in kept and "Turn three ran." in kept
+        run(path, settings, env)
+        requests = api.wait_for_requests(7)
+    assert texts(requests[6]) == [("user", "First question?")]
+
+
+def test_undo_2_of_3_continues_the_session_from_the_end_of_turn_1(
+    tmp_path: Path, settings: Settings
+) -> None:
+    path = tmp_path / "chat.md"
+    path.write_text(DOC.format(extra="{}"))
+    script = [reply("Answer one."), reply("Answer two."), reply("Answer three."), reply("New.")]
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        three_turns(path, settings, env)
+        done = undo(path, settings, env, count=2)
+        assert (done.turn, done.count) == (2, 2)
+        assert document.parse(path.read_text()).meta.resume_at
+        run(path, settings, env)
+        requests = api.wait_for_requests(4)
+    assert texts(requests[3]) == [
+        ("user", "First question?"),
+        ("assistant", "Answer one."),
+        ("user", "Second question?"),
+    ]
 
 
 def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(

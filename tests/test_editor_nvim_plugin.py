@@ -370,3 +370,33 @@ def test_search_fills_the_quickfix_list(
     editor.command("AgentdocSearch nothingmatches")
     wait_for(lambda: editor.notes() != [], what="the empty search to be told")
     assert editor.notes()[-1]["msg"] == "agentdoc search: no matches for nothingmatches"
+
+
+def test_undo_n_takes_several_turns_back(
+    tmp_path: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[[Path, FakeClaude], Nvim],
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "three.md"
+    exchanges = "".join(
+        f"## User\n\nQuestion {n}?\n\n## Assistant\n\nAnswer {n}.\n\n" for n in range(1, 4)
+    )
+    path.write_text(f"---\nagentdoc: {{}}\n---\n\n# Three\n\n{exchanges}## User\n\n")
+    editor = start_nvim(path, fake_claude(None))
+    editor.command("AgentdocUndo! 2")
+    wait_for(lambda: editor.notes() != [], what="the undo to be reported")
+    assert editor.notes() == [
+        {"msg": "the last 2 turns were taken back; the first one's prompt is pending again",
+         "level": 2}
+    ]  # fmt: skip
+    wait_for(lambda: editor.shows(path), what="Neovim to reload the document")
+    assert "Answer 1." in editor.buffer() and "Question 2?" in editor.buffer()
+    assert "Answer 2." not in editor.buffer() and "Question 3?" not in editor.buffer()
+    # The prompt the undo left pending does not stop one more undo.
+    editor.command("AgentdocUndo")
+    wait_for(lambda: len(editor.notes()) == 2, what="the second undo to be reported")
+    assert editor.notes()[1]["msg"] == "the last turn was taken back; its prompt is pending again"
+    wait_for(lambda: "Answer 1." not in editor.buffer(), what="Neovim to reload the document")
+    assert "Question 1?" in editor.buffer() and "Question 2?" not in editor.buffer()

@@ -315,7 +315,7 @@ def test_undo_refuses_when_there_is_nothing_to_take_back(
 
 def test_an_unmarked_turn_is_undone_only_if_no_tool_ran(tmp_path: Path) -> None:
     path = tmp_path / "chat.md"
-    tools = "<details><summary>🔧 Bash: make — 1 lines</summary>\n\n</details>\n\nDone."
+    tools = "<details><summary>🔧 Bash: make — 1 line</summary>\n\n</details>\n\nDone."
     path.write_text(conversation(("one", "One."), ("two", tools), meta=f"session: {S1}"))
     before = path.read_bytes()
     with pytest.raises(AgentdocError, match="its tools ran"):

@@ -442,6 +442,13 @@ def test_a_missing_root_is_a_user_error(tmp_path: Path) -> None:
         ("notes/doc.thinking.md", True),
         ("notes/.agentdoc/doc.md", True),
         ("notes/.git/doc.md", True),
+        ("notes/doc.sync-conflict-20261125-123404-ASALHUV.md", True),
+        ("notes/doc (Ann's conflicted copy 2026-11-25).md", True),
+        ("notes/doc.conflict1.md", True),
+        ("notes/.stversions/doc~20261125-123404.md", True),
+        ("notes/.stversions/doc.md", True),
+        ("notes/.syncthing.doc.md.tmp", True),
+        ("notes/.doc.md.icloud", True),
     ],
 )
 def test_is_ignored(name: str, ignored: bool) -> None:

@@ -1,6 +1,8 @@
 """A tiny ACP agent for `doctor`'s handshake: answers `initialize` the way argv[1] says.
 
-ok (default): protocol 1 with a name, version and capabilities; v2: protocol version 2;
+ok (default): protocol 1 with a name, version and capabilities, and a session with an asking
+mode and two models; nologin: a session needs a login; nomodes: a session with no modes;
+v2: protocol version 2;
 error: a JSON-RPC error (as an agent that wants a login might); garbage: a line that is not
 JSON, then exit; crash: a message on stderr, exit 3; silent: never answer.
 """
@@ -22,7 +24,30 @@ OK = {
 }
 
 
-def answer(mode: str, request_id: object) -> dict[str, object] | None:
+SESSION = {
+    "sessionId": "tiny-1",
+    "modes": {"currentModeId": "ask", "availableModes": [{"id": "ask"}, {"id": "yolo"}]},
+    "configOptions": [
+        {"id": "model", "category": "model", "currentValue": "m1",
+         "options": [{"value": "m1"}, {"value": "m2"}]},
+    ],
+}  # fmt: skip
+
+
+def answer(
+    mode: str, request_id: object, method: object = "initialize"
+) -> dict[str, object] | None:
+    if method == "session/new":
+        if mode == "nologin":
+            return {
+                "id": request_id,
+                "error": {"code": -32000, "message": "Authentication required"},
+            }
+        if mode == "nomodes":
+            return {"id": request_id, "result": {"sessionId": "tiny-1"}}
+        return {"id": request_id, "result": SESSION}
+    if method != "initialize":
+        return {"id": request_id, "error": {"code": -32601, "message": f"no {method}"}}
     if mode == "v2":
         return {"id": request_id, "result": {**OK, "protocolVersion": 2}}
     if mode == "error":
@@ -42,7 +67,7 @@ def main() -> int:
             print("Welcome! This is not JSON-RPC.", flush=True)
             return 0
         request = json.loads(line)
-        reply = answer(mode, request.get("id"))
+        reply = answer(mode, request.get("id"), request.get("method"))
         if reply is not None:
             print(json.dumps({"jsonrpc": "2.0", **reply}), flush=True)
     return 0

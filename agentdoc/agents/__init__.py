@@ -13,7 +13,9 @@ turns through the agent's `Agent`, and
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
-from agentdoc.agents.acp import AgentInfo, find_program, handshake
+from collections.abc import Mapping
+
+from agentdoc.agents.acp import AgentInfo, Offer, find_program, handshake, inspect_acp
 from agentdoc.agents.base import (
     END,
     STALLED,
@@ -92,6 +94,7 @@ __all__ = [
     "MessageStart",
     "MessageStop",
     "Notice",
+    "Offer",
     "OptionKind",
     "PermissionAsked",
     "PermissionOption",
@@ -117,6 +120,7 @@ __all__ = [
     "builtin_agents",
     "find_program",
     "handshake",
+    "inspect_agent",
     "known_agents",
     "mark_turn",
     "package_of",
@@ -126,3 +130,10 @@ __all__ = [
     "start_turn",
     "unrestorable",
 ]
+
+
+def inspect_agent(
+    spec: AgentSpec, environ: Mapping[str, str], policy: str | None, timeout: float
+) -> Offer:
+    """What an ACP agent's sessions can be set to, and whether it can open one (its login)."""
+    return inspect_acp(spec.name, spec.command, spec.env, environ, policy, timeout)

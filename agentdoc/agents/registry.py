@@ -57,7 +57,7 @@ PACKAGES: Mapping[str, str] = MappingProxyType(
     {
         "claude": "@anthropic-ai/claude-code",
         "gemini": "@google/gemini-cli",
-        "codex": "@zed-industries/codex-acp",
+        "codex": "@agentclientprotocol/codex-acp",
         "opencode": "opencode-ai",
     }
 )

@@ -13,13 +13,21 @@ from agentdoc.cli import (
     history_commands,
     query_commands,
     setup_commands,
+    sync_commands,
     turn_commands,
 )
 from agentdoc.cli.group import cli
 from agentdoc.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, EXIT_USER_ERROR
 
 # Imported for the commands they add to `cli`.
-COMMANDS = (turn_commands, history_commands, daemon_commands, setup_commands, query_commands)
+COMMANDS = (
+    turn_commands,
+    history_commands,
+    daemon_commands,
+    setup_commands,
+    query_commands,
+    sync_commands,
+)
 
 __all__ = ["cli", "main"]
 

@@ -44,7 +44,7 @@ def watch(
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming, waiting or error."""
-    from agentdoc.daemon import find_daemon
+    from agentdoc.daemon import find_daemon, kept_copies
     from agentdoc.document import shown_name
     from agentdoc.turn import all_statuses, as_found, read_status
 
@@ -58,6 +58,7 @@ def status_command(path: Path | None, as_json: bool) -> None:
     else:
         statuses = [as_found(s) for s in all_statuses(target)]
     holder = find_daemon(target)
+    copies = kept_copies(target)  # sync tools' conflict copies merged into documents
     if as_json:
         import json  # only for --json: quick commands import only what they use
 
@@ -66,6 +67,7 @@ def status_command(path: Path | None, as_json: bool) -> None:
                 {
                     "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
                     "documents": [s.model_dump() for s in statuses],
+                    "merged_copies": [str(p) for p in copies],
                 },
                 indent=2,
             )
@@ -80,6 +82,9 @@ def status_command(path: Path | None, as_json: bool) -> None:
         click.echo(s.describe())
     if target.is_file() and not statuses:
         click.echo(f"{shown_name(target.name)}: idle (no turn has run in it yet)")
+
+    for copy in copies:
+        click.echo(f"merged conflict copy, kept: {copy}")
 
 
 def _check_session(path: Path) -> None:

@@ -24,6 +24,7 @@ from agentdoc.agents import (
     agent_named,
     find_program,
     handshake,
+    inspect_agent,
     known_agents,
     package_of,
 )
@@ -31,10 +32,10 @@ from agentdoc.config import Settings, config_path, load_settings
 from agentdoc.errors import AgentdocError
 
 # The Claude Code releases agentdoc is tested with: the suite runs against the pinned 2.1.197,
-# and the end-to-end tests against 2.1.330 (the README lists the differences found there;
+# and the end-to-end tests against 2.1.332 (the README lists the differences found there;
 # `make e2e CLAUDE_VERSION=…` checks another release).
 TESTED_MIN = (2, 1, 197)
-TESTED_MAX = (2, 1, 330)
+TESTED_MAX = (2, 1, 332)
 VERSION_TIMEOUT = 20.0
 # Starting an agent loads a large program (Gemini CLI and OpenCode take seconds to answer).
 HANDSHAKE_TIMEOUT = 30.0
@@ -254,15 +255,22 @@ def _agents(env: Mapping[str, str], folder: Path, timeout: float) -> list[Check]
     names = [f"{name} (default)" if name == settings.agent else name for name in agents]
     listed = Check(name="agents", outcome="ok", detail=", ".join(names))
     acp = [agent for agent in agents.values() if agent.protocol == "acp"]
+    policy = settings.permission_mode
     with ThreadPoolExecutor(max_workers=max(1, len(acp))) as pool:
         checks = pool.map(
-            lambda agent: _agent(agent, agent.name == settings.agent, env, folder, timeout), acp
+            lambda agent: _agent(agent, agent.name == settings.agent, env, folder, timeout, policy),
+            acp,
         )
         return [listed, *checks]
 
 
 def _agent(
-    agent: AgentSpec, default: bool, env: Mapping[str, str], folder: Path, timeout: float
+    agent: AgentSpec,
+    default: bool,
+    env: Mapping[str, str],
+    folder: Path,
+    timeout: float,
+    policy: str | None = None,
 ) -> Check:
     name = f"agent {agent.name}"
     try:
@@ -282,7 +290,28 @@ def _agent(
             detail=f"{program}: {exc}",
             fix=f"run `{shown}` yourself to see what it says; {_install(agent)}",
         )
-    return Check(name=name, outcome="ok", detail=f"{program}: {info.describe()}")
+    found = f"{program}: {info.describe()}"
+    try:
+        offer = inspect_agent(agent, env, policy, timeout)
+    except AgentdocError as exc:
+        # The handshake needs no account; a session does: this is where a login shows.
+        return Check(
+            name=name,
+            outcome="fail" if default else "warn",
+            detail=f"{found}; cannot open a session: {exc}",
+            fix=f"run `{' '.join(agent.command)}` yourself and log in, or set its key in "
+            f"[agents.{agent.name}.env]",
+        )
+    found += f"; sessions take {offer.describe()}"
+    if offer.policy_note:
+        # Not silently trusted: the person learns the agent may act without asking.
+        return Check(
+            name=name,
+            outcome="warn",
+            detail=f"{found}; {offer.policy_note}",
+            fix=f"make {agent.name} ask in its own settings, or use another agent",
+        )
+    return Check(name=name, outcome="ok", detail=found)
 
 
 def _install(agent: AgentSpec) -> str:

@@ -24,14 +24,14 @@ from agentdoc.cli.interrupt import stop_on_signals
 from agentdoc.cli.logs import Escaping
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
-from agentdoc.daemon import Daemon, WarmPool
-from agentdoc.document import NOT_ASKED_HINT, WriteLedger
+from agentdoc.daemon import Daemon, WarmPool, paced
+from agentdoc.document import NOT_ASKED_HINT, WriteLedger, byproduct_kind, conflict_original
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
 from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
 
-SESSION_ID = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
+# Whatever id the agent uses (Claude, Gemini, Codex: UUIDs; OpenCode: `ses_…`), as the
+# frontmatter's `session:` takes it: never a path or a flag (it rides in an argv, names a file).
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
 def _reporter(print_reply: bool, quiet: bool) -> tuple[LiveView, Callable[[Progress], None]]:
@@ -53,6 +53,19 @@ def _reporter(print_reply: bool, quiet: bool) -> tuple[LiveView, Callable[[Progr
     return view, both
 
 
+def refuse_byproduct(path: Path) -> None:
+    """A sync tool's copy is never run: it would answer the same session from a second file."""
+    original = conflict_original(path.name)
+    if original is not None:
+        raise AgentdocError(
+            f"{path} is a sync tool's conflict copy of {path.with_name(original)}, not a "
+            "session document; agentdoc never runs it (copy what you need into the document)"
+        )
+    kind = byproduct_kind(path.name)
+    if kind is not None:
+        raise AgentdocError(f"{path} is a sync tool's {kind} file, not a session document")
+
+
 def run_turn(
     path: Path,
     mode: Mode,
@@ -63,10 +76,12 @@ def run_turn(
     quiet: bool = False,
 ) -> int:
     require_existing(path)
+    refuse_byproduct(path)
     if session is not None and not SESSION_ID.fullmatch(session):
         raise AgentdocError(
-            f"--session {session!r} is not a session id (a UUID such as "
-            "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, as in the document's `session:`)"
+            f"--session {session!r} is not a session id (letters, digits, _ and -, not "
+            "starting with -: a UUID such as 1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, or "
+            "OpenCode's ses_…, as in the document's `session:`)"
         )
     current = live_turn(path)
     if current is not None:
@@ -76,7 +91,7 @@ def run_turn(
         )
     recover(path, WriteLedger())  # a reply left open by a killed run
     clear_dead_turn(path)
-    settings = load_settings({"model": model})
+    settings = paced(path, load_settings({"model": model}))
     cancel = threading.Event()
     view, report = _reporter(print_reply, quiet)
     # In a terminal the person can answer a tool's permission request right there: the CLI

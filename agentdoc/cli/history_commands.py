@@ -23,9 +23,11 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
     cannot branch there gets a new session seeded with NEW's transcript). PATH and its session
     are left untouched.
     """
+    from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.config import load_settings
     from agentdoc.turn import fork
 
+    refuse_byproduct(path)  # a sync tool's copy never continues the session it holds
     plan = fork(path, new, turn, allow_cwd_outside=load_settings().allow_cwd_outside)
     how = "a fork of its session" if plan.lineage.fork_session else "a new session"
     click.echo(
@@ -45,27 +47,43 @@ def archive_command(path: Path, keep: int) -> None:
     The archive (NAME.archive.md beside PATH, linked from it) is not a session document. The
     session goes on; a rebuilt session still gets the archived exchanges as history.
     """
+    from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.document import archive_path
     from agentdoc.turn import archive_document
 
     require_existing(path)
+    refuse_byproduct(path)
     moved = archive_document(path, keep)
     click.echo(f"moved {moved.moved} exchange(s) of {path} into {archive_path(path)}")
 
 
 @cli.command()
 @path_arg
-def undo(path: Path) -> None:
-    """Take the last turn of PATH back: its reply, its file changes, the session's memory of it.
+@click.argument("count", type=click.IntRange(min=1), default=1, required=False)
+@click.option(
+    "--force", is_flag=True, help="Put the files back even where they changed after the turn."
+)
+def undo(path: Path, count: int, force: bool) -> None:
+    """Take the last COUNT turns of PATH back (default 1): their replies, every file they
+    created, changed or deleted (whatever tool or command did it), the session's memory of them.
 
-    The prompt stays under the last `## User`, pending, for you to edit and send again. Refuses,
-    saying why, when a turn streams or its changes cannot be restored exactly.
+    The first undone prompt stays under the last `## User`, pending, for you to edit and send
+    again; the later ones are kept in `.agentdoc/NAME.undone.md`. Refuses, saying why, when a
+    turn streams, or when a file a turn wrote changed since (unless --force).
     """
+    from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.config import load_settings
     from agentdoc.turn import undo as undo_turn
 
     require_existing(path)
-    done = undo_turn(path, load_settings())
-    files = "; its file changes were restored" if done.restored else ""
+    refuse_byproduct(path)
+    done = undo_turn(path, load_settings(), count=count, force=force)
+    last = done.turn + done.count - 1
+    which = f"turn {done.turn}" if done.count == 1 else f"turns {done.turn}-{last}"
+    files = ""
+    if done.restored:  # a count, unless the agent restored them (turns before snapshots)
+        files = f"; {done.files} file(s) restored" if done.files >= 0 else "; files restored"
     git = "; committed" if done.committed else ""
-    click.echo(f"took turn {done.turn} of {path} back{files}{git}; its prompt is pending again")
+    click.echo(
+        f"took {which} of {path} back{files}{git}; turn {done.turn}'s prompt is pending again"
+    )

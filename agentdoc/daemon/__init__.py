@@ -9,12 +9,32 @@ from typing import TYPE_CHECKING
 from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.daemon.claims import adopt as adopt
+    from agentdoc.daemon.claims import machine_id as machine_id
+    from agentdoc.daemon.kept import kept_copies as kept_copies
     from agentdoc.daemon.lock import find_daemon as find_daemon
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
     from agentdoc.daemon.pool import WarmPool as WarmPool
     from agentdoc.daemon.service import Daemon as Daemon
+    from agentdoc.daemon.synced import SyncedFolder as SyncedFolder
+    from agentdoc.daemon.synced import paced as paced
+    from agentdoc.daemon.synced import synced_folder as synced_folder
+    from agentdoc.daemon.synced import synced_root as synced_root
+    from agentdoc.daemon.syncignore import init_sync as init_sync
+    from agentdoc.daemon.trust import trust_folder as trust_folder
+    from agentdoc.daemon.trust import trusted_list as trusted_list
+    from agentdoc.daemon.trust import untrust_folder as untrust_folder
 
 __all__, __getattr__ = lazy_exports(
     __name__,
-    {"lock": ("find_daemon", "stop_daemon"), "pool": ("WarmPool",), "service": ("Daemon",)},
+    {
+        "claims": ("adopt", "machine_id"),
+        "kept": ("kept_copies",),
+        "lock": ("find_daemon", "stop_daemon"),
+        "pool": ("WarmPool",),
+        "service": ("Daemon",),
+        "synced": ("SyncedFolder", "paced", "synced_folder", "synced_root"),
+        "syncignore": ("init_sync",),
+        "trust": ("trust_folder", "untrust_folder", "trusted_list"),
+    },
 )

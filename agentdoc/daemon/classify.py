@@ -8,6 +8,7 @@ reason to hold a prompt back is a `Reason` subclass and one case here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from agentdoc.daemon.bulk import awaits_prompt, bulk_reason
@@ -15,8 +16,12 @@ from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.document import shown_name
 
 # How the version came: a settled save; the look after a turn's end ("recheck"); the same
-# save once a reply left open was closed ("mended"); a document found at start-up.
-Stage = Literal["save", "recheck", "mended", "found"]
+# save once a reply left open was closed ("mended"); a save agentdoc merged with its own writes
+# or a sync tool's conflict copy ("merged"); a document found at start-up; the remote's commits
+# git sync brought in ("pulled"); a prompt the gate let go ("released"). The last three are no
+# save of the file, so git's traces and a notice in the document are not looked for.
+Stage = Literal["save", "recheck", "mended", "merged", "found", "pulled", "released"]
+NOT_SAVED = ("found", "pulled", "released")
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,16 @@ class BulkChange(Reason):
 @dataclass(frozen=True)
 class GitWrote(Reason):
     why: str = "git wrote it: a checkout, stash, reset, pull or merge"
+
+
+@dataclass(frozen=True)
+class Held(Reason):
+    """The gate keeps a due prompt back: an untrusted synced folder, the turn budget, or
+    another machine's claim. Told once per `kind`, sent when the gate allows."""
+
+    kind: str  # "trust", "budget", "claiming", "owner"
+    quiet: bool = False  # a wait of seconds that needs nobody: not worth a notification
+    git_root: Path | None = None  # asked again with the same repository
 
 
 # -- decisions -------------------------------------------------------------------------------
@@ -144,7 +159,17 @@ def classify(known: Known, snap: Snapshot) -> Decision:
         return TakeOwn(snap.own_command)
     if known.stage == "mended" and known.owes:
         return Ignore("the open reply cannot be closed yet; nothing is sent below it")
+    if known.stage == "merged" and (snap.open_reply or known.owes):
+        return Mend()
     return _ask(known, snap)
+
+
+def gated(decision: Decision, held: Held | None) -> Decision:
+    """`decision`, unless it sends a prompt the gate holds back (`held`: the gate's verdict,
+    asked only for a prompt about to be sent, as asking may claim the document)."""
+    if isinstance(decision, Submit) and held is not None:
+        return Hold(held)
+    return decision
 
 
 def _save(known: Known, snap: Snapshot) -> Decision:
@@ -182,7 +207,7 @@ def _not_session(snap: Snapshot) -> Refuse:
 
 def _ask(known: Known, snap: Snapshot) -> Decision:
     """Submit the pending prompt; for a save, only if the save asked for it."""
-    saved = known.stage != "found"
+    saved = known.stage not in NOT_SAVED
     if snap.text is None:
         return Refuse(snap.decode_problem)
     if snap.document is None:
@@ -194,6 +219,7 @@ def _ask(known: Known, snap: Snapshot) -> Decision:
     previous = None if known.previous is None else bulk_reason(known.previous, snap.document)
     if previous is not None:
         return Hold(BulkChange(previous))
-    if saved and snap.git_wrote:
+    # In sync mode git bringing the remote's commits in is how a prompt arrives.
+    if saved and snap.git_wrote and not snap.git_sync:
         return Hold(GitWrote())
     return Submit(snap.marker, snap.prompt)

@@ -51,7 +51,28 @@ class Recheck:
     path: Path
 
 
-Event = Changed | Opened | AttribChanged | TurnEnded | Recheck
+@dataclass(frozen=True)
+class ConflictCopy:
+    """A sync tool's conflict copy of a session document appeared: merge it back."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Remote:
+    """The document's git remote has something new (`git: sync`): integrate it."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class Release:
+    """A held prompt may go now (its folder was trusted, the turn budget allows it)."""
+
+    path: Path
+
+
+Event = Changed | Opened | AttribChanged | TurnEnded | Recheck | ConflictCopy | Remote | Release
 
 
 @dataclass

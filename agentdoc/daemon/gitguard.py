@@ -18,9 +18,6 @@ import hashlib
 import subprocess
 from pathlib import Path
 
-from agentdoc.daemon.bulk import bulk_reason
-from agentdoc.document import Document
-
 
 def git_dir(path: Path) -> Path | None:
     """The git directory of the repository `path` is in, if any (worktrees included)."""
@@ -106,12 +103,3 @@ def git_busy(path: Path) -> bool:
     """True while git rewrites the working tree `path` is in (it holds `index.lock`)."""
     found = git_dir(path)
     return found is not None and (found / "index.lock").exists()
-
-
-def not_typed(path: Path, current: Document, previous: str | None, *, saved: bool) -> str | None:
-    """Why the pending prompt in `current` came with a bulk change rather than the user's
-    typing, or None; `saved`: the change is a save of the file, which git may have written."""
-    verdict = None if previous is None else bulk_reason(previous, current)
-    if verdict is None and saved and written_by_git(path, current.text.encode("utf-8")):
-        verdict = "git wrote it: a checkout, stash, reset, pull or merge"
-    return verdict

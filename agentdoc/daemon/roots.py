@@ -46,6 +46,13 @@ class Roots:
             return True
         return not is_ignored(path) and any(path.is_relative_to(f) for f in self.folders)
 
+    def holds(self, path: Path) -> bool:
+        """True for a file in a watched folder (ignored or not), outside the ignored folders."""
+        if any(part in IGNORED_DIRS for part in path.parts[:-1]):
+            return False
+        parents = {f.parent for f in self.files}
+        return path.parent in parents or any(path.is_relative_to(f) for f in self.folders)
+
     def watches(self) -> list[tuple[Path, bool]]:
         """(folder, recursive) pairs to schedule."""
         parents = sorted({f.parent for f in self.files} - set(self.folders))

@@ -26,6 +26,7 @@ from agentdoc.daemon import capture
 from agentdoc.daemon.classify import (
     Decision,
     Forget,
+    Held,
     Hint,
     Hold,
     Ignore,
@@ -38,30 +39,43 @@ from agentdoc.daemon.classify import (
     Submit,
     TakeOwn,
     classify,
+    gated,
 )
+from agentdoc.daemon.conflicts import conflicts_of, original_of, take_in
 from agentdoc.daemon.events import (
     AttribChanged,
     Changed,
+    ConflictCopy,
     Deadlines,
     Event,
     Opened,
     Recheck,
+    Release,
+    Remote,
     TurnEnded,
 )
+from agentdoc.daemon.gate import Gate, gate_for
+from agentdoc.daemon.gitguard import git_busy
+from agentdoc.daemon.gitpoll import start_polling
 from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import (
+    hold,
     hold_bulk,
     notice_in_document,
     tell_agent_problems,
     tell_error,
     tell_fault,
 )
+from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
+from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.startup import read_found, take, tell_unsent
+from agentdoc.daemon.synced import paced
+from agentdoc.daemon.tree import changed_ns
 from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
@@ -77,9 +91,11 @@ from agentdoc.turn import (
     Progress,
     Status,
     TurnRunner,
+    integrate,
     marked,
     now_iso,
     remove_state,
+    toplevel,
     write_status,
 )
 
@@ -103,6 +119,9 @@ class Daemon:
     ledger: WriteLedger = field(default_factory=WriteLedger)
     rescan_interval: float = 2.0
     retry_interval: float = 5.0  # seconds between attempts to close a reply owed a close
+    # The synced folder a document is in, if any: its prompts wait for `agentdoc trust`.
+    synced_root: Callable[[Path], Path | None] | None = None  # default: markers and config
+    machine: str | None = None  # this machine's id (default: the one in local state)
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, init=False)
     _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
@@ -116,11 +135,16 @@ class Daemon:
     pool: WarmPool | None = field(default=None, init=False)
     repairs: Repairs = field(init=False)
     hints: Hints = field(init=False)
+    gate: Gate = field(init=False)
+    notifier: Notifier = field(init=False)
 
     def __post_init__(self) -> None:
         # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
         self.environ = marked(self.environ)
         self.repairs = Repairs(self.ledger, self.retry_interval)
+        self.gate = gate_for(self.settings, self.synced_root, self.machine)
+        self.notifier = Notifier(self.settings.notify, self.environ)
+        self.on_progress = self.notifier.wrap(self.on_progress)
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
         self.hints = Hints(self.pool, self.settings, self.environ)
@@ -139,6 +163,7 @@ class Daemon:
             guard=self.settings.settle_guard,
             on_open=lambda path: self._events.put(Opened(path)),
             on_attrib=lambda path: self._events.put(AttribChanged(path)),
+            on_conflict=lambda path: self._events.put(ConflictCopy(path)),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -150,6 +175,7 @@ class Daemon:
             watcher.start(self._found.put, background=True)
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
+            start_polling(self._snapshot, self.settings, self._remote_moved, stop)
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
@@ -168,6 +194,8 @@ class Daemon:
                     self._guarded(None, self.pool.close_idle)
                 for owed in self.repairs.due():
                     self._guarded(owed, partial(self._mend, owed))
+                for held in self.gate.due():
+                    self._events.put(Release(held))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -206,6 +234,12 @@ class Daemon:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
+            case Remote(path):
+                self._pull(path)
+            case Release(path):
+                self._release(path)
+            case ConflictCopy(path):
+                self._on_conflict(path)
             case AttribChanged(path) if self.repairs.owes(path):
                 self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
 
@@ -227,6 +261,7 @@ class Daemon:
     def _shutdown(self) -> None:
         stop_turns(self._docs, SHUTDOWN_GRACE)
         self.hints.close()
+        self.notifier.close()
         if self.pool is not None:
             self.pool.close_all()
 
@@ -245,7 +280,7 @@ class Daemon:
                 self._fault(path, exc)
 
     def _discover_one(self, path: Path) -> None:
-        found = read_found(path, self.ledger)
+        found = read_found(path, self.ledger, self.gate.answered_elsewhere)
         if found is None:
             return
         if not found.session:
@@ -253,14 +288,21 @@ class Daemon:
             return
         # A file written since the watch began was saved by someone, and its event is on its
         # way: left unseen, that event counts as the save it is.
-        fresh = found.mtime >= self._started_ns
+        fresh = found.arrived >= self._started_ns
         # Read once: the settings, the prompt and (if asked) the decision come from this value.
         snap = Snapshot(path, self.settings, found.data, digest(found.data))
         doc = self._docs.setdefault(path, DocState())
         doc.seen, doc.text = (None if fresh else snap.digest), found.text
+        doc.saves.append(found.text)
         self._follow(path)
         self.hints.found_at_start(path, found.mtime)
-        if self.send_pending:
+        for copy in conflicts_of(path):  # made while no daemon watched
+            self._events.put(ConflictCopy(copy))
+        if fresh and self.poll:
+            # Polling compares later looks with the walk, which already saw this version:
+            # no event is on its way, so the save is taken as it is now.
+            self._events.put(Changed(path))
+        elif self.send_pending:
             self._act(path, doc, snap, Known("found"), classify(Known("found"), snap))
         elif (problem := snap.settings_problem) is not None:
             # Settings that fail validation are told now, not found out at the next save.
@@ -286,9 +328,36 @@ class Daemon:
         doc = self._docs.setdefault(path, DocState())
         if snap.data is not None:
             doc.seen = snap.digest
-        if not isinstance(decision, (Remember, Forget, Ignore, TakeOwn)) and snap.text is not None:
+        settled = not isinstance(decision, (Remember, Forget, Ignore, TakeOwn))
+        if settled and snap.text is not None:
             self._admit(path, doc, snap)
+            if isinstance(decision, Queue):
+                doc.saves.append(snap.text)  # the copy the person's editor holds now
+            elif snap.session:
+                if (rebased := self._rebased(path, doc, previous, snap)) is None:
+                    return
+                if rebased is not snap:  # saved from a copy older than the reply: merged
+                    snap, known = rebased, Known("merged", doc.seen, previous, owes=known.owes)
+                    decision = classify(known, snap)
+                for copy in conflicts_of(path):  # a sync tool may have put one aside with it
+                    self._events.put(ConflictCopy(copy))
         self._act(path, doc, snap, known, decision)
+
+    def _rebased(
+        self, path: Path, doc: DocState, previous: str | None, snap: Snapshot
+    ) -> Snapshot | None:
+        """`snap`, or the merge with our writes written when it was saved from a copy older
+        than them; None when another save landed meanwhile (its own event follows)."""
+        assert snap.text is not None and snap.data is not None
+        text = rebase_save(path, doc, previous, snap.text, snap.data, self.ledger)
+        if text is None or text == snap.text:
+            return None if text is None else snap
+        return self._of_text(path, text)
+
+    def _of_text(self, path: Path, text: str) -> Snapshot:
+        """The snapshot of a version agentdoc has just written itself (a merge)."""
+        data = text.encode("utf-8")
+        return capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
 
     def _admit(self, path: Path, doc: DocState, snap: Snapshot) -> None:
         """Take a readable version in as the conversation the daemon now knows."""
@@ -304,6 +373,10 @@ class Daemon:
     def _act(
         self, path: Path, doc: DocState, snap: Snapshot, known: Known, decision: Decision
     ) -> None:
+        if isinstance(decision, Submit):
+            # The gate is asked only now, as asking may claim the document for this machine.
+            git_root = toplevel(path) if snap.git_sync else None
+            decision = gated(decision, self.gate.why_held(path, git_root))
         match decision:
             case Remember() if snap.data is not None:
                 doc.text = snap.loose_text
@@ -325,10 +398,56 @@ class Daemon:
                 self._after_mend(path, doc, snap, known)
             case Hint():
                 self.hints.hint(path, "a `## User` heading waits for its prompt", snap.text)
+            case Hold(Held() as held):
+                self._hold(path, held)
             case Hold(reason):
                 hold_bulk(path, reason.why)
+            case Submit(marker, prompt) if snap.git_sync:
+                if (why := integrate(path)) is not None:
+                    log.warning("%s: the remote was not merged before the turn: %s", path, why)
+                self._submit(path, marker, prompt)  # read again: the merge may have changed it
             case Submit(marker, prompt):
                 self._submit(path, marker, prompt, snap.document)
+
+    def _hold(self, path: Path, held: Held) -> None:
+        """A due prompt the gate keeps back: said once per reason, sent when it allows."""
+        changed, tell = self.gate.hold(path, held)
+        if changed:
+            log.log(logging.INFO if held.quiet else logging.WARNING, "%s: %s", path, held.why)
+            hold(path, held.why)
+        if tell:
+            self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
+
+    def _snapshot(self) -> list[tuple[Path, str | None]]:
+        return [(path, doc.text) for path, doc in list(self._docs.items())]
+
+    def _remote_moved(self, path: Path) -> None:
+        self._events.put(Remote(path))
+
+    def _pull(self, path: Path) -> None:
+        """Merge what the remote has for `path` and read it like a save (not while it runs)."""
+        doc = self._docs.get(path)
+        if doc is None or doc.thread is not None:
+            return  # the push after the turn merges the remote
+        if (why := integrate(path)) is not None:
+            log.warning("%s: the remote's commits were not merged: %s", path, why)
+        if (data := read_stable(path)) is None or digest(data) == doc.seen:
+            return
+        previous = doc.text
+        self._look(path, doc, data, Known("pulled", digest(data), previous))
+
+    def _release(self, path: Path) -> None:
+        self.gate.release(path)
+        doc = self._docs.get(path)
+        if doc is None or doc.thread is not None or (data := read_stable(path)) is None:
+            return
+        self._look(path, doc, data, Known("released", digest(data)))
+
+    def _look(self, path: Path, doc: DocState, data: bytes, known: Known) -> None:
+        """Take `data`, just read, as the version the daemon knows, and act on it."""
+        snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+        doc.seen, doc.text = snap.digest, snap.loose_text
+        self._act(path, doc, snap, known, classify(known, snap))
 
     def _after_mend(self, path: Path, doc: DocState, snap: Snapshot, known: Known) -> None:
         """Close a reply a failed turn left open (a full disk, a moved file) first; a prompt
@@ -342,11 +461,29 @@ class Daemon:
         again = Known("mended", doc.seen, previous, owes=self.repairs.owes(path))
         self._act(path, doc, snap, again, classify(again, snap))
 
+    def _on_conflict(self, copy: Path) -> None:
+        """Merge a sync tool's conflict copy into its session document, once no turn runs."""
+        original = original_of(copy)
+        doc = None if original is None else self._docs.get(original)
+        if original is None or doc is None:
+            return  # not a conversation of ours: the copy is the person's business
+        quiet = time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
+        if doc.thread is not None or git_busy(original) or not quiet:
+            self._deadlines.add(self.settings.settle_step, ConflictCopy(copy))
+            return
+        previous = doc.text
+        if (text := take_in(copy, original, doc, self.ledger)) is not None:
+            snap = self._of_text(original, text)
+            known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
+            self._act(original, doc, snap, known, classify(known, snap))
+
     def _mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""
         doc = self._docs.get(path)
         if doc is not None and doc.thread is not None:
             return False  # its own turn is running: nothing there is stale
+        if self.gate.answered_elsewhere(path):
+            return False  # another machine streams into it, and closes it
         return self.repairs.mend(path)
 
     def _gone(self, path: Path, doc: DocState) -> None:
@@ -355,6 +492,7 @@ class Daemon:
             return  # its state files go when the turn has ended
         self._docs.pop(path, None)
         self.repairs.forget(path)
+        self.gate.forget(path)
         remove_state(path)
         if self.pool is not None:
             self.pool.forget(path)
@@ -370,9 +508,10 @@ class Daemon:
             self.on_progress(Progress(path, 0, "queued", 0.0, 0, None))
             return
         doc.cancel = threading.Event()
+        self.gate.started(path)
         runner = TurnRunner(
             path,
-            self.settings,
+            paced(path, self.settings),
             mode="run",
             ledger=self.ledger,
             environ=self.environ,
@@ -399,10 +538,17 @@ class Daemon:
                 if after_unfinished(path, doc, outcome):
                     self._deadlines.add(self.settings.settle_step, Changed(path))
             elif (data := read_stable(path)) is not None:
+                if not self.ledger.is_own(path, data) and (ours := self.ledger.last(path)):
+                    # Saved after our last write, maybe from a copy older than the reply: a
+                    # save like any other, judged against what we wrote.
+                    doc.seen, doc.text = digest(ours), ours.decode("utf-8", "replace")
+                    self._deadlines.add(self.settings.settle_step, Changed(path))
+                    return
                 # The turn's writes may still be settling, so their events have not told us
                 # the conversation as it now stands: take it from the file, or a prompt saved
                 # right after the reply would look like several turns arriving at once.
-                doc.text = data.decode("utf-8", "replace")
+                # Seen, too: a save of the copy we last handled is then a change again.
+                doc.seen, doc.text = digest(data), data.decode("utf-8", "replace")
                 note_changed(path)  # the reply, in the search index
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file
@@ -419,7 +565,12 @@ class Daemon:
         data = read_stable(path)
         if data is not None and (doc := self._docs.get(path)) is not None:
             snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
-            doc.seen, doc.text = snap.digest, snap.loose_text
+            previous, doc.seen, doc.text = doc.text, snap.digest, snap.loose_text
+            if snap.own_command is None and not snap.own_content and snap.text is not None:
+                # A save that landed as the turn ended, maybe from a copy older than the reply.
+                if (rebased := self._rebased(path, doc, previous, snap)) is None:
+                    return
+                snap = rebased
             # The turn's own writes changed the structure, so only git is looked for: a
             # checkout landing just as the turn ended is still git's, not a prompt.
             known = Known("recheck", doc.seen)

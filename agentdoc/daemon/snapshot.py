@@ -26,7 +26,7 @@ from agentdoc.document import (
     session_problem,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import open_regions
+from agentdoc.turn import open_regions, sync_on
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,11 @@ class Snapshot:
     def prompt(self) -> str | None:
         """The prompt this version submits under the settings, detected once."""
         return self._submission[1]
+
+    @property
+    def git_sync(self) -> bool:
+        """The document asks for `git: sync`: git carries it between machines."""
+        return self.document is not None and sync_on(self.document, self.settings)
 
     @cached_property
     def open_reply(self) -> bool:

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import logging
 import queue
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentdoc.daemon.notices import as_argument, hold
 from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.tree import maybe_session, mtime_ns, starts_as_session
+from agentdoc.daemon.tree import changed_ns, maybe_session, mtime_ns, starts_as_session
 from agentdoc.document import (
-    DocumentError,
-    FrontmatterError,
     WriteLedger,
     decode,
     is_session_document,
-    parse,
     read_bytes,
     shown_name,
 )
@@ -36,11 +34,17 @@ class Found:
     text: str
     mtime: int  # read before the content, so a save made meanwhile counts as one
     session: bool  # False: it means to be a session document but is not a valid one
+    # When it last changed here, also read first: the later of mtime and ctime, so a file a
+    # sync tool delivered with the sender's older mtime counts as arriving when it did.
+    arrived: int = 0
 
 
-def read_found(path: Path, ledger: WriteLedger) -> Found | None:
-    """The document at `path` as start-up finds it, or None when it is no session document."""
-    mtime = mtime_ns(path)
+def read_found(
+    path: Path, ledger: WriteLedger, elsewhere: Callable[[Path], bool] = lambda _p: False
+) -> Found | None:
+    """The document at `path` as start-up finds it, or None when it is no session document;
+    `elsewhere`: another machine answers it, so a reply open in it is that machine's."""
+    mtime, arrived = mtime_ns(path), changed_ns(path)
     if not starts_as_session(path):
         return None
     data = read_stable(path)
@@ -48,24 +52,15 @@ def read_found(path: Path, ledger: WriteLedger) -> Found | None:
         return None
     text = decode(path, data)
     if not is_session_document(text):
-        return Found(data, text, mtime, session=False)
-    if live_turn(path) is None:
+        return Found(data, text, mtime, session=False, arrived=arrived)
+    if live_turn(path) is None and not elsewhere(path):
         # Replies left open by a killed process; one a live `agentdoc run` is still streaming
         # is left alone.
         if recover(path, ledger):
             data = read_bytes(path)
             text = decode(path, data)
         clear_dead_turn(path)
-    return Found(data, text, mtime, session=True)
-
-
-def settings_problem(text: str) -> str | None:
-    """Why the `agentdoc:` settings of a session document cannot be used, if they cannot."""
-    try:
-        parse(text)
-    except (DocumentError, FrontmatterError) as exc:
-        return str(exc)
-    return None
+    return Found(data, text, mtime, session=True, arrived=arrived)
 
 
 def tell_unsent(path: Path) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.document import note_own_open
+from agentdoc.document import BYPRODUCT_DIRS, conflict_original, is_byproduct, note_own_open
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,8 @@ IGNORED: tuple[str, ...] = (
     ".agentdoc-tmp-*",  # our own atomic writes (agentdoc.document.fileio.TEMP_PREFIX)
     "*.thinking.md",  # thinking sidecars are never session documents
 )
-IGNORED_DIRS = frozenset({".agentdoc", ".git", ".hg", ".svn"})
+# A sync tool's own folders (old versions, caches) hold copies, never documents.
+IGNORED_DIRS = frozenset({".agentdoc", ".git", ".hg", ".svn"}) | BYPRODUCT_DIRS
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 # A folder listed within this long of its last change may still change within the same mtime
 # tick (coarse filesystem clocks), so its recorded mtime is not trusted and it is listed again.
@@ -58,7 +59,11 @@ def wanted_name(name: str) -> bool:
     """True for a file name that may be a session document (the folder is checked apart)."""
     if os.path.splitext(name)[1].lower() not in MARKDOWN_SUFFIXES:
         return False
-    return not any(fnmatch.fnmatchcase(name, pattern) for pattern in IGNORED)
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in IGNORED):
+        return False
+    # A sync tool's conflict copy keeps the document's session id: read as a document it
+    # would answer the same conversation a second time, from a second file.
+    return not is_byproduct(name)
 
 
 def stamp_of(path: str | Path) -> Stamp | None:
@@ -81,6 +86,9 @@ class Folder:
     mtime: int
     files: dict[str, Stamp] = field(default_factory=dict)  # markdown file name -> stamp
     subdirs: set[str] = field(default_factory=set)  # full paths of indexed subfolders
+    # A sync tool's conflict copies of documents here: never documents, but their arrival is
+    # told (their text is merged back), also where only polling sees it.
+    copies: dict[str, Stamp] = field(default_factory=dict)
 
 
 def _trusted(mtime_ns: int) -> int:
@@ -105,6 +113,10 @@ def list_folder(path: str) -> Folder | None:
                 st = entry.stat()
                 if stat.S_ISREG(st.st_mode):
                     folder.files[entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
+            elif conflict_original(entry.name) is not None:
+                st = entry.stat()
+                if stat.S_ISREG(st.st_mode):
+                    folder.copies[entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             continue  # gone between the listing and the look: its event says so
     return folder
@@ -200,6 +212,11 @@ class TreeIndex:
         for file in changed:
             if file in self.close:
                 self.close[file] = fresh.files.get(file.name)
+        changed += [
+            Path(path, name)
+            for name, stamp in fresh.copies.items()
+            if old.copies.get(name) != stamp
+        ]
         for gone in old.subdirs - fresh.subdirs:
             changed += self._drop(gone)
         for new in fresh.subdirs - old.subdirs:
@@ -262,3 +279,14 @@ def mtime_ns(path: Path) -> int:
         return path.stat().st_mtime_ns
     except OSError:
         return 0
+
+
+def changed_ns(path: Path) -> int:
+    """When the file last changed, as far as its own times tell: the later of its mtime and
+    its ctime. A sync tool gives a file the sender's mtime, often older than the moment it
+    arrived; setting it moves the ctime, which nothing can set back."""
+    try:
+        st = path.stat()
+    except OSError:
+        return 0
+    return max(st.st_mtime_ns, st.st_ctime_ns)

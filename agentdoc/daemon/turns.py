@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdoc.daemon.events import TurnEnded
@@ -22,11 +23,16 @@ from agentdoc.turn import TurnRunner
 
 log = logging.getLogger(__name__)
 
+SAVES_KEPT = 8
+
 
 @dataclass
 class DocState:
     seen: str | None = None  # digest of the last content handled
     text: str | None = None  # that content, to tell a typed prompt from a bulk rewrite
+    # Recent contents someone else saved (not our own writes): the copies an editor may hold,
+    # the bases to merge a save made from one of them with what we wrote since.
+    saves: deque[str] = field(default_factory=lambda: deque(maxlen=SAVES_KEPT))
     thread: threading.Thread | None = None
     runner: TurnRunner | None = None
     cancel: threading.Event | None = None

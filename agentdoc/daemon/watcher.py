@@ -39,7 +39,7 @@ from watchdog.observers.api import BaseObserver
 from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
 from agentdoc.daemon.tree import TreeIndex, build, stamp_of
-from agentdoc.document import take_own_open
+from agentdoc.document import conflict_original, take_own_open
 from agentdoc.errors import AgentdocError
 
 log = logging.getLogger(__name__)
@@ -122,18 +122,24 @@ class _EventHandler(FileSystemEventHandler):
         sink: Callable[[tuple[Path, bool]], None],
         on_open: Callable[[Path], None],
         on_attrib: Callable[[Path], None] = lambda _path: None,
+        on_conflict: Callable[[Path], None] = lambda _path: None,
     ) -> None:
         super().__init__()
         self._roots = roots
         self._sink = sink
         self._on_open = on_open
         self._on_attrib = on_attrib
+        self._on_conflict = on_conflict
 
     def dispatch(self, event: FileSystemEvent) -> None:
         try:
             for path, complete in _event_paths(event):
                 if self._roots.wants(path):
                     self._sink((path, complete))
+                elif conflict_original(path.name) and self._roots.holds(path):
+                    # A sync tool's copy is no document, but its text belongs in one (the
+                    # daemon waits for it to be quiet: not every platform reports a write's end).
+                    self._on_conflict(path)
             opened = _opened_path(event)
             if opened is not None and self._roots.wants(opened) and not take_own_open(opened):
                 self._on_open(opened)
@@ -186,11 +192,12 @@ class Watcher:
         guard: float | None = None,
         on_open: Callable[[Path], None] = lambda _path: None,
         on_attrib: Callable[[Path], None] = lambda _path: None,
+        on_conflict: Callable[[Path], None] = lambda _path: None,
     ) -> None:
         """`rescan_interval` <= 0 turns the rescan off; `poll_interval` paces polling. `guard`
         (seconds) settles a save the kernel reports complete; None waits for quiet always.
-        `on_open` and `on_attrib` are called on watchdog's thread: they must be quick and must
-        not raise."""
+        `on_open`, `on_attrib` and `on_conflict` (a sync tool's conflict copy written) are
+        called on watchdog's thread: they must be quick and must not raise."""
         self._roots = plan_roots(roots)
         trusted = guard is not None and completions_trusted(poll)
         self._settler = Settler(step, max_wait, guard=guard if trusted else None)
@@ -199,6 +206,7 @@ class Watcher:
         self._rescan_interval = rescan_interval
         self._on_open = on_open
         self._on_attrib = on_attrib
+        self._on_conflict = on_conflict
         self._queue: queue.SimpleQueue[tuple[Path, bool]] = queue.SimpleQueue()
         self._index: TreeIndex | None = None  # None until the first walk is done
         self._to_follow: set[Path] = set()  # asked for while the first walk went on
@@ -245,7 +253,9 @@ class Watcher:
         log.debug("indexed %d folders under %s", len(index.folders), self._roots)
 
     def _start_observer(self) -> BaseObserver:
-        handler = _EventHandler(self._roots, self._queue.put, self._on_open, self._on_attrib)
+        handler = _EventHandler(
+            self._roots, self._queue.put, self._on_open, self._on_attrib, self._on_conflict
+        )
         try:
             observer = Observer()
         except OSError as exc:  # inotify_init fails here when the instance limit is hit
@@ -346,7 +356,10 @@ class Watcher:
             changed = index.rescan()
         for path in changed:
             log.debug("rescan found a change the observer did not report: %s", path)
-            self._settler.touch(path)
+            if conflict_original(path.name) is not None:
+                self._on_conflict(path)  # a copy to merge back, not a document
+            else:
+                self._settler.touch(path)
         return bool(changed)
 
     def _sweep(self) -> bool:

@@ -23,6 +23,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.archive import Moved as Moved
     from agentdoc.document.archive import archive_path as archive_path
     from agentdoc.document.archive import move as move
+    from agentdoc.document.byproducts import BYPRODUCT_DIRS as BYPRODUCT_DIRS
+    from agentdoc.document.byproducts import byproduct_kind as byproduct_kind
+    from agentdoc.document.byproducts import conflict_original as conflict_original
+    from agentdoc.document.byproducts import is_byproduct as is_byproduct
     from agentdoc.document.comments import strip_comments as strip_comments
     from agentdoc.document.fileio import NEW_FILE_MODE as NEW_FILE_MODE
     from agentdoc.document.fileio import TEMP_PREFIX as TEMP_PREFIX
@@ -45,6 +49,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.frontmatter import dominant_newline as dominant_newline
     from agentdoc.document.frontmatter_edit import add_frontmatter as add_frontmatter
     from agentdoc.document.frontmatter_edit import set_meta as set_meta
+    from agentdoc.document.merge import merge_text as merge_text
     from agentdoc.document.parser import Document as Document
     from agentdoc.document.parser import DocumentError as DocumentError
     from agentdoc.document.parser import Turn as Turn
@@ -53,6 +58,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import parse as parse
     from agentdoc.document.parser import parse_archive as parse_archive
     from agentdoc.document.parser import session_problem as session_problem
+    from agentdoc.document.rebase import Merged as Merged
+    from agentdoc.document.rebase import merge_copy as merge_copy
+    from agentdoc.document.rebase import merge_document as merge_document
     from agentdoc.document.render import NOT_ASKED_HINT as NOT_ASKED_HINT
     from agentdoc.document.render import refused_unasked as refused_unasked
     from agentdoc.document.render import render_body as render_body
@@ -92,6 +100,7 @@ __all__, __getattr__ = lazy_exports(
             "touches",
         ),
         "archive": ("HEADER_START", "Moved", "archive_path", "move"),
+        "byproducts": ("BYPRODUCT_DIRS", "byproduct_kind", "conflict_original", "is_byproduct"),
         "fileio": (
             "NEW_FILE_MODE",
             "TEMP_PREFIX",
@@ -111,6 +120,7 @@ __all__, __getattr__ = lazy_exports(
             "write_text",
         ),
         "comments": ("strip_comments",),
+        "merge": ("merge_text",),
         "frontmatter": ("LINE_BREAK", "FrontmatterError", "dominant_newline"),
         "frontmatter_edit": ("add_frontmatter", "set_meta"),
         "parser": (
@@ -133,6 +143,7 @@ __all__, __getattr__ = lazy_exports(
             "refused_unasked",
             "summarize_input",
         ),
+        "rebase": ("Merged", "merge_copy", "merge_document"),
         "seal": ("escape_reply", "seal_reply"),
         "splice": (
             "STREAMING_MARK",

@@ -359,6 +359,8 @@ class WriteLedger:
         self._lock = threading.Lock()
         self._hashes: dict[Path, deque[str]] = {}
         self._stamps: dict[Path, tuple[int, int, int]] = {}
+        # The last whole content written: what a save made from an older copy is merged with.
+        self._last: dict[Path, bytes] = {}
 
     def record(self, path: Path, data: bytes, hashed: str | None = None) -> None:
         """Remember `data` as written by us; `hashed` is its `digest`, if already known."""
@@ -366,6 +368,15 @@ class WriteLedger:
         found = digest(data) if hashed is None else hashed
         with self._lock:
             self._hashes.setdefault(key, deque(maxlen=self._keep)).append(found)
+            if data:
+                self._last[key] = data
+            else:  # written in pieces: the whole is not known here
+                self._last.pop(key, None)
+
+    def last(self, path: Path) -> bytes | None:
+        """The whole content we last wrote to `path`, when it was written whole."""
+        with self._lock:
+            return self._last.get(path.absolute())
 
     def is_own(self, path: Path, data: bytes, hashed: str | None = None) -> bool:
         found = digest(data) if hashed is None else hashed

@@ -76,8 +76,9 @@ class AgentdocMeta(BaseModel):
     # Set by `undo`: the next prompt continues `session` from this point of it (the agent's id
     # of the end of the turn before the undone one); removed once that turn has a reply.
     resume_at: str | None = None
-    # Commit the document to git after every completed turn ("commit"), or not ("off").
-    git: Literal["commit", "off"] | None = None
+    # Commit the document to git after every completed turn ("commit"), also pull before and
+    # push after it ("sync"), or not ("off").
+    git: Literal["commit", "sync", "off"] | None = None
     # Exchanges `agentdoc archive` moved into `<stem>.archive.md`; turn numbers count them.
     archived: int | None = None
     # A preset (`presets/NAME.md` beside the user's config) whose settings this document takes

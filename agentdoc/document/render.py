@@ -53,12 +53,43 @@ def render_retry(retry: Retrying) -> str:
     return f"*API error ({what}): retrying {retry.attempt}/{retry.max_retries} in {delay} s…*"
 
 
-def summarize_input(name: str, tool_input: dict[str, Any]) -> str:
-    for key in ("file_path", "path", "command", "pattern", "url", "query", "description"):
+# The argument that says what a tool call is about, best first: Claude's and Gemini's paths and
+# commands, OpenCode's `filePath`, Codex's `cmd`.
+MAIN_ARGUMENTS = (
+    "file_path",
+    "filePath",
+    "absolute_path",
+    "path",
+    "dir_path",
+    "command",
+    "cmd",
+    "pattern",
+    "url",
+    "query",
+    "description",
+)
+
+
+def summarize_input(name: str, tool_input: dict[str, Any], title: str | None = None) -> str:
+    """The tool call's main argument as text, else the agent's own title for it, else its
+    input as plain JSON (never escaped for HTML: markdown shows it as it is)."""
+    for key in MAIN_ARGUMENTS:
         value = tool_input.get(key)
-        if isinstance(value, str) and value:
-            return value if len(value) <= 80 else value[:77] + "…"
-    text = json.dumps(tool_input, ensure_ascii=False)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            value = " ".join(value)  # an argv (Codex's `command`)
+        if isinstance(value, str) and value.strip():
+            return _short(value.strip())
+    if title and title != name:
+        return _short(title)
+    shown = {k: v for k, v in tool_input.items() if k != "locations"}
+    if not shown:
+        paths = tool_input.get("locations")
+        return _short(" ".join(map(str, paths))) if isinstance(paths, list) else ""
+    return _short(json.dumps(shown, ensure_ascii=False))
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())  # one line in a summary
     return text if len(text) <= 80 else text[:77] + "…"
 
 
@@ -93,14 +124,16 @@ def refused_unasked(part: ToolPart) -> bool:
 
 
 def render_tool(part: ToolPart) -> str:
-    summary = f"{part.name}: {summarize_input(part.name, part.input)}"
+    argument = summarize_input(part.name, part.input, part.title)
+    summary = f"{part.name}: {argument}" if argument else part.name
     if part.result is None:
         status = "running…"
     elif part.is_error:
         status = "failed"
     else:
         status = _count(len(part.result.splitlines()), "line")
-    lines = [f"<details><summary>🔧 {html.escape(summary)} — {status}</summary>", ""]
+    # Only what would open a tag or an entity is escaped; quotes read as they are.
+    lines = [f"<details><summary>🔧 {html.escape(summary, quote=False)} — {status}</summary>", ""]
     if part.result:
         preview = _preview(part.result)
         fence = _fence_for(preview)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
+
+from agentdoc.userstate import user_state_dir
 
 SCHEMA_VERSION = 1
 _SCHEMA = (
@@ -64,19 +66,8 @@ END
 )
 
 
-def state_root(environ: Mapping[str, str] | None = None) -> Path:
-    """agentdoc's state folder: $AGENTDOC_STATE_DIR, else the XDG state folder."""
-    env = os.environ if environ is None else environ
-    if env.get("AGENTDOC_STATE_DIR"):
-        return Path(env["AGENTDOC_STATE_DIR"])
-    if env.get("XDG_STATE_HOME"):
-        return Path(env["XDG_STATE_HOME"]) / "agentdoc"
-    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    return home / ".local" / "state" / "agentdoc"
-
-
 def index_path() -> Path:
-    return state_root() / "search.sqlite3"
+    return user_state_dir() / "search.sqlite3"
 
 
 def connect(path: Path | None = None) -> sqlite3.Connection:

@@ -15,6 +15,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.detect import submission as submission
     from agentdoc.turn.detect import wants_marker as wants_marker
     from agentdoc.turn.forking import fork as fork
+    from agentdoc.turn.gitsync import behind as behind
+    from agentdoc.turn.gitsync import integrate as integrate
+    from agentdoc.turn.gitsync import sync_on as sync_on
+    from agentdoc.turn.gitsync import toplevel as toplevel
     from agentdoc.turn.outcome import Progress as Progress
     from agentdoc.turn.outcome import TurnOutcome as TurnOutcome
     from agentdoc.turn.presets import list_presets as list_presets
@@ -37,8 +41,10 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import read_status as read_status
     from agentdoc.turn.status import remove_state as remove_state
     from agentdoc.turn.status import request_cancel as request_cancel
+    from agentdoc.turn.status import state_dir as state_dir
     from agentdoc.turn.status import write_status as write_status
     from agentdoc.turn.undoing import undo as undo
+    from agentdoc.turn.undoing import undo_wrote as undo_wrote
 
 __all__, __getattr__ = lazy_exports(
     __name__,
@@ -47,6 +53,7 @@ __all__, __getattr__ = lazy_exports(
         "archive": ("archive_document",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
+        "gitsync": ("behind", "integrate", "sync_on", "toplevel"),
         "presets": ("list_presets", "load_preset", "presets_dir"),
         "recovery": ("marked", "open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),
@@ -64,8 +71,9 @@ __all__, __getattr__ = lazy_exports(
             "read_status",
             "remove_state",
             "request_cancel",
+            "state_dir",
             "write_status",
         ),
-        "undoing": ("undo",),
+        "undoing": ("undo", "undo_wrote"),
     },
 )

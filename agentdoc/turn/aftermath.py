@@ -1,4 +1,5 @@
-"""What follows a turn whose reply is in the document: its mark, and the git commit if on."""
+"""What follows a turn whose reply is in the document: its mark, the snapshot of the files after
+it, and the git commit if on."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from agentdoc.agents import mark_turn
 from agentdoc.config import Settings
 from agentdoc.document import Document, DocumentError, FrontmatterError, parse, read_text
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import gitcommit, marks
+from agentdoc.turn import gitcommit, gitsync, marks, snapshots
 from agentdoc.turn.session import TurnPlan
 
 log = logging.getLogger(__name__)
@@ -48,11 +49,15 @@ def after_turn(
             branch=branch,
         )
     marks.set_mark(path, plan.turn, mark)
+    snapshots.after_turn(path, plan.turn, env)
     if doc is None:
         try:
             doc = parse(read_text(path))
         except (AgentdocError, DocumentError, FrontmatterError) as exc:
             log.warning("%s: no git commit for turn %d: %s", path, plan.turn, exc)
             return
-    if gitcommit.enabled(doc, settings):
+    if gitsync.sync_on(doc, settings):
+        if (why := gitsync.push(path, gitcommit.turn_message(path, plan.turn))) is not None:
+            log.warning("%s: turn %d not pushed: %s", path, plan.turn, why)
+    elif gitcommit.enabled(doc, settings):
         gitcommit.commit(path, gitcommit.turn_message(path, plan.turn))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentdoc.document import Document
+from agentdoc.document import Document, strip_comments
 
 # A heading that was probably meant as a turn heading: any level, any case, e.g. `# User`.
 _NEAR_TURN_HEADING = re.compile(
@@ -41,12 +41,28 @@ def submission(doc: Document, marker: str, *, require_marker: bool) -> Submissio
     prompt = doc.pending_prompt()
     if prompt is None:
         return None
+    prompt = "\n\n".join([*unsent_above(doc), prompt])
     offset = _marker_offset(doc, marker) if marker else None
     if offset is None:
         return None if require_marker else Submission(prompt, None)
     without = prompt.rstrip()
     without = without[: without.rfind(marker)].rstrip() if without.endswith(marker) else without
     return Submission(without, offset) if without else None
+
+
+def unsent_above(doc: Document) -> list[str]:
+    """Text in `## User` blocks right above the pending one, never answered: a paragraph typed
+    below a streaming reply, above the person's own new `## User`, ends up under the heading
+    agentdoc put after the reply. It goes with the prompt rather than staying unsent."""
+    turns = doc.turns[:-1] if doc.unanswered() is not None else doc.turns
+    found: list[str] = []
+    for turn in reversed(turns[:-1]):
+        if turn.role != "user":
+            break
+        text = strip_comments(turn.content).strip()
+        if text:
+            found.insert(0, text)
+    return found
 
 
 def remove_marker(text: str, offset: int, marker: str) -> str:

@@ -25,7 +25,7 @@ _POINTERS = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE")
 
 
 def enabled(doc: Document, settings: Settings) -> bool:
-    return (doc.meta.git or settings.git) == "commit"
+    return (doc.meta.git or settings.git) in ("commit", "sync")
 
 
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

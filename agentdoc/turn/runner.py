@@ -39,7 +39,7 @@ from agentdoc.document import (
     render_refusal,
 )
 from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
-from agentdoc.turn import detect, journal, presets, status
+from agentdoc.turn import detect, journal, presets, snapshots, status
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.ending import Problem, TurnEnding
 from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
@@ -204,6 +204,10 @@ class TurnRunner:
         self._status.report(turn, "failed", 0, None, str(exc))
 
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
+        # What the agent may change, as it is before it can: `undo` takes the turn's changes back.
+        snapshots.before_turn(
+            self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
+        )
         # Started before the document is touched: a CLI that cannot start (missing, not
         # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
         try:

@@ -68,8 +68,13 @@ def _recognises(_cmdline: bytes) -> bool:
 ACP = Agent(
     protocol="acp",
     can=Capabilities(),
-    start=lambda request, command, env, _settings, environ: start(request, command, env, environ),
-    warm=lambda request, command, env, _settings, environ: warm(request, command, env, environ),
+    # The user's permission policy (from their config, never a document) becomes the agent's mode.
+    start=lambda request, command, env, settings, environ: start(
+        request, command, env, environ, settings.permission_mode
+    ),
+    warm=lambda request, command, env, settings, environ: warm(
+        request, command, env, environ, settings.permission_mode
+    ),
     find_program=find_command,
     classify=classify_with,
     recognises=_recognises,

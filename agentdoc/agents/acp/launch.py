@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentdoc.agents.acp.options import DEFAULT_POLICY
 from agentdoc.agents.acp.process import AcpProcess
+from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd, WarmHandle, child_env
 
@@ -34,6 +36,8 @@ def turn_args(request: AgentRequest) -> dict[str, Any]:
         "seeded_prompt": request.seeded_prompt,
         "turn": request.turn,
         "extra": tuple(image_block(image) for image in request.images),
+        "model": request.model,
+        "effort": request.effort,
     }
 
 
@@ -56,10 +60,17 @@ def start(
     command: Sequence[str],
     extra_env: Mapping[str, str],
     environ: Mapping[str, str] | None = None,
+    policy: str | None = None,
 ) -> AcpTurn:
-    """A process for one turn; AgentCannotStart (document untouched) if it cannot begin."""
+    """A process for one turn; AgentCannotStart (document untouched) if it cannot begin.
+    `policy`: the config's permission_mode, put to the agent as its mode."""
     env = agent_env(os.environ if environ is None else environ, extra_env)
-    process = AcpProcess(list(command), request.cwd, env, name=request.agent, turn_type=OneShotTurn)
+    by_env = policy_env(command, policy or DEFAULT_POLICY)
+    env.update(by_env)
+    process = AcpProcess(
+        list(command), request.cwd, env, name=request.agent, turn_type=OneShotTurn,
+        policy=policy, policy_set=bool(by_env),
+    )  # fmt: skip
     process.start()
     try:
         return process.begin(**turn_args(request))
@@ -73,6 +84,17 @@ class WarmAcp(WarmHandle):
 
     process: AcpProcess
 
+    def reusable_for(self, request: AgentRequest) -> bool:
+        # A model or effort the document changed is set when a session opens.
+        return (
+            super().reusable_for(request)
+            and (
+                request.model,
+                request.effort,
+            )
+            == self.process.settled
+        )
+
     def begin(self, request: AgentRequest) -> AcpTurn:
         # The pool holds its lock here: the handshake and the session open on the turn's thread.
         return self.process.begin(**turn_args(request), background=True)
@@ -85,9 +107,14 @@ class WarmAcpStart:
     cwd: Path
     env: dict[str, str]
     name: str
+    policy: str | None = None
 
     def start(self) -> WarmAcp:
-        process = AcpProcess(list(self.command), self.cwd, self.env, name=self.name, key=self.key)
+        by_env = bool(policy_env(self.command, self.policy or DEFAULT_POLICY))
+        process = AcpProcess(
+            list(self.command), self.cwd, self.env, name=self.name, key=self.key,
+            policy=self.policy, policy_set=by_env,
+        )  # fmt: skip
         return WarmAcp(process.spawn())
 
     def start_ahead(self) -> WarmAcp | None:
@@ -101,7 +128,9 @@ def warm(
     command: Sequence[str],
     extra_env: Mapping[str, str],
     environ: Mapping[str, str] | None = None,
+    policy: str | None = None,
 ) -> WarmAcpStart:
     env = agent_env(os.environ if environ is None else environ, extra_env)
-    key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())))
-    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent)
+    env.update(policy_env(command, policy or DEFAULT_POLICY))
+    key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())), policy)
+    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent, policy)

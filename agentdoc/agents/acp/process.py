@@ -17,6 +17,8 @@ turn with ``TurnEnd(stop_reason="error")``.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import logging
 import threading
@@ -27,6 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentdoc.agents.acp.options import Setup, Wanted, setup
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.rpc import Connection, RequestId
 from agentdoc.agents.acp.schema import (
@@ -38,10 +41,17 @@ from agentdoc.agents.acp.schema import (
     client_capabilities,
     text_block,
 )
-from agentdoc.agents.acp.sessions import Refused, SessionHow, SessionOpened, reopen_way, why
+from agentdoc.agents.acp.sessions import (
+    SAFE_ID,
+    Refused,
+    SessionHow,
+    SessionOpened,
+    reopen_way,
+    why,
+)
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import neutralise_command
+from agentdoc.agents.base import neutralise_command, neutralise_mentions
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)
@@ -64,8 +74,14 @@ class AcpProcess:
         handshake_timeout: float = HANDSHAKE_TIMEOUT,
         session_timeout: float = SESSION_TIMEOUT,
         turn_type: type[AcpTurn] = AcpTurn,
+        policy: str | None = None,
+        policy_set: bool = False,
     ) -> None:
         self.name = name
+        # The user's permission_mode (from the config only), put to the agent as its mode;
+        # `policy_set`: its environment already carries it (quirks.POLICY_ENV).
+        self.policy = policy
+        self.policy_set = policy_set
         self.turn_type = turn_type  # what `begin` returns (a one-shot's turn also ends it)
         self.key = key  # what a turn must share with this process to reuse it
         self.cwd = cwd
@@ -77,6 +93,10 @@ class AcpProcess:
         self.opened: SessionOpened | None = None  # how the current turn's session came about
         self.turns = 0
         self.last_turn = 0
+        self.settled: tuple[str | None, str | None] = (None, None)  # the session's model, effort
+        # What the person said when answering a permission request: ACP's answer has no field
+        # for it, so it opens the next prompt in the session.
+        self._reasons: list[str] = []
         self.last_used = time.monotonic()
         self._turn: AcpTurn | None = None
         self._lock = threading.Lock()
@@ -180,6 +200,15 @@ class AcpProcess:
         )
 
     @property
+    def can_close(self) -> bool:
+        return bool(
+            self.info and self.info.agent_capabilities.session_capabilities.close is not None
+        )
+
+    def close_session(self, session_id: str) -> None:
+        self._call("session/close", {"sessionId": session_id}, self.session_timeout)
+
+    @property
     def accepts_images(self) -> bool:
         return bool(self.info and self.info.agent_capabilities.prompt_capabilities.image)
 
@@ -214,9 +243,9 @@ class AcpProcess:
             log.info("%s; starting a new session instead", exc)
             return f"{self.name} could not continue its session ({exc.reason})"
         new_id = result.session_id if how == "forked" else session_id
-        if not new_id:
-            raise self._cannot(f"answered {method} without a session id")
-        return SessionOpened(new_id, how, result.model())
+        if not new_id or not SAFE_ID.fullmatch(new_id):
+            raise self._cannot(f"answered {method} without a usable session id: {new_id!r}")
+        return SessionOpened(new_id, how, result.model(), result=result)
 
     def _new(self, how: SessionHow, note: str | None = None) -> SessionOpened:
         params = {"cwd": str(self.cwd), "mcpServers": []}
@@ -224,9 +253,27 @@ class AcpProcess:
             result = self._session_result("session/new", params)
         except Refused as exc:
             raise self._cannot(f"refused to start a session: {exc.reason}") from exc
-        if not result.session_id:
-            raise self._cannot("answered session/new without a session id")
-        return SessionOpened(result.session_id, how, result.model(), note)
+        if not result.session_id or not SAFE_ID.fullmatch(result.session_id):
+            # It goes into the document's frontmatter and back into argv and file names.
+            raise self._cannot(
+                f"answered session/new without a usable session id: {result.session_id!r}"
+            )
+        return SessionOpened(result.session_id, how, result.model(), note, result)
+
+    def set_up(self, opened: SessionOpened, model: str | None, effort: str | None) -> Setup:
+        """Put a just-opened session in the user's policy and the document's model and effort
+        (AgentCannotStart if the agent refuses, or does not offer the model or effort)."""
+        if opened.result is None:
+            return Setup()  # continued in this process: set when it opened
+        wanted = Wanted(self.policy, model, effort, self.policy_set)
+        plan = setup(self.name, opened.result, wanted)
+        for call in plan.calls:
+            params = {"sessionId": opened.session_id, **call.params}
+            try:
+                self._call(call.method, params, self.session_timeout)
+            except Refused as exc:
+                raise self._cannot(f"refused {call.method} {call.params}: {exc.reason}") from exc
+        return plan
 
     def _session_result(self, method: str, params: Mapping[str, Any]) -> SessionResult:
         raw = self._call(method, params, self.session_timeout)
@@ -249,6 +296,8 @@ class AcpProcess:
         turn: int = 0,
         extra: tuple[dict[str, Any], ...] = (),
         background: bool = False,
+        model: str | None = None,
+        effort: str | None = None,
     ) -> AcpTurn:
         """Send a prompt in the session asked for; the returned turn reads its events.
 
@@ -268,8 +317,9 @@ class AcpProcess:
         self.turns += 1
         self.last_turn = turn
         send = functools.partial(
-            self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra
-        )
+            self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra,
+            (model, effort),
+        )  # fmt: skip
         if background:
             threading.Thread(target=self._send_later, args=(current, send), daemon=True).start()
             return current
@@ -297,6 +347,7 @@ class AcpProcess:
         fork: bool,
         seeded_prompt: str | None,
         extra: tuple[dict[str, Any], ...],
+        model_effort: tuple[str | None, str | None] = (None, None),
     ) -> None:
         self.ready()
         if any(block.get("type") == "image" for block in extra) and not self.accepts_images:
@@ -305,15 +356,51 @@ class AcpProcess:
                 "from the prompt, or ask another agent"
             )
         opened = self.open_session(session_id, fork=fork, seeded=seeded_prompt is not None)
+        plan = self.set_up(opened, *model_effort)
+        self.settled = model_effort
+        if opened.how == "loaded" and quirks_for(self.agent_name).late_replay:
+            self._after_replay(opened)
+        if plan.model:
+            opened = dataclasses.replace(opened, model=plan.model)
         self.opened, self.session_id = opened, opened.session_id
+        footer = opened.footer(*plan.notes) if opened.first else opened.footer()
         # Updates reach the turn from here on: a load's replay came before its answer.
-        translator = UpdateTranslator(quirks_for(self.agent_name), opened.session_id, opened.model)
-        if not current.session_ready(opened.session_id, translator, opened.model, opened.footer()):
+        quirks = quirks_for(self.agent_name)
+        translator = UpdateTranslator(quirks, opened.session_id, opened.model, self.name)
+        # The session's listed model is often an alias ("auto", "default"): the turn's end
+        # names the model the agent says it used, falling back to it; only a model the
+        # document chose is named from the start.
+        if not current.session_ready(opened.session_id, translator, plan.model, footer):
             return  # cancelled or stopped while the session was opening
         text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
-        blocks = [text_block(neutralise_command(text)), *extra]
+        text = self._with_reasons(text, opened.how)
+        blocks = [text_block(neutralise_command(neutralise_mentions(text))), *extra]
         params = {"sessionId": opened.session_id, "prompt": blocks}
         self.connection.request("session/prompt", params).then(current.prompt_answered)
+
+    def _after_replay(self, opened: SessionOpened) -> None:
+        """Wait out a replay the agent sends after answering `session/load`: the answer to a
+        later request comes after it (messages are handled in order), and updates that reach
+        no turn are dropped."""
+        modes = opened.result.modes if opened.result else None
+        if modes is None or not modes.current_mode_id:
+            return
+        params = {"sessionId": opened.session_id, "modeId": modes.current_mode_id}
+        with contextlib.suppress(Refused):
+            self._call("session/set_mode", params, self.session_timeout)
+
+    def defer_reason(self, reason: str) -> None:
+        with self._lock:
+            self._reasons.append(reason)
+
+    def _with_reasons(self, text: str, how: SessionHow) -> str:
+        """The prompt, opened with the reasons the person gave in this session's last turn."""
+        with self._lock:
+            reasons, self._reasons = self._reasons, []
+        if not reasons or how not in ("continued", "resumed", "loaded"):
+            return text  # a new session never saw the tool call the reason is about
+        said = "\n".join(f"- {reason}" for reason in reasons)
+        return f"(What I said when answering your tool requests:\n{said})\n\n{text}"
 
     @property
     def agent_name(self) -> str | None:

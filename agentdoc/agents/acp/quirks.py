@@ -9,15 +9,26 @@ way; nothing else in the package names an agent. Observed with the versions in
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 
 @dataclass(frozen=True, slots=True)
 class Quirks:
     # Decorations an agent puts at the start of every thought chunk, dropped.
     thought_prefix: re.Pattern[str] | None = None
+    # The agent trims every thought chunk it sends, so the space (or paragraph break, before a
+    # titled thought) between two chunks must be put back.
+    thought_trimmed: bool = False
     # Whole message chunks that are the agent talking about itself, not reply text.
     message_noise: re.Pattern[str] | None = None
+    # A `session_info_update` field (its path) whose value says the turn failed, where the
+    # agent still ends the prompt `end_turn` and sends the API's error as message text.
+    failed_status: tuple[tuple[str, ...], str] | None = None
+    # The agent answers `session/load` before it has sent the replay of the history, so the
+    # replay would land in the turn: one more round trip (re-setting its current mode) first.
+    late_replay: bool = False
 
 
 NONE = Quirks()
@@ -28,9 +39,35 @@ QUIRKS: dict[str, Quirks] = {
     # approval mode as reply text ("[MODE_UPDATE] autoEdit").
     "gemini-cli": Quirks(
         thought_prefix=re.compile(r"\A\*\*\*\*\n"),
+        thought_trimmed=True,
+        late_replay=True,
         message_noise=re.compile(r"\A\[MODE_UPDATE\] \S+\s*\Z"),
     ),
+    # codex-acp 2 ends a turn whose API request failed `end_turn`, after a `systemError` thread
+    # status, with the API's error body (JSON) as the reply's text.
+    "@agentclientprotocol/codex-acp": Quirks(
+        failed_status=(("_meta", "codex", "threadStatus", "type"), "systemError"),
+    ),
 }
+
+
+# Agents that take the user's permission policy in their environment at start, by program name
+# (a user's own entry for the same program too). OpenCode has no asking mode over ACP (only
+# build and plan) but merges OPENCODE_PERMISSION (JSON) over its config's `permission`.
+_ASK = '{"edit": "ask", "bash": "ask"}'
+POLICY_ENV: dict[str, dict[str, dict[str, str]]] = {
+    "opencode": {
+        "default": {"OPENCODE_PERMISSION": _ASK},
+        "acceptEdits": {"OPENCODE_PERMISSION": '{"edit": "allow", "bash": "ask"}'},
+        "bypassPermissions": {"OPENCODE_PERMISSION": '{"edit": "allow", "bash": "allow"}'},
+    },
+}
+
+
+def policy_env(command: Sequence[str], policy: str) -> dict[str, str]:
+    """What the agent's environment gets so it follows `policy` ({}: set it another way)."""
+    program = PurePath(command[0]).name if command else ""
+    return dict(POLICY_ENV.get(program, {}).get(policy, {}))
 
 
 def quirks_for(agent_name: str | None) -> Quirks:
@@ -45,3 +82,21 @@ def clean_thought(text: str, quirks: Quirks) -> str:
 
 def is_noise(text: str, quirks: Quirks) -> bool:
     return quirks.message_noise is not None and quirks.message_noise.match(text) is not None
+
+
+def says_failed(update: dict[str, object], quirks: Quirks) -> bool:
+    """Whether a `session_info_update` says the turn failed (see `Quirks.failed_status`)."""
+    if quirks.failed_status is None:
+        return False
+    path, value = quirks.failed_status
+    found: object = update
+    for key in path:
+        found = found.get(key) if isinstance(found, dict) else None
+    return found == value
+
+
+def thought_joint(before: str, text: str, quirks: Quirks) -> str:
+    """What goes between the thought so far and its next chunk (see `thought_trimmed`)."""
+    if not quirks.thought_trimmed or not before or before[-1].isspace() or text[:1].isspace():
+        return ""
+    return "\n\n" if text.startswith("**") else " "

@@ -42,6 +42,7 @@ class SessionCapabilities(Wire):
     # Each is an (empty) object when offered, absent or null when not.
     resume: dict[str, Any] | None = None
     fork: dict[str, Any] | None = None
+    close: dict[str, Any] | None = None
 
 
 class AgentCapabilities(Wire):
@@ -63,14 +64,51 @@ class InitializeResult(Wire):
     agent_info: AgentInfo | None = None
 
 
+class ModelInfo(Wire):
+    model_id: str = ""
+    name: str = ""
+
+
 class ModelState(Wire):
+    """The unstable model list (Gemini CLI still offers it instead of a config option)."""
+
     current_model_id: str | None = None
+    available_models: list[ModelInfo] = []
+
+
+class ModeInfo(Wire):
+    id: str = ""
+    name: str = ""
+
+
+class ModeState(Wire):
+    current_mode_id: str | None = None
+    available_modes: list[ModeInfo] = []
+
+
+class ConfigChoice(Wire):
+    """One value of a select option; a group holds more of them under ``options``."""
+
+    value: str | None = None
+    name: str = ""
+    options: list[ConfigChoice] | None = None
 
 
 class ConfigOption(Wire):
     id: str = ""
+    name: str = ""
     category: str | None = None
     current_value: Any = None
+    options: list[ConfigChoice] = []
+
+    def choices(self) -> list[ConfigChoice]:
+        """Every value it takes, groups flattened."""
+        flat: list[ConfigChoice] = []
+        for choice in self.options:
+            flat.extend(c for c in choice.options or () if c.value is not None)
+            if choice.value is not None:
+                flat.append(choice)
+        return flat
 
 
 class SessionResult(Wire):
@@ -78,6 +116,7 @@ class SessionResult(Wire):
 
     session_id: str | None = None
     models: ModelState | None = None
+    modes: ModeState | None = None
     config_options: list[ConfigOption] | None = None
 
     def model(self) -> str | None:
@@ -173,6 +212,11 @@ class RpcError(Wire):
         if detail and detail not in self.message:
             return f"{self.message}: {detail}"
         return self.message or f"error {self.code}"
+
+
+def error_detail(text: str) -> str | None:
+    """An API error body's own message (``{"error": {"message": …}}``), else the text."""
+    return _detail(text)
 
 
 def _detail(data: Any) -> str | None:

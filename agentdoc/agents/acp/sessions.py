@@ -8,12 +8,18 @@ conversation so far when the caller has it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import ValidationError
 
+from agentdoc.agents.acp.schema import SessionResult
 from agentdoc.errors import AgentCannotStart
+
+# A session id as the document's `session:` takes it (UUIDs, OpenCode's `ses_…`): an agent's
+# id that is a path or a flag is refused where it arrives.
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 # How the turn's session came about: "continued" (this process ran the previous turn), the
 # agent's own resume / load / fork, or a new session ("seeded": sent the conversation so far).
@@ -26,13 +32,22 @@ class SessionOpened:
     how: SessionHow
     model: str | None = None
     note: str | None = None  # why a resume or load was not used, when it failed
+    # What the agent answered: the modes and options the session can be set to.
+    result: SessionResult | None = None
 
-    def footer(self) -> str | None:
-        """What the reply's footer says of the session: which way it was continued."""
+    @property
+    def first(self) -> bool:
+        """A session a document's conversation starts in (its first footer is here)."""
+        return self.how in ("new", "seeded", "forked")
+
+    def footer(self, *more: str) -> str | None:
+        """What the reply's footer says of the session: which way it was continued, and
+        `more` (what the agent could not be set to)."""
         said = _SAID.get(self.how)
-        if said is None:
-            return None
-        return f"{said} ({self.note})" if self.note else said
+        if said is not None and self.note:
+            said = f"{said} ({self.note})"
+        parts = [p for p in (said, *more) if p]
+        return "; ".join(parts) or None
 
 
 _SAID: dict[SessionHow, str] = {

@@ -13,7 +13,14 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from agentdoc.agents.acp.quirks import NONE, Quirks, clean_thought, is_noise
+from agentdoc.agents.acp.quirks import (
+    NONE,
+    Quirks,
+    clean_thought,
+    is_noise,
+    says_failed,
+    thought_joint,
+)
 from agentdoc.agents.acp.schema import (
     ContentChunk,
     NoticeUpdate,
@@ -22,6 +29,7 @@ from agentdoc.agents.acp.schema import (
     TokenUsage,
     ToolCallFields,
     UsageUpdate,
+    error_detail,
 )
 from agentdoc.agents.base import (
     Activity,
@@ -35,6 +43,7 @@ from agentdoc.agents.base import (
     Notice,
     PermissionAsked,
     PermissionOption,
+    Retract,
     StopReason,
     ToolCall,
     ToolUpdate,
@@ -57,9 +66,18 @@ class UpdateTranslator:
     """The events of one turn, fed one ``session/update`` (or the prompt's answer) at a time."""
 
     def __init__(
-        self, quirks: Quirks = NONE, session_id: str | None = None, model: str | None = None
+        self,
+        quirks: Quirks = NONE,
+        session_id: str | None = None,
+        model: str | None = None,
+        name: str = "the agent",
     ) -> None:
         self.quirks = quirks
+        self.name = name
+        # The agent said the turn failed (its quirks row); the text it sends now is the error.
+        self.failure: list[str] | None = None
+        self._message_text: list[str] = []  # the reply text of the message open now
+        self._thought = ""  # the thinking block open now
         self.session_id = session_id
         self.model = model  # the session's model, unless the prompt's answer names another
         self.gauge: UsageUpdate | None = None
@@ -88,8 +106,12 @@ class UpdateTranslator:
         text, message_id = chunk_text(update)
         if not text or is_noise(text, self.quirks):
             return []
+        if self.failure is not None:
+            self.failure.append(text)
+            return []
         events = self._enter_message(message_id) + self._enter_block("text")
         self.shown_text = True
+        self._message_text.append(text)
         return [*events, BlockDelta(self._index(), text)]
 
     def _thought_chunk(self, update: dict[str, Any]) -> list[Event]:
@@ -97,8 +119,11 @@ class UpdateTranslator:
         text = clean_thought(text or "", self.quirks)
         if self._block is None or self._block[1] != "thinking":
             text = text.lstrip()  # a thought opening with blank lines (codex: "\n\n")
+            self._thought = ""
         if not text:
             return []
+        text = thought_joint(self._thought, text, self.quirks) + text
+        self._thought += text
         events = self._enter_message(message_id) + self._enter_block("thinking")
         return [*events, BlockDelta(self._index(), text)]
 
@@ -108,6 +133,7 @@ class UpdateTranslator:
         events = self._leave_message()
         self._in_message, self._message_id = True, message_id
         self._next_index = 0
+        self._message_text = []
         return [*events, MessageStart(message_id=message_id)]
 
     def _leave_message(self) -> list[Event]:
@@ -171,6 +197,11 @@ class UpdateTranslator:
         self.gauge = UsageUpdate.model_validate(update)
         return []
 
+    def _info(self, update: dict[str, Any]) -> list[Event]:
+        if says_failed(update, self.quirks) and self.failure is None:
+            self.failure = []
+        return []
+
     def _notice(self, update: dict[str, Any]) -> list[Event]:
         notice = NoticeUpdate.model_validate(update)
         # A notice ends up as the reply's error: only an error is one.
@@ -194,6 +225,9 @@ class UpdateTranslator:
 
     def finish(self, result: PromptResult) -> list[Event]:
         """The prompt's answer: close what is open, then the turn's end."""
+        if self.failure is not None and result.stop_reason != "cancelled":
+            said = error_detail("".join(self.failure))
+            return self.fail(f"{self.name} failed: {said or 'its API request failed'}")
         stop = result.stop_reason
         if stop not in STOP_REASONS or stop == "error":
             log.info("unknown stop reason %r taken as end_turn", stop)
@@ -208,7 +242,10 @@ class UpdateTranslator:
         return [*self._leave_message(), end]
 
     def fail(self, error: str, *, interrupted: bool = False) -> list[Event]:
-        """The turn cannot complete (an error answer, the process gone)."""
+        """The turn cannot complete (an error answer, the process gone). Reply text that only
+        repeats the error (the Claude adapter streams "API Error: …" first) is taken back."""
+        echoed = "".join(self._message_text).strip()
+        retract = [Retract(self._message_id)] if echoed and echoed in error else []
         end = TurnEnd(
             "error",
             session_id=self.session_id,
@@ -218,7 +255,7 @@ class UpdateTranslator:
             interrupted=interrupted,
             failure=classify_with(error),
         )
-        return [*self._leave_message(), end]
+        return [*retract, *self._leave_message(), end]
 
     def cancelled(self) -> list[Event]:
         """A cancelled turn whose process had to be stopped: it never answered the prompt."""
@@ -238,6 +275,7 @@ _HANDLERS = {
     "tool_call_update": UpdateTranslator._tool_update,
     "usage_update": UpdateTranslator._usage,
     "notice": UpdateTranslator._notice,
+    "session_info_update": UpdateTranslator._info,
 }
 
 
@@ -276,7 +314,19 @@ def tool_input(fields: ToolCallFields) -> dict[str, Any]:
     ]
     if paths and "locations" not in data:
         data["locations"] = list(dict.fromkeys(paths))
+    diffs = [item for item in fields.content or () if item.get("type") == "diff"]
+    if diffs and not data.keys() - {"locations"}:
+        # Gemini CLI asks with only the path and title: what it will write is in its diffs,
+        # and the approval block must show it.
+        data["changes"] = [_change(item) for item in diffs]
     return data
+
+
+def _change(diff: dict[str, Any]) -> dict[str, Any]:
+    change = {"path": diff.get("path"), "new_text": diff.get("newText")}
+    if diff.get("oldText"):
+        change["old_text"] = diff["oldText"]
+    return change
 
 
 def tool_result(fields: ToolCallFields) -> str:

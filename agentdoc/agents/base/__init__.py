@@ -47,7 +47,13 @@ from agentdoc.agents.base.events import (
 from agentdoc.agents.base.failure import STALLED, Failure, FailureKind, classify_with
 from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
-from agentdoc.agents.base.prompt import WORD_JOINER, ImagePart, ImageType, neutralise_command
+from agentdoc.agents.base.prompt import (
+    WORD_JOINER,
+    ImagePart,
+    ImageType,
+    neutralise_command,
+    neutralise_mentions,
+)
 from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
 from agentdoc.agents.base.request import AgentRequest
 from agentdoc.agents.base.warm import WarmHandle
@@ -105,6 +111,7 @@ __all__ = [
     "classify_with",
     "group_gone",
     "neutralise_command",
+    "neutralise_mentions",
     "read_lines",
     "spawn",
 ]

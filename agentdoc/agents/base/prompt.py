@@ -30,6 +30,17 @@ def neutralise_command(text: str) -> str:
     return _COMMAND.sub(lambda found: found.group(1) + WORD_JOINER + "/", text, count=1)
 
 
+# An `@` at a word's start, as Claude Code reads a file mention (after whitespace or CJK
+# punctuation): agents built on it over ACP (the Claude adapter) read the file unasked.
+_MENTION = re.compile(r"(?<![^\s\ufeff\u3002\u3001\uff1f\uff01])@")
+
+
+def neutralise_mentions(text: str) -> str:
+    """``text`` with every ``@`` an agent could take for a file mention made inert (a WORD
+    JOINER before it): only the includes agentdoc checked bring files in."""
+    return _MENTION.sub(WORD_JOINER + "@", text)
+
+
 ImageType = Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
 
 

@@ -15,9 +15,13 @@ end, { desc = "Save, then send the pending prompt (agentdoc run)" })
 vim.api.nvim_create_user_command("AgentdocCancel", function()
   agentdoc().cancel()
 end, { desc = "Cancel the reply streaming into this document" })
-vim.api.nvim_create_user_command("AgentdocUndo", function()
-  agentdoc().undo()
-end, { desc = "Take the last turn back: its reply, file changes and the session's memory" })
+vim.api.nvim_create_user_command("AgentdocUndo", function(opts)
+  agentdoc().undo(tonumber(opts.args), opts.bang)
+end, {
+  nargs = "?",
+  bang = true,
+  desc = "Take the last N turns back: replies, file changes, the session's memory (!: force)",
+})
 vim.api.nvim_create_user_command("AgentdocStatus", function()
   agentdoc().status()
 end, { desc = "Show what agentdoc is doing with this document" })

@@ -339,17 +339,28 @@ end
 
 -- Take the last turn back (`agentdoc undo`): its reply, its file changes, the session's memory
 -- of it. The buffer is saved first, so undo sees what you see; the prompt comes back pending.
-function M.undo()
+--- Take the last `count` turns back (default 1); `force`: even over files changed since.
+function M.undo(count, force)
   local buf, path = current_document()
   if not buf then
     return
   end
   -- Whether a reply still streams is for `agentdoc undo` to tell: it refuses, saying so.
   vim.cmd("silent update")
-  job({ "undo", path }, function(code, stderr)
+  local args = { "undo", path }
+  if count and count > 1 then
+    table.insert(args, tostring(count))
+  end
+  if force then
+    table.insert(args, "--force")
+  end
+  job(args, function(code, stderr)
     reload(buf)
     if code ~= 0 then
       notify(stderr ~= "" and stderr or ("agentdoc undo failed (exit " .. code .. ")"))
+    elseif count and count > 1 then
+      notify(string.format("the last %d turns were taken back; the first one's prompt is "
+        .. "pending again", count), vim.log.levels.INFO)
     else
       notify("the last turn was taken back; its prompt is pending again", vim.log.levels.INFO)
     end

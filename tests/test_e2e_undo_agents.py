@@ -1,0 +1,133 @@
+"""`agentdoc undo` after each ACP agent's write tool: Gemini CLI, Codex and OpenCode, real
+agents on the offline fakes, run by `agentdoc watch` as a person uses them.
+
+The agent writes a file (approved by ticking its box); `agentdoc undo` takes the file, the reply
+and the session's memory of the turn back while the daemon watches; the daemon does not send the
+prompt that is pending again; once the person saves it, it goes to a new session that is told
+the conversation before the undone turn, not the turn itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from pathlib import Path
+
+import pytest
+
+from agentdoc.document import parser as document
+from agentdoc.turn import read_status
+from tests.agents_support import (
+    AGENTS,
+    WRITE_TOOLS,
+    agent_command,
+    agent_env,
+    fake_api_for,
+    is_title_request,
+)
+from tests.conftest import wait_for
+from tests.process_support import (
+    base_env,
+    kill_all,
+    processes_with_env,
+    run_cli,
+    state_of,
+    watching,
+)
+
+pytestmark = pytest.mark.e2e
+
+TIMEOUT = 60.0
+ALLOW = {"gemini": "Allow", "codex": "Yes, proceed", "opencode": "Allow once"}
+
+
+def _config(path: Path, name: str, env: dict[str, str]) -> Path:
+    lines = ["settle_step = 0.1", "settle_max = 1.0", "flush_interval = 0.05", ""]
+    lines += [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
+    lines += [f"[agents.{name}.env]"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _ask(doc: Path, prompt: str) -> None:
+    text = doc.read_text()
+    assert text.endswith("## User\n\n"), text[-300:]
+    doc.write_text(text + prompt + "\n")
+
+
+def _idle_with(doc: Path, text: str) -> None:
+    wait_for(
+        lambda: text in doc.read_text() and state_of(doc) == "idle",
+        what=f"{text!r} in the document",
+        timeout=TIMEOUT,
+    )
+
+
+def _tick(doc: Path, label: str) -> None:
+    text = doc.read_text()
+    box = re.search(rf"^> - \[ \] {re.escape(label)}[ \t]*\n", text, re.MULTILINE)
+    assert box is not None, text[-1500:]
+    doc.write_text(text[: box.start()] + box[0].replace("[ ]", "[x]", 1) + text[box.end() :])
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_undo_takes_back_an_acp_agents_write(name: str, tmp_path: Path) -> None:
+    folder, agent_home, home = tmp_path / "docs", tmp_path / "agent-home", tmp_path / "home"
+    for made in (folder, agent_home, home):
+        made.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(f"---\nagentdoc:\n  agent: {name}\n---\n\n## User\n\n")
+    out = folder / "written.txt"
+    with fake_api_for(name) as api:
+        config = _config(tmp_path / "config.toml", name, agent_env(name, api, agent_home))
+        env = base_env(home, AGENTDOC_CONFIG=str(config))
+        with watching(folder, env, tmp_path / "watch.log") as daemon:
+            api.add([{"type": "text", "text": "Hello there."}])
+            _ask(doc, "Say hello.")
+            _idle_with(doc, "Hello there.")
+
+            api.clear()
+            api.add(
+                [WRITE_TOOLS[name](folder, "written.txt", "the agent's text")],
+                [{"type": "text", "text": "Written as asked."}],
+            )
+            _ask(doc, "Please write written.txt.")
+            wait_for(lambda: state_of(doc) == "waiting", "the approval block", timeout=TIMEOUT)
+            _tick(doc, ALLOW[name])
+            _idle_with(doc, "Written as asked.")
+            assert out.read_text() == "the agent's text"
+            sent = len(api.requests)
+
+            done = run_cli(["undo", str(doc)], env)
+            assert done.returncode == 0, done.stderr
+            assert "took turn 2" in done.stdout and "1 file(s) restored" in done.stdout
+            assert not out.exists()
+            parsed = document.parse(doc.read_text())
+            assert parsed.turn_count() == 1
+            assert parsed.pending_prompt() == "Please write written.txt."
+            assert "Written as asked." not in doc.read_text()
+            wait_for(lambda: "pending again after `agentdoc undo`" in daemon.log(), "the daemon")
+            status = read_status(doc)
+            assert status is not None and "pending again after `agentdoc undo`" in (
+                status.held or ""
+            )
+            assert len(api.requests) == sent
+
+            api.clear()
+            api.add([{"type": "text", "text": "A fresh start."}])
+            doc.write_text(doc.read_text().replace("Please write", "Please do not write"))
+            _idle_with(doc, "A fresh start.")
+            last = [r for r in api.requests if not is_title_request(r)][-1]
+            told = " ".join(api.user_texts(last))
+            assert "Say hello." in told and "Hello there." in told
+            # Nothing of the undone turn: not its reply, not its tool call (a warm session
+            # that still held it would send both as earlier messages).
+            sent_body = json.dumps(last.body)
+            assert "Written as asked." not in sent_body and "the agent's text" not in sent_body
+            assert not out.exists()
+            daemon.send(signal.SIGTERM)
+            daemon.wait(30)
+        leftovers = processes_with_env("HOME", str(agent_home))
+        kill_all(leftovers)
