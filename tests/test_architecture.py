@@ -357,3 +357,41 @@ def _type_checking_names(package: str) -> set[str]:
 def test_lazy_exports_match_what_the_type_checker_sees(package: str) -> None:
     """The names loaded on first use are exactly those re-exported for mypy: no drift."""
     assert _type_checking_names(package) == set(importlib.import_module(package).__all__)
+
+
+# The decision at the centre of the daemon's path (snapshot -> classify -> act) is pure: its
+# modules import nothing that reaches the disk, a process, a thread or the clock, and within
+# the daemon only each other. The I/O that feeds them is `daemon.capture`'s.
+PURE_DAEMON = {
+    "agentdoc.daemon.classify",
+    "agentdoc.daemon.snapshot",
+    "agentdoc.daemon.bulk",
+    "agentdoc.daemon.prompts",
+}
+PURE_STDLIB = {"__future__", "dataclasses", "functools", "pathlib", "typing", "collections"}
+
+
+def impure_imports(module: str) -> list[str]:
+    tree = ast.parse(all_modules()[module].read_text(encoding="utf-8"))
+    found = []
+    for node in _import_nodes(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+        for name in names:
+            top = (name or "").split(".")[0]
+            if top != "agentdoc" and top not in PURE_STDLIB:
+                found.append(f"{module}:{node.lineno} imports {name}")
+    found += [
+        f"{module}:{i.line} imports {i.target}"
+        for i in imports_of(module)
+        if i.target.startswith("agentdoc.daemon") and i.target not in PURE_DAEMON
+    ]
+    return found
+
+
+def test_the_daemons_decision_is_pure() -> None:
+    assert [bad for m in sorted(PURE_DAEMON) for bad in impure_imports(m)] == []
+
+
+def test_the_purity_rule_catches_io() -> None:
+    assert impure_imports("agentdoc.daemon.capture")  # git, the ledger, read_stable
+    assert impure_imports("agentdoc.daemon.gitguard")  # subprocess

@@ -18,7 +18,8 @@ import pytest
 from agentdoc.agents import END, AgentRequest, AgentTurn
 from agentdoc.config import Settings
 from agentdoc.daemon import hints as hints_module
-from agentdoc.daemon.hints import Hints, awaits_prompt, next_request
+from agentdoc.daemon.bulk import awaits_prompt
+from agentdoc.daemon.hints import Hints, next_request
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import note_own_open, parse

@@ -17,7 +17,7 @@ from agentdoc.agents.claude.launch import shape
 from agentdoc.agents.claude.process import build_argv
 from agentdoc.agents.claude.warm import user_message
 from agentdoc.config import Settings
-from agentdoc.daemon.gitguard import judge
+from agentdoc.daemon.bulk import judge
 from agentdoc.document import STREAMING_MARK
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError

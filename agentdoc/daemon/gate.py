@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentdoc.config import Settings
 from agentdoc.daemon.claims import Claims
+from agentdoc.daemon.classify import Held as Held  # a reason classify holds a prompt for
 from agentdoc.daemon.synced import synced_root
 from agentdoc.daemon.trust import TrustList
 
@@ -44,14 +45,6 @@ def budget_wait(started: deque[float], limit: int, now: float) -> float:
     if limit <= 0 or len(started) < limit:
         return 0.0
     return started[-limit] + HOUR - now
-
-
-@dataclass(frozen=True)
-class Held:
-    why: str
-    kind: str  # "trust", "budget", "claiming", "owner": told once per kind
-    quiet: bool = False  # a wait of seconds that needs nobody: not worth a notification
-    git_root: Path | None = None  # asked again with the same repository
 
 
 @dataclass

@@ -16,41 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-from agentdoc.document import Document, DocumentError, FrontmatterError, is_unanswered, parse
-
-Verdict = Literal["send", "bulk"]
-
-
-@dataclass(frozen=True)
-class Judgement:
-    verdict: Verdict
-    why: str = ""
-
-
-def judge(previous: Document | None, current: Document) -> Judgement:
-    """Whether the change from `previous` to `current` (which has a pending prompt) asks."""
-    if previous is None:
-        return Judgement("send")  # a document seen for the first time, like a new file
-    # A session id appearing is our own first reply (its write may not have been seen on its
-    # own); one that changes or disappears is another version of the conversation.
-    if previous.meta.session is not None and previous.meta.session != current.meta.session:
-        return Judgement("bulk", "its session id changed")
-    # A failure notice stands in for a reply that never came; deleting it (as it suggests) to
-    # send its prompt again is no rewrite of the conversation.
-    before = [(t.role, t.content.strip()) for t in previous.turns if not is_unanswered(t)]
-    after = [(t.role, t.content.strip()) for t in current.turns if not is_unanswered(t)]
-    if len(after) < len(before):
-        return Judgement("bulk", "turns disappeared: deleted, or an older version came back")
-    if len(after) > len(before) + 1:
-        return Judgement("bulk", "several turns arrived at once")
-    if len(after) == len(before) + 1 and before and before[-1][0] == "user" and before[-1][1]:
-        # A new `## User` block after a prompt that was still pending: not a typed reply.
-        return Judgement("bulk", "a second prompt arrived below an unanswered one")
-    return Judgement("send")
 
 
 def git_dir(path: Path) -> Path | None:
@@ -137,22 +103,3 @@ def git_busy(path: Path) -> bool:
     """True while git rewrites the working tree `path` is in (it holds `index.lock`)."""
     found = git_dir(path)
     return found is not None and (found / "index.lock").exists()
-
-
-def bulk_reason(previous: str, current: Document) -> str | None:
-    """Why the change to `current` is a bulk rewrite rather than a typed prompt, or None."""
-    try:
-        before = parse(previous)
-    except (DocumentError, FrontmatterError):
-        return None  # the last version was broken; the user's fix is what they saved
-    found = judge(before, current)
-    return found.why if found.verdict == "bulk" else None
-
-
-def not_typed(path: Path, current: Document, previous: str | None, *, saved: bool) -> str | None:
-    """Why the pending prompt in `current` came with a bulk change rather than the user's
-    typing, or None; `saved`: the change is a save of the file, which git may have written."""
-    verdict = None if previous is None else bulk_reason(previous, current)
-    if verdict is None and saved and written_by_git(path, current.text.encode("utf-8")):
-        verdict = "git wrote it: a checkout, stash, reset, pull or merge"
-    return verdict

@@ -29,7 +29,6 @@ from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.tree import maybe_session
 from agentdoc.document import (
-    Document,
     DocumentError,
     FrontmatterError,
     decode,
@@ -41,11 +40,6 @@ from agentdoc.errors import AgentdocError
 from agentdoc.turn import open_regions, prepare_turn
 
 log = logging.getLogger(__name__)
-
-
-def awaits_prompt(doc: Document) -> bool:
-    """The document ends with a `## User` heading and no prompt under it yet."""
-    return bool(doc.turns) and doc.turns[-1].role == "user" and doc.pending_prompt() is None
 
 
 def next_request(

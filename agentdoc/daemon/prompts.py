@@ -4,7 +4,7 @@ look at the text, with no checks and no errors (those come when the turn starts)
 from __future__ import annotations
 
 from agentdoc.config import Settings
-from agentdoc.document import Document, DocumentError, FrontmatterError, parse
+from agentdoc.document import Document
 from agentdoc.turn import submission, wants_marker
 
 
@@ -13,12 +13,3 @@ def submitted(parsed: Document, settings: Settings) -> tuple[bool, str | None]:
     marker = wants_marker(parsed, settings.trigger)
     sub = submission(parsed, settings.submit_marker, require_marker=marker)
     return marker, None if sub is None else sub.prompt
-
-
-def prompt_in(text: str, settings: Settings) -> str | None:
-    """The prompt a save of `text` would submit, if any."""
-    try:
-        parsed = parse(text)
-    except (DocumentError, FrontmatterError):
-        return None
-    return submitted(parsed, settings)[1]

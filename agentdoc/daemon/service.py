@@ -22,6 +22,25 @@ from pathlib import Path
 
 from agentdoc.agents import start_turn
 from agentdoc.config import Settings
+from agentdoc.daemon import capture
+from agentdoc.daemon.classify import (
+    Decision,
+    Forget,
+    Held,
+    Hint,
+    Hold,
+    Ignore,
+    Known,
+    Later,
+    Mend,
+    Queue,
+    Refuse,
+    Remember,
+    Submit,
+    TakeOwn,
+    classify,
+    gated,
+)
 from agentdoc.daemon.conflicts import conflicts_of, original_of, take_in
 from agentdoc.daemon.events import (
     AttribChanged,
@@ -35,10 +54,10 @@ from agentdoc.daemon.events import (
     Remote,
     TurnEnded,
 )
-from agentdoc.daemon.gate import Gate, Held, gate_for
-from agentdoc.daemon.gitguard import git_busy, not_typed
+from agentdoc.daemon.gate import Gate, gate_for
+from agentdoc.daemon.gitguard import git_busy
 from agentdoc.daemon.gitpoll import start_polling
-from agentdoc.daemon.hints import Hints, awaits_prompt
+from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import (
     hold,
@@ -50,23 +69,19 @@ from agentdoc.daemon.notices import (
 )
 from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
-from agentdoc.daemon.prompts import prompt_in, submitted
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.stale import rebase_save
-from agentdoc.daemon.startup import read_found, settings_problem, take, tell_unsent
+from agentdoc.daemon.startup import read_found, take, tell_unsent
 from agentdoc.daemon.synced import paced
-from agentdoc.daemon.tree import changed_ns, maybe_session, stamp_of
+from agentdoc.daemon.tree import changed_ns
 from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
-    DocumentError,
-    FrontmatterError,
+    Document,
     WriteLedger,
-    decode,
     digest,
-    is_session_document,
-    parse,
     session_problem,
     shown_name,
 )
@@ -79,10 +94,7 @@ from agentdoc.turn import (
     integrate,
     marked,
     now_iso,
-    open_regions,
-    own_write,
     remove_state,
-    sync_on,
     toplevel,
     write_status,
 )
@@ -278,9 +290,11 @@ class Daemon:
         # A file written since the watch began was saved by someone, and its event is on its
         # way: left unseen, that event counts as the save it is.
         fresh = found.arrived >= self._started_ns
-        known = self._docs.setdefault(path, DocState())
-        known.seen, known.text = (None if fresh else digest(found.data)), found.text
-        known.saves.append(found.text)
+        # Read once: the settings, the prompt and (if asked) the decision come from this value.
+        snap = Snapshot(path, self.settings, found.data, digest(found.data))
+        doc = self._docs.setdefault(path, DocState())
+        doc.seen, doc.text = (None if fresh else snap.digest), found.text
+        doc.saves.append(found.text)
         self._follow(path)
         self.hints.found_at_start(path, found.mtime)
         for copy in conflicts_of(path):  # made while no daemon watched
@@ -290,141 +304,111 @@ class Daemon:
             # no event is on its way, so the save is taken as it is now.
             self._events.put(Changed(path))
         elif self.send_pending:
-            self._consider(path, found.text)
-        elif (problem := settings_problem(found.text)) is not None:
+            self._act(path, doc, snap, Known("found"), classify(Known("found"), snap))
+        elif (problem := snap.settings_problem) is not None:
             # Settings that fail validation are told now, not found out at the next save.
             self._error(path, f"{shown_name(path.name)}: {problem}")
-        elif prompt_in(found.text, self.settings) is not None:
+        elif snap.prompt is not None:
             # The next save of it sends it, even an unchanged one.
             self._docs[path].seen = None
             tell_unsent(path)
 
     def _on_change(self, path: Path) -> None:
-        if git_busy(path):
+        doc = self._docs.get(path)
+        running = doc is not None and doc.thread is not None
+        seen = None if doc is None else doc.seen
+        snap = capture.take(path, self.settings, self.ledger, turn_running=running, seen=seen)
+        previous = None if doc is None else doc.text
+        known = Known("save", seen, previous, running, owes=self.repairs.owes(path))
+        decision = classify(known, snap)
+        if isinstance(decision, Later):
             # git is rewriting the tree (checkout, stash, reset, pull): read nothing half-done
             # and write nothing it would then refuse to overwrite; look again when it is done.
             self._deadlines.add(GIT_WAIT, Changed(path))
             return
         doc = self._docs.setdefault(path, DocState())
-        if doc.thread is not None and self.ledger.is_own_stamp(path, stamp_of(path)):
-            # The turn's own streamed write, untouched since: not read and hashed again on
-            # every flush of a long document (the turn's end reads the file anyway).
-            return
-        data = read_stable(path)
-        if data is None:
-            self._gone(path, doc)
-            return
-        hashed = digest(data)  # once: a long document costs milliseconds per hash
-        if self.ledger.is_own(path, data, hashed) or hashed == doc.seen:
-            doc.seen = hashed
-            doc.text = data.decode("utf-8", "replace")
-            return
-        doc.seen = hashed
-        if not maybe_session(data):
-            return
-        if (command := own_write(path, hashed)) is not None:
-            take_own(path, doc, decode(path, data), command, self.settings)
-            return
-        try:
-            text = decode(path, data)
-        except AgentdocError as exc:
-            self._error(path, str(exc))
-            return
-        previous, doc.text = doc.text, text
-        if not is_session_document(text):
-            self._refuse(path, text)
+        if snap.data is not None:
+            doc.seen = snap.digest
+        settled = not isinstance(decision, (Remember, Forget, Ignore, TakeOwn))
+        if settled and snap.text is not None:
+            self._admit(path, doc, snap)
+            if isinstance(decision, Queue):
+                doc.saves.append(snap.text)  # the copy the person's editor holds now
+            elif snap.session:
+                if (rebased := self._rebased(path, doc, previous, snap)) is None:
+                    return
+                if rebased is not snap:  # saved from a copy older than the reply: merged
+                    snap, known = rebased, Known("merged", doc.seen, previous, owes=known.owes)
+                    decision = classify(known, snap)
+                for copy in conflicts_of(path):  # a sync tool may have put one aside with it
+                    self._events.put(ConflictCopy(copy))
+        self._act(path, doc, snap, known, decision)
+
+    def _rebased(
+        self, path: Path, doc: DocState, previous: str | None, snap: Snapshot
+    ) -> Snapshot | None:
+        """`snap`, or the merge with our writes written when it was saved from a copy older
+        than them; None when another save landed meanwhile (its own event follows)."""
+        assert snap.text is not None and snap.data is not None
+        text = rebase_save(path, doc, previous, snap.text, snap.data, self.ledger)
+        if text is None or text == snap.text:
+            return None if text is None else snap
+        return self._of_text(path, text)
+
+    def _of_text(self, path: Path, text: str) -> Snapshot:
+        """The snapshot of a version agentdoc has just written itself (a merge)."""
+        data = text.encode("utf-8")
+        return capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+
+    def _admit(self, path: Path, doc: DocState, snap: Snapshot) -> None:
+        """Take a readable version in as the conversation the daemon now knows."""
+        doc.text = snap.text
+        if not snap.session:
             return
         if doc.refused:
             # Repaired: the error the broken version left in the status is over.
             doc.refused = False
             write_status(path, Status(document=path.name, state="idle", updated=now_iso()))
         self._follow(path)
-        if doc.thread is not None:
-            # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
-            # saved meanwhile is looked for when the turn ends.
-            doc.saves.append(text)
-            doc.queued = True
-            if doc.runner is not None and prompt_in(text, self.settings) is not None:
-                doc.runner.note_queued()
-            return
-        if (rebased := rebase_save(path, doc, previous, text, data, self.ledger)) is None:
-            return
-        text = rebased
-        if (open_regions(text) or self.repairs.owes(path)) and self._mend(path):
-            # A reply a failed turn left open (a full disk, a moved file) is closed first; a
-            # prompt the user saved below it is then sent, as their save asked.
-            if (data := read_stable(path)) is None:
-                return
-            doc.seen, doc.text, previous = digest(data), decode(path, data), None
-            text = doc.text
-        if self.repairs.owes(path):
-            return  # the open reply cannot be closed yet; nothing is sent below it
-        self._consider(path, text, previous, saved=True)
-        for copy in conflicts_of(path):  # a sync tool may have put one aside with this save
-            self._events.put(ConflictCopy(copy))
 
-    def _on_conflict(self, copy: Path) -> None:
-        """Merge a sync tool's conflict copy into its session document, once no turn runs."""
-        original = original_of(copy)
-        doc = None if original is None else self._docs.get(original)
-        if original is None or doc is None:
-            return  # not a conversation of ours: the copy is the person's business
-        quiet = time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
-        if doc.thread is not None or git_busy(original) or not quiet:
-            self._deadlines.add(self.settings.settle_step, ConflictCopy(copy))
-            return
-        previous = doc.text
-        if (text := take_in(copy, original, doc, self.ledger)) is not None:
-            self._consider(original, text, previous, saved=True)
-
-    def _mend(self, path: Path) -> bool:
-        """Close a reply no turn owns and correct a stale status; True if the file changed."""
-        doc = self._docs.get(path)
-        if doc is not None and doc.thread is not None:
-            return False  # its own turn is running: nothing there is stale
-        if self.gate.answered_elsewhere(path):
-            return False  # another machine streams into it, and closes it
-        return self.repairs.mend(path)
-
-    def _gone(self, path: Path, doc: DocState) -> None:
-        if doc.thread is not None:
-            log.error("%s: deleted or renamed while a reply was streaming", path)
-            return  # its state files go when the turn has ended
-        self._docs.pop(path, None)
-        self.repairs.forget(path)
-        self.gate.forget(path)
-        remove_state(path)
-        if self.pool is not None:
-            self.pool.forget(path)
-
-    def _consider(
-        self, path: Path, text: str, previous: str | None = None, *, saved: bool = False
+    def _act(
+        self, path: Path, doc: DocState, snap: Snapshot, known: Known, decision: Decision
     ) -> None:
-        """Submit the pending prompt; for a `saved` change, only if the change asked for it."""
-        try:
-            parsed = parse(text)
-        except (DocumentError, FrontmatterError) as exc:
-            self._error(path, f"{shown_name(path.name)}: {exc}")
-            if saved:  # a prompt saved with settings that cannot be used is told where it is
-                notice_in_document(path, text, str(exc), self.ledger)
-            return
-        marker, prompt = submitted(parsed, self.settings)
-        if prompt is None:
-            if awaits_prompt(parsed):
-                self.hints.hint(path, "a `## User` heading waits for its prompt", text)
-            return
-        # In sync mode git bringing the remote's commits in is how a prompt arrives.
-        synced = sync_on(parsed, self.settings)
-        if (verdict := not_typed(path, parsed, previous, saved=saved and not synced)) is not None:
-            hold_bulk(path, verdict)
-            return
-        git_root = toplevel(path) if synced else None
-        if (held := self.gate.why_held(path, git_root)) is not None:
-            self._hold(path, held)
-            return
-        if synced and (why := integrate(path)) is not None:
-            log.warning("%s: the remote was not merged before the turn: %s", path, why)
-        self._submit(path, marker, prompt)
+        if isinstance(decision, Submit):
+            # The gate is asked only now, as asking may claim the document for this machine.
+            git_root = toplevel(path) if snap.git_sync else None
+            decision = gated(decision, self.gate.why_held(path, git_root))
+        match decision:
+            case Remember() if snap.data is not None:
+                doc.text = snap.loose_text
+            case Forget():
+                self._gone(path, doc)
+            case TakeOwn(command):
+                take_own(path, doc, snap.loose_text, command, snap.prompt is not None)
+            case Refuse(message, refused, notice):
+                doc.refused = doc.refused or refused
+                if message is not None:
+                    self._error(path, message)
+                if notice is not None and snap.text is not None:
+                    notice_in_document(path, snap.text, notice, self.ledger)
+            case Queue(prompt):
+                doc.queued = True
+                if doc.runner is not None and prompt:
+                    doc.runner.note_queued()
+            case Mend():
+                self._after_mend(path, doc, snap, known)
+            case Hint():
+                self.hints.hint(path, "a `## User` heading waits for its prompt", snap.text)
+            case Hold(Held() as held):
+                self._hold(path, held)
+            case Hold(reason):
+                hold_bulk(path, reason.why)
+            case Submit(marker, prompt) if snap.git_sync:
+                if (why := integrate(path)) is not None:
+                    log.warning("%s: the remote was not merged before the turn: %s", path, why)
+                self._submit(path, marker, prompt)  # read again: the merge may have changed it
+            case Submit(marker, prompt):
+                self._submit(path, marker, prompt, snap.document)
 
     def _hold(self, path: Path, held: Held) -> None:
         """A due prompt the gate keeps back: said once per reason, sent when it allows."""
@@ -451,18 +435,72 @@ class Daemon:
         if (data := read_stable(path)) is None or digest(data) == doc.seen:
             return
         previous = doc.text
-        doc.seen, doc.text = digest(data), decode(path, data)
-        self._consider(path, doc.text, previous)
+        self._look(path, doc, data, Known("pulled", digest(data), previous))
 
     def _release(self, path: Path) -> None:
         self.gate.release(path)
         doc = self._docs.get(path)
         if doc is None or doc.thread is not None or (data := read_stable(path)) is None:
             return
-        doc.seen, doc.text = digest(data), decode(path, data)
-        self._consider(path, doc.text)
+        self._look(path, doc, data, Known("released", digest(data)))
 
-    def _submit(self, path: Path, marker: bool, prompt: str | None = None) -> None:
+    def _look(self, path: Path, doc: DocState, data: bytes, known: Known) -> None:
+        """Take `data`, just read, as the version the daemon knows, and act on it."""
+        snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+        doc.seen, doc.text = snap.digest, snap.loose_text
+        self._act(path, doc, snap, known, classify(known, snap))
+
+    def _after_mend(self, path: Path, doc: DocState, snap: Snapshot, known: Known) -> None:
+        """Close a reply a failed turn left open (a full disk, a moved file) first; a prompt
+        the user saved below it is then sent, as their save asked."""
+        previous = known.previous
+        if self._mend(path):
+            if (data := read_stable(path)) is None:
+                return
+            snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+            doc.seen, doc.text, previous = snap.digest, snap.text, None
+        again = Known("mended", doc.seen, previous, owes=self.repairs.owes(path))
+        self._act(path, doc, snap, again, classify(again, snap))
+
+    def _on_conflict(self, copy: Path) -> None:
+        """Merge a sync tool's conflict copy into its session document, once no turn runs."""
+        original = original_of(copy)
+        doc = None if original is None else self._docs.get(original)
+        if original is None or doc is None:
+            return  # not a conversation of ours: the copy is the person's business
+        quiet = time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
+        if doc.thread is not None or git_busy(original) or not quiet:
+            self._deadlines.add(self.settings.settle_step, ConflictCopy(copy))
+            return
+        previous = doc.text
+        if (text := take_in(copy, original, doc, self.ledger)) is not None:
+            snap = self._of_text(original, text)
+            known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
+            self._act(original, doc, snap, known, classify(known, snap))
+
+    def _mend(self, path: Path) -> bool:
+        """Close a reply no turn owns and correct a stale status; True if the file changed."""
+        doc = self._docs.get(path)
+        if doc is not None and doc.thread is not None:
+            return False  # its own turn is running: nothing there is stale
+        if self.gate.answered_elsewhere(path):
+            return False  # another machine streams into it, and closes it
+        return self.repairs.mend(path)
+
+    def _gone(self, path: Path, doc: DocState) -> None:
+        if doc.thread is not None:
+            log.error("%s: deleted or renamed while a reply was streaming", path)
+            return  # its state files go when the turn has ended
+        self._docs.pop(path, None)
+        self.repairs.forget(path)
+        self.gate.forget(path)
+        remove_state(path)
+        if self.pool is not None:
+            self.pool.forget(path)
+
+    def _submit(
+        self, path: Path, marker: bool, prompt: str | None = None, parsed: Document | None = None
+    ) -> None:
         doc = self._docs.setdefault(path, DocState())
         doc.prompt = prompt
         if self._running() >= self.max_concurrent:
@@ -483,6 +521,7 @@ class Daemon:
             require_marker=marker,
             launcher=self.pool.launcher(path) if self.pool is not None else start_turn,
             notice_start_failure=True,
+            parsed=parsed,
         )
         begin(path, doc, runner, self._error, self._events.put)
 
@@ -525,22 +564,18 @@ class Daemon:
 
     def _recheck(self, path: Path) -> None:
         data = read_stable(path)
-        if data is not None and path in self._docs:
-            text = decode(path, data)
-            known = self._docs[path]
-            previous, known.seen, known.text = known.text, digest(data), text
-            if (command := own_write(path, known.seen)) is not None:
-                take_own(path, known, text, command, self.settings)
-                return
-            if not self.ledger.is_own(path, data):
+        if data is not None and (doc := self._docs.get(path)) is not None:
+            snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+            previous, doc.seen, doc.text = doc.text, snap.digest, snap.loose_text
+            if snap.own_command is None and not snap.own_content and snap.text is not None:
                 # A save that landed as the turn ended, maybe from a copy older than the reply.
-                rebased = rebase_save(path, known, previous, text, data, self.ledger)
-                if rebased is None:
+                if (rebased := self._rebased(path, doc, previous, snap)) is None:
                     return
-                text = rebased
+                snap = rebased
             # The turn's own writes changed the structure, so only git is looked for: a
             # checkout landing just as the turn ended is still git's, not a prompt.
-            self._consider(path, text, saved=True)
+            known = Known("recheck", doc.seen)
+            self._act(path, doc, snap, known, classify(known, snap))
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -17,12 +17,9 @@ from agentdoc.daemon.notices import as_argument, hold
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.tree import changed_ns, maybe_session, mtime_ns, starts_as_session
 from agentdoc.document import (
-    DocumentError,
-    FrontmatterError,
     WriteLedger,
     decode,
     is_session_document,
-    parse,
     read_bytes,
     shown_name,
 )
@@ -64,15 +61,6 @@ def read_found(
             text = decode(path, data)
         clear_dead_turn(path)
     return Found(data, text, mtime, session=True, arrived=arrived)
-
-
-def settings_problem(text: str) -> str | None:
-    """Why the `agentdoc:` settings of a session document cannot be used, if they cannot."""
-    try:
-        parse(text)
-    except (DocumentError, FrontmatterError) as exc:
-        return str(exc)
-    return None
 
 
 def tell_unsent(path: Path) -> None:

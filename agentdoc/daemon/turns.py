@@ -14,10 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.config import Settings
 from agentdoc.daemon.events import TurnEnded
 from agentdoc.daemon.notices import hold, replaced
-from agentdoc.daemon.prompts import prompt_in
 from agentdoc.daemon.settle import read_stable
 from agentdoc.document import digest
 from agentdoc.errors import AgentdocError, NoPendingPrompt
@@ -105,13 +103,13 @@ def after_unfinished(path: Path, doc: DocState, outcome: str) -> bool:
     return True
 
 
-def take_own(path: Path, doc: DocState, text: str, command: str, settings: Settings) -> None:
+def take_own(path: Path, doc: DocState, text: str, command: str, pending: bool) -> None:
     """A version another agentdoc command wrote (`undo`, `archive`): the conversation as it
     now stands, changed on purpose, not a bulk change; a prompt it leaves pending (the one
     whose reply `undo` took back) waits for the person's edit and save. Not for any save: the
     same version seen again (a late event of this very write) must not send it."""
     doc.text = text
-    if prompt_in(text, settings) is not None:
+    if pending:
         why = f"pending again after `agentdoc {command}`: edit the prompt and save to send it"
         log.info("%s: %s", path, why)
         hold(path, why)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from agentdoc.agents import mark_turn
 from agentdoc.config import Settings
-from agentdoc.document import DocumentError, FrontmatterError, parse, read_text
+from agentdoc.document import Document, DocumentError, FrontmatterError, parse, read_text
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import gitcommit, gitsync, marks, snapshots
 from agentdoc.turn.session import TurnPlan
@@ -29,8 +29,10 @@ def after_turn(
     complete: bool,
     cost_total: float | None = None,
     branch: str | None = None,
+    doc: Document | None = None,
 ) -> None:
-    """Record where the turn sits in its session (only a complete one), then commit if on."""
+    """Record where the turn sits in its session (only a complete one), then commit if on;
+    ``doc`` is the document as the turn left it, when the caller has already read it."""
     env = os.environ if environ is None else environ
     request = plan.request
     mark = None
@@ -48,11 +50,12 @@ def after_turn(
         )
     marks.set_mark(path, plan.turn, mark)
     snapshots.after_turn(path, plan.turn, env)
-    try:
-        doc = parse(read_text(path))
-    except (AgentdocError, DocumentError, FrontmatterError) as exc:
-        log.warning("%s: no git commit for turn %d: %s", path, plan.turn, exc)
-        return
+    if doc is None:
+        try:
+            doc = parse(read_text(path))
+        except (AgentdocError, DocumentError, FrontmatterError) as exc:
+            log.warning("%s: no git commit for turn %d: %s", path, plan.turn, exc)
+            return
     if gitsync.sync_on(doc, settings):
         if (why := gitsync.push(path, gitcommit.turn_message(path, plan.turn))) is not None:
             log.warning("%s: turn %d not pushed: %s", path, plan.turn, why)

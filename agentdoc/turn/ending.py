@@ -11,11 +11,22 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agentdoc.agents import Failure, Reply, ReplyBuilder
 from agentdoc.config import Settings
-from agentdoc.document import ThinkingSidecar, render_final, sidecar_link
+from agentdoc.document import (
+    Document,
+    DocumentError,
+    FrontmatterError,
+    ThinkingSidecar,
+    parse,
+    read_text,
+    render_final,
+    sidecar_link,
+)
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import history
 from agentdoc.turn.aftermath import after_turn
@@ -27,40 +38,50 @@ from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter
 
 
+@dataclass(frozen=True)
+class Problem:
+    """Why agentdoc itself ended the turn (a stall, an agent that could not start, a reply that
+    could not be written): handed to the ending as a value, not left on the runner."""
+
+    message: str
+    failure: Failure | None = None  # its kind, when agentdoc knows it
+
+
+@dataclass
 class TurnEnding:
-    """The ending half of `TurnRunner`, which sets these attributes."""
+    """How one turn ends, and how each state it passes through is told. `TurnRunner` builds
+    one per turn from the parts it shares with it (composition, not a base class)."""
 
     path: Path
     settings: Settings
     environ: Mapping[str, str] | None
     on_progress: Callable[[Progress], None]
-    _approvals: Approvals
-    _journal: Journal
-    _problem: str | None
-    _failure: Failure | None
-    _started: float
-    _status: StatusReporter
-    _thinking_on: bool
-    _writer: ReplyWriter
+    status: StatusReporter
+    writer: ReplyWriter
+    approvals: Approvals
+    journal: Journal
+    thinking_on: bool
+    started: float = field(default_factory=time.monotonic)
 
-    def _finish(
+    def finish(
         self,
         plan: TurnPlan,
         builder: ReplyBuilder,
         sidecar: ThinkingSidecar,
         *,
         cancelled: bool,
+        problem: Problem | None = None,
     ) -> TurnOutcome:
-        self._approvals.close()
+        self.approvals.close()
         reply = builder.reply
-        if self._problem is not None:
-            reply = dataclasses.replace(reply, error=self._problem, failure=self._failure)
+        if problem is not None:
+            reply = dataclasses.replace(reply, error=problem.message, failure=problem.failure)
         elif cancelled and reply.error is None:
             reply = dataclasses.replace(reply, interrupted=True)
-        has_thinking = self._thinking_on and sidecar.update(reply.thinking, reply.session_id)
-        elapsed = time.monotonic() - self._started
+        has_thinking = self.thinking_on and sidecar.update(reply.thinking, reply.session_id)
+        elapsed = time.monotonic() - self.started
         # No reply text at all: the prompt stays pending, so a failure never costs it.
-        pending = unanswered(reply) and not self._approvals.shown
+        pending = unanswered(reply) and not self.approvals.shown
         body = render_final(
             reply,
             elapsed=elapsed,
@@ -69,7 +90,7 @@ class TurnEnding:
             footer=self.settings.footer,
             note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
             pending=pending,
-            approvals=self._approvals.shown,
+            approvals=self.approvals.shown,
             context_hint=self.settings.context_hint,
         )
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
@@ -78,9 +99,9 @@ class TurnEnding:
             # A retry of a prompt that got no reply must not resume a session holding it.
             session_id = None
         try:
-            self._writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
+            self.writer.close(body, session_id, next_prompt=not pending, agent=plan.request.agent)
         except RegionGone:
-            return self._cancelled(plan, reply)
+            return self.end_cancelled(plan, reply)
         except AgentdocError:
             # Still not writable: the region stays open for recovery to close (the daemon does
             # at the document's next change, `run` before its next turn); `run` records the
@@ -89,7 +110,9 @@ class TurnEnding:
             raise
         state = final_state(reply, cancelled=cancelled)
         if not pending:
-            history.record_turn(self.path, plan.known, plan.turn, session_id)
+            # Read and parsed once for the history and the aftermath (None: each says why).
+            final = _final_document(self.path)
+            history.record_turn(self.path, plan.known, plan.turn, session_id, final)
             done = state == "done"
             total = reply.usage.session_cost_usd if reply.usage else None
             after_turn(
@@ -102,6 +125,7 @@ class TurnEnding:
                 done,
                 total,
                 reply.branch,
+                final,
             )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
@@ -109,27 +133,35 @@ class TurnEnding:
         tokens = reply.usage.output_tokens if reply.usage is not None else None
         if not tokens and reply.output_chars:
             tokens = None  # an interrupted agent reports no count for the text it did send
-        self._progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
+        self.progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
         return self._outcome(plan, reply, state, session_id)
 
-    def _cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
+    def end_cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
         """The user deleted the streaming block: nothing to write, but the status must end."""
-        self._progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
+        self.progress(plan.turn, "cancelled", reply.output_chars, reply.session_id)
         return self._outcome(plan, reply, "cancelled")
 
-    def _write_failed(
+    def end_not_started(self, plan: TurnPlan, exc: AgentdocError) -> TurnOutcome:
+        """The agent could not start: told where its reply would be; the prompt stays pending."""
+        self.writer.open()
+        sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.writer.ledger)
+        builder = ReplyBuilder()
+        builder.finish()
+        return self.finish(plan, builder, sidecar, cancelled=False, problem=Problem(str(exc)))
+
+    def end_write_failed(
         self, plan: TurnPlan, builder: ReplyBuilder, sidecar: ThinkingSidecar, exc: Exception
     ) -> TurnOutcome:
         self._keep_journal(builder.reply)
-        self._problem = f"the reply could not be written into the document: {exc}"
+        problem = Problem(f"the reply could not be written into the document: {exc}")
         builder.finish()
-        return self._finish(plan, builder, sidecar, cancelled=False)
+        return self.finish(plan, builder, sidecar, cancelled=False, problem=problem)
 
     def _keep_journal(self, reply: Reply) -> None:
         """Leave the journal, with the reply text so far, for whoever closes the region later."""
-        self._journal.keep = True
-        self._journal.record(reply.text())
-        self._journal.sync()
+        self.journal.keep = True
+        self.journal.record(reply.text())
+        self.journal.sync()
 
     def _outcome(
         self, plan: TurnPlan, reply: Reply, state: str, session_id: str | None = None
@@ -140,11 +172,11 @@ class TurnEnding:
             reply=reply,
             state=state,
             session_id=session_id or reply.session_id,
-            elapsed=time.monotonic() - self._started,
-            held=self._writer.held,
+            elapsed=time.monotonic() - self.started,
+            held=self.writer.held,
         )
 
-    def _progress(
+    def progress(
         self,
         turn: int,
         state: str,
@@ -154,13 +186,20 @@ class TurnEnding:
         tokens: int | None = None,
         reply: Reply | None = None,
     ) -> None:
-        elapsed = time.monotonic() - self._started
+        elapsed = time.monotonic() - self.started
         usage = reply.usage if reply is not None else None
         cost = usage.cost_usd if usage is not None and tokens is not None else None
         context = (usage.context_used, usage.context_size) if usage else (None, None)
         # The status file first: whoever is told (a terminal asking for an approval) may act
         # on it at once, and `agentdoc approve` checks that the request is waiting.
-        self._status.report(turn, state, chars, session_id, detail, tokens, context, cost)
+        self.status.report(turn, state, chars, session_id, detail, tokens, context, cost)
         self.on_progress(
             Progress(self.path, turn, state, elapsed, chars, session_id, detail, reply)
         )
+
+
+def _final_document(path: Path) -> Document | None:
+    try:
+        return parse(read_text(path))
+    except (AgentdocError, DocumentError, FrontmatterError):
+        return None

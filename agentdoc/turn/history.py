@@ -195,11 +195,15 @@ def transcript_after_turn(known: str, doc: Document, turn: int) -> str:
     return "\n\n".join(part for part in (known, exchange) if part)
 
 
-def record_turn(document: Path, known: str, turn: int, session: str | None) -> None:
-    """Keep the snapshot of the conversation as it stands at the end of ``turn``."""
-    try:
-        doc = parse(read_text(document))
-    except (AgentdocError, DocumentError, FrontmatterError) as exc:
-        log.warning("%s: no history snapshot for turn %d: %s", document, turn, exc)
-        return
+def record_turn(
+    document: Path, known: str, turn: int, session: str | None, doc: Document | None = None
+) -> None:
+    """Keep the snapshot of the conversation as it stands at the end of ``turn`` (``doc``,
+    when the caller has already read it)."""
+    if doc is None:
+        try:
+            doc = parse(read_text(document))
+        except (AgentdocError, DocumentError, FrontmatterError) as exc:
+            log.warning("%s: no history snapshot for turn %d: %s", document, turn, exc)
+            return
     write_snapshot(document, Snapshot(session, turn, transcript_after_turn(known, doc, turn)))

@@ -24,7 +24,6 @@ from agentdoc.agents import (
     AgentTurn,
     EndOfStream,
     Event,
-    Failure,
     PermissionAsked,
     PermissionWithdrawn,
     Reply,
@@ -42,7 +41,7 @@ from agentdoc.document import (
 from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
 from agentdoc.turn import detect, journal, presets, snapshots, status
 from agentdoc.turn.approvals import Approvals
-from agentdoc.turn.ending import TurnEnding
+from agentdoc.turn.ending import Problem, TurnEnding
 from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
 from agentdoc.turn.recovery import marked
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
@@ -69,7 +68,7 @@ STREAM_PACE = 0.02
 Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTurn]
 
 
-class TurnRunner(TurnEnding):
+class TurnRunner:
     def __init__(
         self,
         path: Path,
@@ -85,10 +84,12 @@ class TurnRunner(TurnEnding):
         require_marker: bool = False,
         launcher: Launcher = start_turn,
         notice_start_failure: bool = False,
+        parsed: Document | None = None,
     ) -> None:
         """`notice_start_failure`: a CLI that cannot start is told in the document, as a failure
         notice that keeps the prompt pending (the daemon, whose terminal nobody may watch),
-        instead of raised with the file untouched (`agentdoc run`, which prints it)."""
+        instead of raised with the file untouched (`agentdoc run`, which prints it).
+        `parsed`: the version the caller already parsed, not parsed again if still current."""
         self.path = path
         self.settings = settings
         self.mode: Mode = mode
@@ -101,16 +102,20 @@ class TurnRunner(TurnEnding):
         self.require_marker = require_marker
         self.launcher = launcher
         self.notice_start_failure = notice_start_failure
+        self._parsed = parsed
         self._status = StatusReporter(path)
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
-        self._started = time.monotonic()
-        self._problem: str | None = None
-        self._failure: Failure | None = None  # the problem's kind, when agentdoc knows it
         self._thinking_on = settings.thinking
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentTurn | None = None
         self._turn = 0
         self._shown_text = False  # the reply's first text has been written
+        self._ending: TurnEnding | None = None  # built when the turn starts
+
+    @property
+    def _end(self) -> TurnEnding:
+        assert self._ending is not None, "the turn has not started"
+        return self._ending
 
     def note_queued(self) -> None:
         """A prompt was saved below this reply; it is sent when the turn ends (the status says
@@ -120,7 +125,8 @@ class TurnRunner(TurnEnding):
     # -- the turn ---------------------------------------------------------------------------
 
     def run(self) -> TurnOutcome:
-        _text, doc = load(self.path)
+        _text, doc = load(self.path, self._parsed)
+        self._parsed = None  # only the first look: a later one reads the file as it is
         sub = detect.submission(
             doc, self.settings.submit_marker, require_marker=self.require_marker
         )
@@ -164,13 +170,23 @@ class TurnRunner(TurnEnding):
         self._approvals.standard = agent.agent.can.standard_approval
         self._approvals.title = agent.title
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
-        self._started = time.monotonic()
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
         self._journal = journal.Journal(
             self.path,
             self._writer.nonce,
             plan.request.prompt,
             plan.request.resume or plan.request.session_id,
+        )
+        self._ending = TurnEnding(
+            self.path,
+            self.settings,
+            self.environ,
+            self.on_progress,
+            self._status,
+            self._writer,
+            self._approvals,
+            self._journal,
+            self._thinking_on,
         )
         try:
             return self._run(plan, doc)
@@ -202,39 +218,31 @@ class TurnRunner(TurnEnding):
         except AgentdocError as exc:
             if not self.notice_start_failure:
                 raise
-            return self._not_started(plan, exc)
+            return self._end.end_not_started(plan, exc)
         try:
             self._writer.open()
         except BaseException:
             proc.stop()
             proc.close(RESULT_GRACE)
             raise
-        self._progress(plan.turn, "starting", 0, plan.request.session_id)
+        self._end.progress(plan.turn, "starting", 0, plan.request.session_id)
         started_at = datetime.now(UTC)
         sidecar = ThinkingSidecar(self.path, plan.turn, started_at, self.ledger)
         attempt = self._attempt(plan, sidecar, proc)
         if isinstance(attempt, TurnOutcome):
             return attempt
-        builder, cancelled = attempt
+        builder, cancelled, problem = attempt
         if plan.fallback is not None and not cancelled and session_lost(builder.reply):
             # The store check passed but the CLI disagrees: rebuild within this same turn
             # rather than leave an error the user can do nothing about.
             log.warning("%s: %s; %s", self.path, builder.reply.error, plan.fallback.note)
             plan = plan.fallback
-            self._progress(plan.turn, "starting", 0, plan.request.session_id, plan.note or "")
+            self._end.progress(plan.turn, "starting", 0, plan.request.session_id, plan.note or "")
             attempt = self._attempt(plan, sidecar)
             if isinstance(attempt, TurnOutcome):
                 return attempt
-            builder, cancelled = attempt
-        return self._finish(plan, builder, sidecar, cancelled=cancelled)
-
-    def _not_started(self, plan: TurnPlan, exc: AgentdocError) -> TurnOutcome:
-        self._writer.open()
-        sidecar = ThinkingSidecar(self.path, plan.turn, datetime.now(UTC), self.ledger)
-        self._problem = str(exc)
-        builder = ReplyBuilder()
-        builder.finish()
-        return self._finish(plan, builder, sidecar, cancelled=False)
+            builder, cancelled, problem = attempt
+        return self._end.finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         request = dataclasses.replace(plan.request, turn=plan.turn)
@@ -244,31 +252,33 @@ class TurnRunner(TurnEnding):
 
     def _attempt(
         self, plan: TurnPlan, sidecar: ThinkingSidecar, proc: AgentTurn | None = None
-    ) -> tuple[ReplyBuilder, bool] | TurnOutcome:
-        """Run the agent once: its reply and whether it was cancelled, or the turn's end."""
+    ) -> tuple[ReplyBuilder, bool, Problem | None] | TurnOutcome:
+        """Run the agent once: its reply, whether it was cancelled and why agentdoc stopped it
+        (if it did), or the turn's end."""
         builder = ReplyBuilder()
         if proc is None:
             try:
                 proc = self._spawn(plan)
             except AgentCannotStart as exc:
-                self._problem = str(exc)
                 builder.finish()
-                return self._finish(plan, builder, sidecar, cancelled=False)
-        cancelled = False
+                return self._end.finish(
+                    plan, builder, sidecar, cancelled=False, problem=Problem(str(exc))
+                )
+        cancelled, problem = False, None
         self._proc, self._turn = proc, plan.turn
         try:
-            cancelled = self._pump(plan, proc, builder, sidecar)
+            cancelled, problem = self._pump(plan, proc, builder, sidecar)
         except RegionGone:
             log.info("%s: the streaming reply was deleted; cancelling the turn", self.path)
             proc.stop()
             proc.close(RESULT_GRACE)
-            return self._cancelled(plan, builder.reply)
+            return self._end.end_cancelled(plan, builder.reply)
         except AgentdocError as exc:
             # A write failed (disk full, file made read-only, moved or deleted): the reply has
             # nowhere to go, so the turn ends as failed rather than streaming on unseen.
             proc.stop()
             proc.close(RESULT_GRACE)
-            return self._write_failed(plan, builder, sidecar, exc)
+            return self._end.end_write_failed(plan, builder, sidecar, exc)
         except BaseException:
             proc.stop()
             proc.close(RESULT_GRACE)
@@ -277,7 +287,7 @@ class TurnRunner(TurnEnding):
         if end is not None:
             builder.feed(end)
         builder.finish()
-        return builder, cancelled
+        return builder, cancelled, problem
 
     def _pump(
         self,
@@ -285,9 +295,9 @@ class TurnRunner(TurnEnding):
         proc: AgentTurn,
         builder: ReplyBuilder,
         sidecar: ThinkingSidecar,
-    ) -> bool:
-        """Feed the agent's events into the builder, flushing to the document; True if
-        cancelled."""
+    ) -> tuple[bool, Problem | None]:
+        """Feed the agent's events into the builder, flushing to the document: whether it was
+        cancelled, and why agentdoc stopped the agent if it did."""
         interval = self.settings.flush_interval
         last_flush = last_line = last_check = time.monotonic()
         dirty = False
@@ -301,9 +311,9 @@ class TurnRunner(TurnEnding):
             if self.cancel.is_set():
                 proc.stop()
                 self._drain(proc, builder)
-                return True
+                return True, None
             if event is END:
-                return False
+                return False, None
             if self._approvals.waiting is not None:
                 last_line = now  # waiting for the person is not a stall
                 if self._answer(builder, now):
@@ -315,19 +325,22 @@ class TurnRunner(TurnEnding):
                     self._writer.flush(self._body(builder.reply), check=True)
                     last_flush = now
                 if now - last_line > self.settings.stall_timeout:
-                    self._problem = (
+                    stalled = Problem(
                         f"no output from {plan.request.agent} for "
                         f"{self.settings.stall_timeout:.0f} s; "
-                        "the turn was stopped (stall timeout)"
+                        "the turn was stopped (stall timeout)",
+                        STALLED,
                     )
-                    self._failure = STALLED
                     proc.stop()
                     self._drain(proc, builder)
-                    return False
+                    return False, stalled
             elif self._feed(builder, event):
                 last_line, dirty = now, True
                 if builder.ended:
-                    return False  # the agent's end of the turn, whatever still holds its output
+                    return (
+                        False,
+                        None,
+                    )  # the agent's end of the turn, whatever still holds its output
             else:
                 last_line = now
             if dirty and (now - last_flush >= interval or self._first_text(builder)):
@@ -372,7 +385,7 @@ class TurnRunner(TurnEnding):
         # Written at once (not at the next flush), so the person sees it while we wait.
         self._writer.flush(self._body(builder.reply))
         reply = builder.reply
-        self._progress(
+        self._end.progress(
             self._turn,
             "waiting",
             reply.output_chars,
@@ -386,7 +399,7 @@ class TurnRunner(TurnEnding):
         answered = self._approvals.pass_on(now, self._writer, self._proc)
         if answered and self._approvals.waiting is None:
             reply = builder.reply
-            self._progress(self._turn, "streaming", reply.output_chars, reply.session_id)
+            self._end.progress(self._turn, "streaming", reply.output_chars, reply.session_id)
         return answered
 
     def _body(self, reply: Reply, *, final: bool = False) -> str:
@@ -406,6 +419,6 @@ class TurnRunner(TurnEnding):
         self._writer.flush(self._body(reply))
         tool = self._approvals.waiting
         state = "waiting" if tool else "retrying" if reply.retry is not None else "streaming"
-        self._progress(
+        self._end.progress(
             plan.turn, state, reply.output_chars, reply.session_id, tool or "", reply=reply
         )

@@ -32,8 +32,12 @@ class RegionGone(Exception):
     """The user deleted the streaming reply block: the turn is cancelled."""
 
 
-def load(path: Path) -> tuple[str, document.Document]:
+def load(path: Path, known: document.Document | None = None) -> tuple[str, document.Document]:
+    """The document as it is now; `known` (the version the caller already parsed) is reused
+    when the file still holds exactly its text."""
     text = document.decode(path, document.read_bytes(path))
+    if known is not None and known.text == text:
+        return text, known
     try:
         return text, document.parse(text)
     except (document.DocumentError, document.FrontmatterError) as exc:
