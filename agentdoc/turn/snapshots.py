@@ -27,6 +27,7 @@ from typing import Any, ParamSpec
 from agentdoc.document import archive_path, atomic_write, sidecar_path
 from agentdoc.turn.shadow import Shadow, ShadowError
 from agentdoc.turn.status import state_dir
+from agentdoc.userstate import user_state_dir
 
 log = logging.getLogger(__name__)
 
@@ -44,20 +45,10 @@ class FolderRecord:
     problem: str | None = None  # why a snapshot is missing
 
 
-def state_root(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    if env.get("AGENTDOC_STATE_DIR"):
-        return Path(env["AGENTDOC_STATE_DIR"])
-    if env.get("XDG_STATE_HOME"):
-        return Path(env["XDG_STATE_HOME"]) / "agentdoc"
-    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-    return home / ".local" / "state" / "agentdoc"
-
-
 def shadow_for(document: Path, environ: Mapping[str, str] | None = None) -> Shadow:
     where = os.fsencode(document.resolve())
     key = hashlib.sha256(where).hexdigest()[:20]
-    return Shadow(state_root(environ) / "snapshots" / key, environ)
+    return Shadow(user_state_dir(environ) / "snapshots" / key, environ)
 
 
 def folders(cwd: Path, add_dirs: Iterable[str]) -> list[Path]:
@@ -71,7 +62,13 @@ def excluded(document: Path, folder: Path, environ: Mapping[str, str] | None) ->
     """What is agentdoc's own in ``folder`` (the document, its state, the snapshots): never a
     turn's change."""
     doc = document.resolve()
-    own = [doc, archive_path(doc), sidecar_path(doc), state_dir(doc), state_root(environ).resolve()]
+    own = [
+        doc,
+        archive_path(doc),
+        sidecar_path(doc),
+        state_dir(doc),
+        user_state_dir(environ).resolve(),
+    ]
     return [str(p.relative_to(folder)) for p in own if p.is_relative_to(folder) and p != folder]
 
 
