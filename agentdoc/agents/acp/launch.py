@@ -8,15 +8,22 @@ key) and the process is in the session the turn continues, having run the turn b
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentdoc.agents.acp.process import AcpProcess
+from agentdoc.agents.acp.sessions import SessionOpened
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd, WarmHandle, child_env
+from agentdoc.errors import AgentCannotStart
+
+log = logging.getLogger(__name__)
 
 
 def agent_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
@@ -68,10 +75,70 @@ def start(
         raise
 
 
+class AheadProcess(AcpProcess):
+    """An agent started before its document's prompt is known: the handshake and the session
+    the next turn asks for (`asked`: the stored one to continue, None for a new one) happen on
+    a thread of their own, and the first turn waits for that thread instead of doing them."""
+
+    def __init__(self, *args: Any, asked: str | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.asked = asked
+        self.ahead: SessionOpened | None = None  # the session opened, until a turn takes it
+        self.prepared = threading.Event()
+
+    def prepare(self) -> AheadProcess:
+        """Start the program (AgentCannotStart if there is none), then get it ready aside."""
+        self.spawn()
+        threading.Thread(target=self._prepare, name="agentdoc-acp-ahead", daemon=True).start()
+        return self
+
+    def _prepare(self) -> None:
+        try:
+            self.ready()
+            self.ahead = super().open_session(self.asked)
+            log.info("%s: session opened ahead of the prompt (%s)", self.name, self.ahead.how)
+        except AgentCannotStart as exc:  # the turn, if one comes, tries again and says why
+            log.info("%s: not ready ahead of the prompt: %s", self.name, exc)
+        except Exception:  # a thread's error must not vanish
+            log.exception("%s: getting ready ahead of the prompt failed", self.name)
+        finally:
+            self.prepared.set()
+
+    def open_session(
+        self, session_id: str | None, *, fork: bool = False, seeded: bool = False
+    ) -> SessionOpened:
+        # The handshake and a session load are each bounded by their own timeouts.
+        self.prepared.wait(self.handshake_timeout + self.session_timeout)
+        ahead, self.ahead = self.ahead, None
+        if ahead is None or fork or session_id != self.asked:
+            return super().open_session(session_id, fork=fork, seeded=seeded)
+        if seeded and ahead.how == "new":  # the turn sends the conversation so far
+            return dataclasses.replace(ahead, how="seeded")
+        return ahead
+
+
 class WarmAcp(WarmHandle):
     """A warm ACP agent as the daemon's pool sees it."""
 
     process: AcpProcess
+
+    def __init__(self, process: AcpProcess, *, ahead: bool = False) -> None:
+        super().__init__(process)
+        # Started ahead of the document's next turn, in the session that turn asks for (the
+        # stored one, or a new one whose id the agent chose): that turn goes to it.
+        self.ahead = ahead
+
+    def reusable_for(self, request: AgentRequest) -> bool:
+        process = self.process
+        if not (self.ahead and process.turns == 0 and isinstance(process, AheadProcess)):
+            return super().reusable_for(request)
+        return (
+            not process.busy
+            and process.alive()
+            and request.resume == process.asked
+            and not request.fork
+            and request.turn == process.last_turn + 1
+        )
 
     def begin(self, request: AgentRequest) -> AcpTurn:
         # The pool holds its lock here: the handshake and the session open on the turn's thread.
@@ -85,15 +152,30 @@ class WarmAcpStart:
     cwd: Path
     env: dict[str, str]
     name: str
+    request: AgentRequest
 
     def start(self) -> WarmAcp:
         process = AcpProcess(list(self.command), self.cwd, self.env, name=self.name, key=self.key)
         return WarmAcp(process.spawn())
 
     def start_ahead(self) -> WarmAcp | None:
-        # Starting ahead would have to shake hands and load the session before the prompt, on
-        # a thread of its own that the first turn then waits for; not done yet.
-        return None
+        """The agent for the document's next turn, its session opened before the prompt; None
+        for a fork (which session it copies is the turn's to find out)."""
+        request = self.request
+        if request.fork or request.resume_at:
+            return None
+        process = AheadProcess(
+            list(self.command),
+            self.cwd,
+            self.env,
+            name=self.name,
+            key=self.key,
+            asked=request.resume,
+        )
+        # What `reusable_for` asks of the turn to come besides its session: that it is the
+        # exchange right after the last one the session holds.
+        process.last_turn = request.turn - 1
+        return WarmAcp(process.prepare(), ahead=True)
 
 
 def warm(
@@ -104,4 +186,4 @@ def warm(
 ) -> WarmAcpStart:
     env = agent_env(os.environ if environ is None else environ, extra_env)
     key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())))
-    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent)
+    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent, request)
