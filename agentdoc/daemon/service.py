@@ -298,7 +298,10 @@ class Daemon:
             # Repaired: the error the broken version left in the status is over.
             doc.refused = False
             write_status(path, Status(document=path.name, state="idle", updated=now_iso()))
-        self._follow(path)
+        # Indexed for search below unless a turn runs: its end indexes the document as it then
+        # stands, and a long one indexed twice more per prompt cost the daemon a third of a
+        # streamed reply's CPU.
+        self._follow(path, index=False)
         if doc.thread is not None:
             # The running turn itself notices a deleted (or stale-saved) reply block; a prompt
             # saved meanwhile is looked for when the turn ends.
@@ -314,8 +317,11 @@ class Daemon:
             doc.seen, doc.text, previous = digest(data), decode(path, data), None
             text = doc.text
         if self.repairs.owes(path):
+            note_changed(path)
             return  # the open reply cannot be closed yet; nothing is sent below it
         self._consider(path, text, previous, saved=True)
+        if doc.thread is None and not doc.waiting:
+            note_changed(path)  # the search index, off this thread
 
     def _mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""
@@ -386,6 +392,7 @@ class Daemon:
             if not path.exists():
                 self._gone(path, doc)
             elif outcome != "done":
+                note_changed(path)  # the prompt, in the search index
                 # What the turn could not write (its close, its status) is owed until it can be.
                 self.repairs.owe(path, failure)
                 self._mend(path)
@@ -423,8 +430,9 @@ class Daemon:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _follow(self, path: Path) -> None:
-        note_changed(path)  # the search index, off this thread
+    def _follow(self, path: Path, *, index: bool = True) -> None:
+        if index:
+            note_changed(path)  # the search index, off this thread
         # A session document is rewritten in place by most editors, which its folder's mtime
         # does not show; the watcher's safety rescan looks at these files one by one.
         if self._watcher is not None:
