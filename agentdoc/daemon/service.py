@@ -369,7 +369,7 @@ class Daemon:
             # Repaired: the error the broken version left in the status is over.
             doc.refused = False
             write_status(path, Status(document=path.name, state="idle", updated=now_iso()))
-        self._follow(path)
+        self._follow(path, index=False)  # indexed once acted on (see `_act`)
 
     def _act(
         self, path: Path, doc: DocState, snap: Snapshot, known: Known, decision: Decision
@@ -409,6 +409,11 @@ class Daemon:
                 self._submit(path, marker, prompt)  # read again: the merge may have changed it
             case Submit(marker, prompt):
                 self._submit(path, marker, prompt, snap.document)
+        if doc.thread is None and snap.session:
+            # Indexed for search unless a turn now runs: its end indexes the document as it
+            # then stands (a long one indexed on the prompt's save too cost the daemon a third
+            # of a streamed reply's CPU).
+            note_changed(path)
 
     def _hold(self, path: Path, held: Held) -> None:
         """A due prompt the gate keeps back: said once per reason, sent when it allows."""
@@ -533,6 +538,7 @@ class Daemon:
             if not path.exists():
                 self._gone(path, doc)
             elif outcome != "done":
+                note_changed(path)  # the prompt, in the search index
                 # What the turn could not write (its close, its status) is owed until it can be.
                 self.repairs.owe(path, failure)
                 self._mend(path)
@@ -579,8 +585,9 @@ class Daemon:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _follow(self, path: Path) -> None:
-        note_changed(path)  # the search index, off this thread
+    def _follow(self, path: Path, *, index: bool = True) -> None:
+        if index:
+            note_changed(path)  # the search index, off this thread
         # A session document is rewritten in place by most editors, which its folder's mtime
         # does not show; the watcher's safety rescan looks at these files one by one.
         if self._watcher is not None:

@@ -8,7 +8,10 @@ key) and the process is in the session the turn continues, having run the turn b
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +20,12 @@ from typing import Any
 from agentdoc.agents.acp.options import DEFAULT_POLICY
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import policy_env
+from agentdoc.agents.acp.sessions import SessionOpened
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd, WarmHandle, child_env
+from agentdoc.errors import AgentCannotStart
+
+log = logging.getLogger(__name__)
 
 
 def agent_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
@@ -79,20 +86,72 @@ def start(
         raise
 
 
+class AheadProcess(AcpProcess):
+    """An agent started before its document's prompt is known: the handshake and the session
+    the next turn asks for (`asked`: the stored one to continue, None for a new one) happen on
+    a thread of their own, and the first turn waits for that thread instead of doing them."""
+
+    def __init__(self, *args: Any, asked: str | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.asked = asked
+        self.ahead: SessionOpened | None = None  # the session opened, until a turn takes it
+        self.prepared = threading.Event()
+
+    def prepare(self) -> AheadProcess:
+        """Start the program (AgentCannotStart if there is none), then get it ready aside."""
+        self.spawn()
+        threading.Thread(target=self._prepare, name="agentdoc-acp-ahead", daemon=True).start()
+        return self
+
+    def _prepare(self) -> None:
+        try:
+            self.ready()
+            self.ahead = super().open_session(self.asked)
+            log.info("%s: session opened ahead of the prompt (%s)", self.name, self.ahead.how)
+        except AgentCannotStart as exc:  # the turn, if one comes, tries again and says why
+            log.info("%s: not ready ahead of the prompt: %s", self.name, exc)
+        except Exception:  # a thread's error must not vanish
+            log.exception("%s: getting ready ahead of the prompt failed", self.name)
+        finally:
+            self.prepared.set()
+
+    def open_session(
+        self, session_id: str | None, *, fork: bool = False, seeded: bool = False
+    ) -> SessionOpened:
+        # The handshake and a session load are each bounded by their own timeouts.
+        self.prepared.wait(self.handshake_timeout + self.session_timeout)
+        ahead, self.ahead = self.ahead, None
+        if ahead is None or fork or session_id != self.asked:
+            return super().open_session(session_id, fork=fork, seeded=seeded)
+        if seeded and ahead.how == "new":  # the turn sends the conversation so far
+            return dataclasses.replace(ahead, how="seeded")
+        return ahead
+
+
 class WarmAcp(WarmHandle):
     """A warm ACP agent as the daemon's pool sees it."""
 
     process: AcpProcess
 
+    def __init__(self, process: AcpProcess, *, ahead: bool = False) -> None:
+        super().__init__(process)
+        # Started ahead of the document's next turn, in the session that turn asks for (the
+        # stored one, or a new one whose id the agent chose): that turn goes to it.
+        self.ahead = ahead
+
     def reusable_for(self, request: AgentRequest) -> bool:
-        # A model or effort the document changed is set when a session opens.
-        return (
-            super().reusable_for(request)
-            and (
-                request.model,
-                request.effort,
+        process = self.process
+        if not (self.ahead and process.turns == 0 and isinstance(process, AheadProcess)):
+            # A model or effort the document changed is set when a session opens.
+            return super().reusable_for(request) and (
+                (request.model, request.effort) == process.settled
             )
-            == self.process.settled
+        return (
+            not process.busy
+            and process.alive()
+            and request.resume == process.asked
+            and not request.fork
+            and request.turn == process.last_turn + 1
         )
 
     def begin(self, request: AgentRequest) -> AcpTurn:
@@ -107,20 +166,41 @@ class WarmAcpStart:
     cwd: Path
     env: dict[str, str]
     name: str
+    request: AgentRequest
     policy: str | None = None
 
-    def start(self) -> WarmAcp:
+    def _policy(self) -> dict[str, Any]:
+        """The user's permission policy, put to the agent as its mode (or, for an agent
+        without an asking mode, through its environment)."""
         by_env = bool(policy_env(self.command, self.policy or DEFAULT_POLICY))
+        return {"policy": self.policy, "policy_set": by_env}
+
+    def start(self) -> WarmAcp:
         process = AcpProcess(
             list(self.command), self.cwd, self.env, name=self.name, key=self.key,
-            policy=self.policy, policy_set=by_env,
+            **self._policy(),
         )  # fmt: skip
         return WarmAcp(process.spawn())
 
     def start_ahead(self) -> WarmAcp | None:
-        # Starting ahead would have to shake hands and load the session before the prompt, on
-        # a thread of its own that the first turn then waits for; not done yet.
-        return None
+        """The agent for the document's next turn, its session opened before the prompt; None
+        for a fork (which session it copies is the turn's to find out)."""
+        request = self.request
+        if request.fork or request.resume_at:
+            return None
+        process = AheadProcess(
+            list(self.command),
+            self.cwd,
+            self.env,
+            name=self.name,
+            key=self.key,
+            asked=request.resume,
+            **self._policy(),
+        )
+        # What `reusable_for` asks of the turn to come besides its session: that it is the
+        # exchange right after the last one the session holds.
+        process.last_turn = request.turn - 1
+        return WarmAcp(process.prepare(), ahead=True)
 
 
 def warm(
@@ -133,4 +213,4 @@ def warm(
     env = agent_env(os.environ if environ is None else environ, extra_env)
     env.update(policy_env(command, policy or DEFAULT_POLICY))
     key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())), policy)
-    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent, policy)
+    return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent, request, policy)

@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from agentdoc.agents.claude.stream import LineFramer
 
@@ -110,3 +110,21 @@ def pipe_chunks(fd: int) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def paced(chunks: Iterable[bytes], pace: float, burst: int = 4) -> Iterator[bytes]:
+    """The chunks, but once `burst` of them in a row came less than `pace` apart (a reply
+    streaming), the next read waits until `pace` has passed: the lines meanwhile pile up in the
+    pipe and come in one read, one wake-up of the reading thread per batch rather than per line
+    (the wake-up costs more CPU than the line). The first lines after a quiet spell, the start
+    of a reply's text among them, are read at once."""
+    last = float("-inf")
+    quick = 0
+    for chunk in chunks:
+        yield chunk
+        now = time.monotonic()
+        quick = quick + 1 if now - last < pace else 0
+        last = now
+        if quick >= burst:
+            time.sleep(pace)
+            last = time.monotonic()  # what piled up meanwhile is read at once: still streaming

@@ -14,6 +14,7 @@ and exits once the turn in flight (if any) is over, leaving no orphan behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
@@ -26,15 +27,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentdoc.agents.base import Child, ImagePart, StderrTail, read_lines
+from agentdoc.agents.base import Child, ImagePart, StderrTail
 from agentdoc.agents.claude.events import StreamError
+from agentdoc.agents.claude.output import paced, pipe_chunks
 from agentdoc.agents.claude.process import popen_claude
 from agentdoc.agents.claude.prompt import user_message as user_message  # for its tests
-from agentdoc.agents.claude.stream import load_line
+from agentdoc.agents.claude.stream import iter_line_batches, load_line
 
 log = logging.getLogger(__name__)
 
 INTERRUPT_GRACE = 3.0  # seconds for an interrupted turn to print its result
+# While the CLI streams, its stdout is read in batches this far apart (see `paced`); the turn's
+# thread takes its events at the same pace.
+READ_PACE = 0.02
 _EOF = b""
 # A stdout line as the turn gets it: the JSON object it holds, read once by the process's
 # reader (which routes control answers itself), or the bytes of a line that is not one.
@@ -105,7 +110,7 @@ class WarmProcess:
         self.running_cost = 0.0
         self._proc: subprocess.Popen[bytes] | None = None
         self._child: Child | None = None
-        self._lines: queue.Queue[Line] = queue.Queue()
+        self._lines: queue.SimpleQueue[Line] = queue.SimpleQueue()
         self._stderr = StderrTail()
         self._turn: WarmTurn | None = None
         self._acks: dict[str, threading.Event] = {}
@@ -131,8 +136,14 @@ class WarmProcess:
     def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         try:
-            read_lines(self._proc.stdout, self._route)
+            chunks = paced(pipe_chunks(self._proc.stdout.fileno()), READ_PACE)
+            for batch in iter_line_batches(chunks):
+                for line in batch:
+                    if line:
+                        self._route(line)
         finally:
+            with contextlib.suppress(OSError):
+                self._proc.stdout.close()
             self._lines.put(_EOF)
 
     def _route(self, line: bytes) -> None:
