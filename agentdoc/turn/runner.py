@@ -299,7 +299,7 @@ class TurnRunner:
         """Feed the agent's events into the builder, flushing to the document: whether it was
         cancelled, and why agentdoc stopped the agent if it did."""
         interval = self.settings.flush_interval
-        last_flush = last_line = last_check = time.monotonic()
+        last_flush = last_line = last_check = last_look = time.monotonic()
         dirty = False
         while True:
             event = self._next_event(proc, last_line)
@@ -319,11 +319,14 @@ class TurnRunner:
                 if self._answer(builder, now):
                     dirty, last_flush = True, 0.0
             if event is None:
-                if now - last_flush >= IDLE_CHECK and self._approvals.may_flush:
+                if now - max(last_flush, last_look) >= IDLE_CHECK and self._approvals.may_flush:
                     # Nothing new from the CLI, but the user may have deleted the block (a
-                    # cancel) or saved a stale copy over it (put it back) meanwhile.
-                    self._writer.flush(self._body(builder.reply), check=True)
-                    last_flush = now
+                    # cancel) or saved a stale copy over it (put it back) meanwhile. Only a
+                    # look: the batched reads return None between deltas, and new text here
+                    # would be written every IDLE_CHECK, faster than a synced folder's pace.
+                    # Timed apart from the writes, or each look would put the next one off.
+                    self._writer.check()
+                    last_look = now
                 if now - last_line > self.settings.stall_timeout:
                     stalled = Problem(
                         f"no output from {plan.request.agent} for "

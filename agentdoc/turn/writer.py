@@ -175,6 +175,12 @@ class ReplyWriter:
                 self._earlier.append(self._written_body)
             self._written_body = body
 
+    def check(self) -> None:
+        """Look at the file between writes: put back the region as last written if a stale save
+        replaced it (RegionGone if it was deleted). New text waits for the next `flush`, so a
+        look never adds a write to the pace the caller keeps."""
+        self.flush(self._written_body, check=True)
+
     def close(
         self,
         final_body: str,
