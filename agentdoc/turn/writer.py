@@ -12,6 +12,7 @@ conversation above the reply is neither decoded, encoded nor hashed again on eve
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -19,13 +20,31 @@ from pathlib import Path
 from agentdoc import document
 from agentdoc.agents import LEGACY_AGENT
 from agentdoc.document import Spliced
-from agentdoc.errors import AgentdocError
+from agentdoc.errors import AgentdocError, DocumentGone
 from agentdoc.turn import detect
 from agentdoc.turn.reattach import reattach
 
 log = logging.getLogger(__name__)
 
 EARLIER_WRITES = 64
+
+
+# Seconds a document may be missing before the turn takes it as gone: Syncthing moves the old
+# version aside (a conflict copy) before it renames the new one in, and some editors delete
+# and recreate a file on save.
+GONE_GRACE = 2.0
+
+
+def read_present(path: Path) -> bytes:
+    """The document's bytes, a moment's absence waited out (see `GONE_GRACE`)."""
+    deadline = time.monotonic() + GONE_GRACE
+    while True:
+        try:
+            return document.read_bytes(path)
+        except DocumentGone:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
 
 
 class RegionGone(Exception):
@@ -35,7 +54,7 @@ class RegionGone(Exception):
 def load(path: Path, known: document.Document | None = None) -> tuple[str, document.Document]:
     """The document as it is now; `known` (the version the caller already parsed) is reused
     when the file still holds exactly its text."""
-    text = document.decode(path, document.read_bytes(path))
+    text = document.decode(path, read_present(path))
     if known is not None and known.text == text:
         return text, known
     try:
@@ -76,7 +95,7 @@ class ReplyWriter:
         `splice`, if given, is tried first on the bytes as read: the same change, for the case
         it can make without decoding the document (it returns None otherwise).
         """
-        on_disk = document.read_bytes(self.path)
+        on_disk = read_present(self.path)
         spliced = splice(on_disk) if splice is not None else None
         if spliced is None:
             self._merge_and_write(transform, on_disk, on_disk)
