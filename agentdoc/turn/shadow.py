@@ -248,7 +248,7 @@ class Shadow:
         documents = [n for n in names if is_document(folder / n, states)]
         if documents:
             self._update(folder, index, ["--force-remove"], documents)
-        _note_reads(folder, [n for n in names if n not in documents])
+        _note_reads(folder, sorted(set(names) - set(documents)))
 
     def _update(self, folder: Path, index: Path, how: list[str], names: list[str]) -> None:
         stdin = b"".join(os.fsencode(n) + b"\0" for n in names)
