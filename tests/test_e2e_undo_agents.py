@@ -3,8 +3,9 @@ agents on the offline fakes, run by `agentdoc watch` as a person uses them.
 
 The agent writes a file (approved by ticking its box); `agentdoc undo` takes the file, the reply
 and the session's memory of the turn back while the daemon watches; the daemon does not send the
-prompt that is pending again; once the person saves it, it goes to a new session that is told
-the conversation before the undone turn, not the turn itself.
+prompt that is pending again; once the person saves it, it goes to the agent's own copy of the
+session made right after the turn before (`session/fork`, where the agent offers it) or to a new
+session told the conversation before the undone turn, never with the turn itself.
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ def _tick(doc: Path, label: str) -> None:
     doc.write_text(text[: box.start()] + box[0].replace("[ ]", "[x]", 1) + text[box.end() :])
 
 
+def _held(doc: Path) -> str:
+    status = read_status(doc)
+    return status.held or "" if status is not None else ""
+
+
 def _history(body: dict[str, Any]) -> list[tuple[str, str]]:
     """Each message of a model call as (role, its text), in the Messages, Responses or Gemini
     shape; Gemini's "model" role reads "assistant"."""
@@ -138,11 +144,12 @@ def test_undo_takes_back_an_acp_agents_write(name: str, tmp_path: Path) -> None:
             assert parsed.turn_count() == 1
             assert parsed.pending_prompt() == "Please write written.txt."
             assert "Written as asked." not in doc.read_text()
-            wait_for(lambda: "pending again after `agentdoc undo`" in daemon.log(), "the daemon")
-            status = read_status(doc)
-            assert status is not None and "pending again after `agentdoc undo`" in (
-                status.held or ""
+            # Polled in the status: the daemon logs the hold just before it writes it there.
+            wait_for(
+                lambda: "pending again after `agentdoc undo`" in _held(doc),
+                "the daemon to hold the prompt",
             )
+            assert "pending again after `agentdoc undo`" in daemon.log()
             assert len(api.requests) == sent
 
             api.clear()
