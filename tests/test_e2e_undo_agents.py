@@ -3,8 +3,9 @@ agents on the offline fakes, run by `agentdoc watch` as a person uses them.
 
 The agent writes a file (approved by ticking its box); `agentdoc undo` takes the file, the reply
 and the session's memory of the turn back while the daemon watches; the daemon does not send the
-prompt that is pending again; once the person saves it, it goes to a new session that is told
-the conversation before the undone turn, not the turn itself.
+prompt that is pending again; once the person saves it, it goes to the agent's own copy of the
+session made right after the turn before (`session/fork`, where the agent offers it) or to a new
+session told the conversation before the undone turn, never with the turn itself.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import re
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,8 @@ from tests.agents_support import (
     agent_command,
     agent_env,
     fake_api_for,
+    is_claude_side_request,
+    is_codex_title_request,
     is_title_request,
 )
 from tests.conftest import wait_for
@@ -39,7 +43,12 @@ from tests.process_support import (
 pytestmark = pytest.mark.e2e
 
 TIMEOUT = 60.0
-ALLOW = {"gemini": "Allow", "codex": "Yes, proceed", "opencode": "Allow once"}
+ALLOW = {"gemini": "Allow", "codex": "Yes, proceed", "opencode": "Allow once", "claude-acp": "Yes"}
+# The agents that offer `session/fork`: undo continues their own copy of the session made
+# right after each turn; the others get a new session seeded with the transcript.
+FORKS = {"codex", "opencode", "claude-acp"}
+# Each agent's own calls beside a turn (titles, suggestions), not the turn's request.
+_SIDE_CALLS = {"codex": is_codex_title_request, "claude-acp": is_claude_side_request}
 
 
 def _config(path: Path, name: str, env: dict[str, str]) -> Path:
@@ -70,6 +79,33 @@ def _tick(doc: Path, label: str) -> None:
     box = re.search(rf"^> - \[ \] {re.escape(label)}[ \t]*\n", text, re.MULTILINE)
     assert box is not None, text[-1500:]
     doc.write_text(text[: box.start()] + box[0].replace("[ ]", "[x]", 1) + text[box.end() :])
+
+
+def _held(doc: Path) -> str:
+    status = read_status(doc)
+    return status.held or "" if status is not None else ""
+
+
+def _history(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each message of a model call as (role, its text), in the Messages, Responses or Gemini
+    shape; Gemini's "model" role reads "assistant"."""
+    items = body.get("messages") or body.get("input") or body.get("contents") or []
+    said = []
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("role"), str):
+            role = "assistant" if item["role"] == "model" else item["role"]
+            said.append((role, "".join(_texts(item.get("content", item.get("parts"))))))
+    return said
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [text for part in value for text in _texts(part)]
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return [value["text"]]
+    return []
 
 
 @pytest.mark.parametrize("name", AGENTS)
@@ -108,24 +144,37 @@ def test_undo_takes_back_an_acp_agents_write(name: str, tmp_path: Path) -> None:
             assert parsed.turn_count() == 1
             assert parsed.pending_prompt() == "Please write written.txt."
             assert "Written as asked." not in doc.read_text()
-            wait_for(lambda: "pending again after `agentdoc undo`" in daemon.log(), "the daemon")
-            status = read_status(doc)
-            assert status is not None and "pending again after `agentdoc undo`" in (
-                status.held or ""
+            # Polled in the status: the daemon logs the hold just before it writes it there.
+            wait_for(
+                lambda: "pending again after `agentdoc undo`" in _held(doc),
+                "the daemon to hold the prompt",
             )
+            assert "pending again after `agentdoc undo`" in daemon.log()
             assert len(api.requests) == sent
 
             api.clear()
             api.add([{"type": "text", "text": "A fresh start."}])
             doc.write_text(doc.read_text().replace("Please write", "Please do not write"))
             _idle_with(doc, "A fresh start.")
-            last = [r for r in api.requests if not is_title_request(r)][-1]
-            told = " ".join(api.user_texts(last))
-            assert "Say hello." in told and "Hello there." in told
-            # Nothing of the undone turn: not its reply, not its tool call (a warm session
-            # that still held it would send both as earlier messages).
+            last = [r for r in api.requests if not _SIDE_CALLS.get(name, is_title_request)(r)][-1]
             sent_body = json.dumps(last.body)
-            assert "Written as asked." not in sent_body and "the agent's text" not in sent_body
+            # Nothing of the undone turn: not its prompt, its reply or its tool call (a session
+            # that still held it would send them as earlier messages).
+            for undone in ("Please write written.txt.", "Written as asked.", "the agent's text"):
+                assert undone not in sent_body, undone
+            if name in FORKS:
+                # The agent's own copy of the session after turn 1: the earlier exchange is
+                # the request's history (the model's own message), not text in the prompt.
+                assert "session forked" in doc.read_text()
+                history = _history(last.body)
+                users = [text for role, text in history if role == "user"]
+                assert any("Say hello." in text for text in users[:-1]), history
+                assert ("assistant", "Hello there.") in history, history
+                assert "Please do not write written.txt." in users[-1], history
+            else:
+                # A new session, told the conversation before the undone turn in its prompt.
+                told = " ".join(api.user_texts(last))
+                assert "Say hello." in told and "Hello there." in told
             assert not out.exists()
             daemon.send(signal.SIGTERM)
             daemon.wait(30)

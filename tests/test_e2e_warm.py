@@ -160,6 +160,9 @@ def test_least_recently_used_cli_is_closed_beyond_the_limit(tmp_path: Path, fold
     script = [answer("A one."), answer("B one."), answer("A two.")]
     with served(tmp_path, folder, script, warm_sessions=1) as (api, env, _daemon):
         ask(first, "A?", "A one.")
+        # The daemon's start-up started b.md's CLI ahead (it was the most recent document);
+        # A's turn closed it for room, and a CLI still starting takes a moment to exit.
+        wait_for(lambda: len(warm_clis(env)) == 1, what="only A's CLI to stay up")
         [cli_a] = warm_clis(env)
         ask(second, "B?", "B one.")
         wait_for(lambda: not alive(cli_a), what="the least recently used CLI to close")

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from watchdog.events import FileOpenedEvent, FileSystemEvent, FileSystemEventHandler
 
 from agentdoc.config import Settings
 from agentdoc.document import parse as document_parse
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import restoring, shadow, snapshots
 from agentdoc.turn.undoing import undo
+from tests.conftest import wait_for
 
 
 @pytest.fixture
@@ -374,3 +377,42 @@ def test_other_session_documents_are_no_turns_work(tmp_path: Path, work: Path) -
     # Undo puts the notes back and leaves the document's conversation alone.
     plan = take_back(store, work, before, after)
     assert plan.refusals() == [] and set(plan.writes) == {(str(work), "notes.md")}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify reports opens")
+def test_a_session_document_is_not_read_once_it_is_one(tmp_path: Path) -> None:
+    """git reads a file its index holds again when it looks "racily clean" (changed in the tick
+    the index was written); a document recorded before it had agentdoc state must leave the
+    index unread, or a watching daemon takes git's read for a person opening it in an editor."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    doc, marker = folder / "b.md", folder / "marker.txt"
+    doc.write_text("---\nagentdoc: {}\n---\n\n## User\n\n")
+    marker.write_text("read last\n")
+    future = os.stat(doc).st_mtime + 3600  # always racy: newer than any index git writes
+    os.utime(doc, (future, future))
+    store = shadow.Shadow(tmp_path / "shadow")
+    store.snapshot(folder)  # no state beside it yet: an ordinary file, recorded
+    (folder / ".agentdoc").mkdir()
+    (folder / ".agentdoc" / "b.md.status.json").write_text("{}")
+
+    opened: list[str] = []
+
+    class Opens(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            if isinstance(event, FileOpenedEvent):
+                opened.append(os.path.basename(str(event.src_path)))
+
+    from watchdog.observers.inotify import InotifyObserver  # opens are reported by inotify alone
+
+    observer = InotifyObserver()
+    observer.schedule(Opens(), str(folder))
+    observer.start()
+    try:
+        store.snapshot(folder, exclude=[".agentdoc"])
+        marker.read_text()  # inotify reports in order: once this is seen, the snapshot's are
+        wait_for(lambda: "marker.txt" in opened, what="the marker's open")
+    finally:
+        observer.stop()
+        observer.join(10)
+    assert "b.md" not in opened

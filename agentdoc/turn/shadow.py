@@ -33,6 +33,7 @@ GIT_TIMEOUT = 120.0  # seconds for one git command (a first snapshot of a big tr
 GIVE_UP_FOR = 24 * 3600.0  # seconds a folder found too big is not tried again
 ABSENT = "0" * 40
 _DOCUMENT_SUFFIXES = frozenset({".md", ".markdown"})  # what a daemon may watch as a document
+_DOCUMENT_PATHS = tuple(f":(glob,icase)**/*{suffix}" for suffix in sorted(_DOCUMENT_SUFFIXES))
 REPOSITORY = "repository"  # what a snapshot says of a nested git repository it did not enter
 _OVERRIDES = (
     "core.autocrlf=false",
@@ -202,6 +203,7 @@ class Shadow:
     def _snapshot(
         self, folder: Path, index: Path, exclude: Sequence[str], keep_as: str | None
     ) -> Snapshot:
+        self._drop_documents(folder, index)
         listed = self._git(
             [
                 "ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard",
@@ -219,7 +221,7 @@ class Shadow:
             )
         keep, skipped, documents = _sort_out(folder, names)
         if keep:
-            _note_reads(folder, keep)
+            _note_reads(folder, keep, times=2)  # hashed, then checked again as the index is written
             self._update(folder, index, ["--add", "--remove", "--replace"], keep)
         if skipped or documents:  # kept before, not now: their old copies must not stay
             self._update(folder, index, ["--force-remove"], [*skipped, *documents])
@@ -232,6 +234,21 @@ class Shadow:
         if keep and len(list((self.git_dir / "objects" / "pack").glob("*.pack"))) > MAX_PACKS:
             self._git(["repack", "-a", "-d", "-q"])  # all the indexes' blobs have refs by now
         return Snapshot(tree, skipped)
+
+    def _drop_documents(self, folder: Path, index: Path) -> None:
+        """git reads a file its index holds again, as often as it likes, when the file changed
+        in the clock tick the index was written ("racily clean"): a document recorded before
+        it became a session document leaves the index before the listing can read it (and a
+        watching daemon take that for a person opening it). `--cached` alone reads no file."""
+        listed = self._git(
+            ["ls-files", "-z", "--cached", "--", *_DOCUMENT_PATHS], folder=folder, index=index
+        )
+        names = [n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n]
+        states: dict[Path, set[str]] = {}
+        documents = [n for n in names if is_document(folder / n, states)]
+        if documents:
+            self._update(folder, index, ["--force-remove"], documents)
+        _note_reads(folder, sorted(set(names) - set(documents)))
 
     def _update(self, folder: Path, index: Path, how: list[str], names: list[str]) -> None:
         stdin = b"".join(os.fsencode(n) + b"\0" for n in names)
@@ -285,12 +302,14 @@ def _entry(mode: str, blob: str) -> Entry | None:
     return None if blob == ABSENT or mode == "000000" else Entry(mode, blob)
 
 
-def _note_reads(folder: Path, names: Sequence[str]) -> None:
-    """git is about to read these files: a watching daemon must not take its reading of another
-    document for a person opening it in an editor (and start that document's agent ahead)."""
+def _note_reads(folder: Path, names: Sequence[str], times: int = 1) -> None:
+    """git is about to read these files (up to `times` each): a watching daemon must not take
+    its reading of another document for a person opening it in an editor (and close the warm
+    agent just used to start that document's ahead)."""
     for name in names:
         if os.path.splitext(name)[1].lower() in _DOCUMENT_SUFFIXES:
-            note_own_open(folder / name)
+            for _ in range(times):
+                note_own_open(folder / name)
 
 
 def _excluded(paths: Sequence[str]) -> list[str]:
