@@ -15,6 +15,7 @@ from agentdoc.document import parser as document
 from agentdoc.turn.includes import IncludeRefused
 from agentdoc.turn.runner import TurnRunner
 from tests.e2e_support import claude_env, require_claude
+from tests.git_support import git
 from tests.test_includes import PNG
 
 pytestmark = pytest.mark.e2e
@@ -36,9 +37,15 @@ def settings() -> Settings:
 
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
-    """The document's folder, with nested files, a picture, and a secret beside it."""
+    """The document's folder, with nested files, a picture, and a secret beside it.
+
+    The folder is its own git work tree: the work tree enclosing a document may be read, and
+    pytest's temp folder may itself lie inside one (``--basetemp`` in the checkout), which would
+    put the secret within reach whatever the path rule.
+    """
     folder = tmp_path / "work"
     (folder / "src" / "deep").mkdir(parents=True)
+    git(folder, "init", "--quiet")
     (folder / "notes").mkdir()
     (folder / "notes" / "spec.txt").write_text("SPEC-CONTENT\n")
     (folder / "src" / "a.py").write_text("ALPHA = 1\n")
