@@ -19,7 +19,7 @@ from agentdoc.agents import (
 from agentdoc.agents.claude.events import Result
 from agentdoc.agents.claude.stream import iter_lines, parse_line
 from agentdoc.agents.claude.translate import Translator
-from agentdoc.agents.claude.usage import model_name, turn_cost
+from agentdoc.agents.claude.usage import model_name, only_this_turn, turn_cost
 from agentdoc.document.thinking import OMITTED, render_section
 from tests.conftest import TRANSCRIPTS
 
@@ -39,6 +39,63 @@ def test_turn_cost(
     reported: float | None, before: float, own: float | None, remembered: float
 ) -> None:
     assert turn_cost(reported, before) == (own, remembered)
+
+
+def test_a_cost_of_the_turn_alone_adds_to_the_total_before() -> None:
+    assert turn_cost(0.016, 0.017, own_only=True) == (0.016, 0.033)
+    assert turn_cost(0.0, 0.017, own_only=True) == (0.0, 0.017)  # a failed turn
+
+
+@pytest.mark.parametrize(
+    ("turn", "models", "alone"),
+    [
+        (3243, [3243], True),  # the model counted this turn's tokens only
+        (3243, [3243, 120], True),  # a helper model beside it
+        (4457, [8887], False),  # the model's count runs over earlier turns
+        (0, [0], False),  # no figures: no evidence
+        (3243, [], False),  # no modelUsage
+    ],
+)
+def test_only_this_turn(turn: int, models: list[int], alone: bool) -> None:
+    assert only_this_turn(turn, models) is alone
+
+
+def one_shot_result(usage_input: int, model_input: int, cost: float) -> bytes:
+    """A one-shot run's `result` line: the turn's `usage`, the run's `modelUsage` and cost."""
+    return json.dumps(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "session_id": "s",
+            "total_cost_usd": cost,
+            "usage": {"input_tokens": usage_input, "output_tokens": 1},
+            "modelUsage": {
+                "claude-opus-4-8": {"inputTokens": model_input, "outputTokens": 1, "costUSD": cost}
+            },
+        }
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("model_input", "cost", "own", "total"),
+    [
+        # Claude Code 2.1.197: a resumed one-shot run counts its own turn only.
+        (3242, 0.016235, 0.016235, 0.032320),
+        # Claude Code 2.1.330: it counts the session's earlier turns too.
+        (3212 + 3242, 0.03232, 0.016235, 0.03232),
+    ],
+)
+def test_a_resumed_one_shot_turn_costs_its_own_whichever_release(
+    model_input: int, cost: float, own: float, total: float
+) -> None:
+    result = parse_line(one_shot_result(3242, model_input, cost))
+    assert isinstance(result, Result)
+    translator = Translator(cost_before=0.016085)
+    [end] = translator.feed(result)
+    assert isinstance(end, TurnEnd) and end.usage is not None
+    assert end.usage.cost_usd == own
+    assert end.usage.session_cost_usd == translator.reported_total == total
 
 
 @pytest.mark.parametrize(

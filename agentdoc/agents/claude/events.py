@@ -207,6 +207,7 @@ class Result(_Model):
     terminal_reason: str | None = None
     models: list[str] = Field(default_factory=list)
     context_window: int | None = None  # the model's window (``modelUsage[…].contextWindow``)
+    model_tokens: list[int] = Field(default_factory=list)  # each model's tokens in ``modelUsage``
     permission_denials: int = 0
 
 

@@ -357,6 +357,7 @@ def _result(raw: dict[str, Any]) -> Event:
             output_tokens=usage.get("output_tokens") or 0,
             models=list(_obj(raw.get("modelUsage"))),
             context_window=_context_window(_obj(raw.get("modelUsage"))),
+            model_tokens=_model_tokens(_obj(raw.get("modelUsage"))),
             permission_denials=len(denials) if isinstance(denials, list) else 0,
         )
     )
@@ -370,6 +371,16 @@ def _context_window(model_usage: dict[str, Any]) -> int | None:
         if isinstance(entry, dict) and isinstance(window := entry.get("contextWindow"), int)
     ]
     return max(windows, default=None)
+
+
+def _model_tokens(model_usage: dict[str, Any]) -> list[int]:
+    """Each model's tokens (prompt and answer) as ``modelUsage`` counts them."""
+    keys = ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "outputTokens")
+    return [
+        sum(value for key in keys if isinstance(value := entry.get(key), int))
+        for entry in model_usage.values()
+        if isinstance(entry, dict)
+    ]
 
 
 def _input_tokens(usage: dict[str, Any]) -> int:

@@ -56,7 +56,7 @@ from agentdoc.agents.claude.events import (
     ToolUseBlock,
 )
 from agentdoc.agents.claude.failures import classify
-from agentdoc.agents.claude.usage import model_name, turn_cost
+from agentdoc.agents.claude.usage import model_name, only_this_turn, turn_cost
 
 logger = logging.getLogger(__name__)
 
@@ -228,7 +228,10 @@ class Translator:
             stop = "error"
         elif interrupted:
             stop = "cancelled"
-        own, total = turn_cost(event.total_cost_usd, self.cost_before)
+        turn_tokens = event.input_tokens + event.output_tokens
+        own, total = turn_cost(
+            event.total_cost_usd, self.cost_before, only_this_turn(turn_tokens, event.model_tokens)
+        )
         self.reported_total = total
         usage = neutral.Usage(
             input_tokens=event.input_tokens,
