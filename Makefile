@@ -76,15 +76,17 @@ OLDEST_E2E := $(addprefix tests/test_e2e_,turns.py sessions.py thinking.py appro
 	history.py context.py big_output.py daemon.py)
 
 # The oldest release's end-to-end tests run beside the whole suite (both mostly wait on agent
-# processes), in a temp folder of their own; their report follows the suite's.
+# processes), in a temp folder of their own outside the checkout (the include rule lets a
+# prompt read its git work tree); their report follows the suite's.
 test: lint editors $(CLAUDE_DEP) .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
-	@AGENTDOC_CLAUDE=$(OLDEST_CLAUDE) $(BIN)/pytest -q -ra -p no:cacheprovider \
-		--basetemp=$(CURDIR)/.pytest-oldest -m e2e $(OLDEST_E2E) >.oldest-e2e.log 2>&1 & \
+	@tmp=$$(mktemp -d); \
+	AGENTDOC_CLAUDE=$(OLDEST_CLAUDE) $(BIN)/pytest -q -ra -p no:cacheprovider \
+		--basetemp=$$tmp/oldest -m e2e $(OLDEST_E2E) >$$tmp/oldest.log 2>&1 & \
 	oldest=$$!; \
 	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra; suite=$$?; \
 	wait $$oldest; old=$$?; \
-	echo "== end-to-end tests on Claude Code $(OLDEST_CLAUDE_VERSION):"; cat .oldest-e2e.log; \
-	[ $$suite = 0 ] && [ $$old = 0 ]
+	echo "== end-to-end tests on Claude Code $(OLDEST_CLAUDE_VERSION):"; cat $$tmp/oldest.log; \
+	rm -rf $$tmp; [ $$suite = 0 ] && [ $$old = 0 ]
 
 # The tests that drive the real Claude CLI, against the oldest supported release.
 e2e-oldest: install .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
