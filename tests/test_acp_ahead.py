@@ -24,12 +24,12 @@ Started = tuple[WarmAcp, Callable[[str], list[dict[str, Any]]]]
 def ahead(tmp_path: Path) -> Iterator[Callable[..., Started]]:
     made: list[WarmAcp] = []
 
-    def start(script: dict[str, Any], **request: Any) -> Started:
+    def start(script: dict[str, Any], policy: str | None = None, **request: Any) -> Started:
         log = tmp_path / "acp-log.jsonl"
         (tmp_path / "script.json").write_text(json.dumps(script))
         argv = [sys.executable, str(FAKE), str(tmp_path / "script.json"), str(log)]
         plan = AgentRequest(prompt="", cwd=tmp_path, agent="fake", **request)
-        handle = warm(plan, argv, {"PATH": ""}, environ={}).start_ahead()
+        handle = warm(plan, argv, {"PATH": ""}, environ={}, policy=policy).start_ahead()
         assert handle is not None
         made.append(handle)
 
@@ -103,3 +103,32 @@ def test_an_agent_that_fails_ahead_lets_its_turn_say_why(ahead: Callable[..., St
     assert isinstance(process, AheadProcess)
     wait_for(process.prepared.is_set, what="the start ahead to give up")
     assert not handle.alive()  # the pool starts another for the turn
+
+
+# A session whose agent starts it in a mode that would not ask before writing.
+LAX = {
+    "result": {
+        "sessionId": "s-1",
+        "configOptions": [
+            {"id": "mode", "category": "mode", "currentValue": "bypassPermissions",
+             "options": [{"value": "default"}, {"value": "plan"}, {"value": "bypassPermissions"}]},
+        ],
+    }
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("policy", "mode"), [(None, "default"), ("plan", "plan")])
+def test_a_session_opened_ahead_is_put_in_the_users_policy_before_the_prompt(
+    ahead: Callable[..., Started], policy: str | None, mode: str
+) -> None:
+    """Opened before anyone asked, the session still gets the config's permission_mode (the
+    agent's own default asks nothing here) before the first prompt goes out."""
+    handle, received = ahead({"session/new": LAX}, policy=policy, turn=1)
+    opened_ahead(handle)
+    assert not received("session/set_config_option")  # not yet: set when the turn takes it
+    events_of(handle.begin(AgentRequest(prompt="hi", cwd=handle.process.cwd, turn=1)))
+    (setting,) = received("session/set_config_option")
+    assert setting["params"] == {"sessionId": "s-1", "configId": "mode", "value": mode}
+    log = (handle.process.cwd / "acp-log.jsonl").read_text().splitlines()
+    methods = [m.get("method") for m in map(json.loads, log)]
+    assert methods.index("session/set_config_option") < methods.index("session/prompt")

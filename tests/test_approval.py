@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from functools import partial
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -25,7 +27,16 @@ from agentdoc.document.approval import (
     replace_block,
     touches,
 )
-from agentdoc.turn.approvals import SELF_REFUSAL, Approvals, answer_path, option_for
+from agentdoc.turn import Status, write_status
+from agentdoc.turn.approvals import (
+    SELF_REFUSAL,
+    Approvals,
+    answer_path,
+    option_for,
+    request_answer,
+    take_answer,
+)
+from tests.conftest import wait_for
 
 NONCE = "0123456789abcdef"
 WRITE = {"file_path": "/w/notes/out.txt", "content": "hello\n"}
@@ -328,3 +339,35 @@ def test_reusable(proc: _Proc, req: AgentRequest, expected: bool) -> None:
 def test_shape_drops_only_the_session_flags() -> None:
     argv = ["claude", "-p", "--resume=s1", "--fork-session", "--session-id=x", "--model=opus"]
     assert shape(argv) == ("claude", "-p", "--model=opus")
+
+
+def test_an_answer_by_command_is_never_taken_half_written(tmp_path: Path) -> None:
+    """`agentdoc deny` writes while the turn polls and takes (deletes) what it finds: a file
+    caught between its creation and its content would lose the answer and leave the turn
+    waiting."""
+    doc = tmp_path / "chat.md"
+    doc.write_text("## User\n\nhi\n")
+    write_status(doc, Status(document=doc.name, state="waiting", updated=""))
+    taken: list[Answer] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            found = take_answer(doc)
+            if found is not None:
+                taken.append(found)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        for n in range(300):
+            request_answer(doc, "deny", f"no {n}")
+            wait_for(partial(_more_than, taken, n), what=f"answer {n} taken", timeout=10)
+    finally:
+        done.set()
+        poller.join()
+    assert [a.message for a in taken] == [f"no {n}" for n in range(300)]
+
+
+def _more_than(taken: list[Answer], n: int) -> bool:
+    return len(taken) > n

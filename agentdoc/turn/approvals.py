@@ -28,6 +28,7 @@ from agentdoc.document import (
     Answer,
     Behavior,
     WriteLedger,
+    atomic_write,
     find_block,
     protected_files,
     read_answer,
@@ -70,7 +71,10 @@ def request_answer(document: Path, behavior: Behavior, message: str = "") -> Non
         raise AgentdocError(f"{document.name}: no tool permission request is waiting there")
     path = answer_path(document)
     make_state_dir(path.parent)
-    path.write_text(AnswerFile(behavior=behavior, message=message).model_dump_json())
+    # Whole or not at all: the turn polls for this file and takes (deletes) what it finds, so
+    # an empty file caught between a plain write's create and its write would lose the answer.
+    answer = AnswerFile(behavior=behavior, message=message).model_dump_json()
+    atomic_write(path, answer.encode("utf-8"))
 
 
 def take_answer(document: Path) -> Answer | None:
