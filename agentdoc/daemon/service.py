@@ -409,10 +409,11 @@ class Daemon:
                 self._submit(path, marker, prompt)  # read again: the merge may have changed it
             case Submit(marker, prompt):
                 self._submit(path, marker, prompt, snap.document)
-        if doc.thread is None and snap.session:
+        if doc.thread is None and snap.session and snap.digest != doc.indexed:
             # Indexed for search unless a turn now runs: its end indexes the document as it
             # then stands (a long one indexed on the prompt's save too cost the daemon a third
-            # of a streamed reply's CPU).
+            # of a streamed reply's CPU), and a version only once.
+            doc.indexed = snap.digest
             note_changed(path)
 
     def _hold(self, path: Path, held: Held) -> None:
@@ -556,6 +557,7 @@ class Daemon:
                 # right after the reply would look like several turns arriving at once.
                 # Seen, too: a save of the copy we last handled is then a change again.
                 doc.seen, doc.text = digest(data), data.decode("utf-8", "replace")
+                doc.indexed = doc.seen
                 note_changed(path)  # the reply, in the search index
                 # Whatever the user saved while the reply streamed was merged into our final
                 # write, so its watch event may now read as our own content: look at the file

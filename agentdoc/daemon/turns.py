@@ -40,6 +40,7 @@ class DocState:
     waiting: bool = False  # submitted, waiting for a free slot
     prompt: str | None = None  # the prompt of the turn last submitted
     refused: bool = False  # its frontmatter could not be read: the status says why
+    indexed: str | None = None  # digest of the version last handed to the search index
 
 
 def run_turn(
