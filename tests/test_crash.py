@@ -209,7 +209,9 @@ def test_sigkill_at_random_points_never_breaks_the_document_or_resends(
     report(trials, temp_files(folder)[0])
     for trial in trials:
         calls = prompt_calls(fake, trial.k)
-        expected = {BEFORE_FIRST_WRITE: {0}, OPENED_EMPTY: {0, 1}}.get(trial.point, {1})
+        # Killed before its first write, the turn may already have handed the prompt to the
+        # agent it started: sent once then, never again (the restarted daemon does not resend).
+        expected = {BEFORE_FIRST_WRITE: {0, 1}, OPENED_EMPTY: {0, 1}}.get(trial.point, {1})
         assert calls in expected, f"trial {trial}: prompt sent {calls} times"
 
 

@@ -23,6 +23,7 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
 from agentdoc.document import parser as document
+from agentdoc.turn import read_status
 from tests.agents_support import AGENTS, WRITE_TOOLS, agent_command, agent_env, fake_api_for
 from tests.conftest import wait_for
 from tests.e2e_support import REPO_ROOT
@@ -248,6 +249,12 @@ def test_undo_continues_the_copy_of_the_turn_before(served: Served) -> None:
     turn("Undo me please?", "Undone answer.")
     undone = run_cli(["undo", str(branch)], served.env)
     assert undone.returncode == 0, undone.stderr
+    # As a person would: edit once the daemon has taken the undo in (its status says so).
+    wait_for(
+        lambda: "pending again after `agentdoc undo`" in _held(branch),
+        what="the daemon to hold the prompt undo left",
+        timeout=TIMEOUT,
+    )
     served.script([{"type": "text", "text": "After the undo."}])
     branch.write_text(branch.read_text().replace("Undo me please?", "Instead, this?"))
     wait_for(
@@ -261,6 +268,11 @@ def test_undo_continues_the_copy_of_the_turn_before(served: Served) -> None:
     kept = [t for t in texts if "Kept question?" in t]
     assert kept and "Instead, this?" not in kept[0], texts  # its own message, not a transcript
     branch.unlink()
+
+
+def _held(doc: Path) -> str:
+    status = read_status(doc)
+    return status.held or "" if status is not None else ""
 
 
 def _tick(served: Served, label: str, below: str = "") -> None:
