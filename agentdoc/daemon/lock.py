@@ -102,12 +102,10 @@ class TreeLock:
         except OSError as exc:
             self.release()
             raise AgentdocError(f"cannot create {lock_file}: {exc.strerror or exc}") from exc
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
+        if not _flock_soon(f):
             f.close()
             self.release()
-            raise AgentdocError(f"another agentdoc watch already watches {folder}") from exc
+            raise AgentdocError(f"another agentdoc watch already watches {folder}")
         f.seek(0)
         f.truncate()
         f.write(json.dumps({"pid": os.getpid(), "roots": [str(x) for x in self.folders]}))
@@ -120,6 +118,23 @@ class TreeLock:
                 fcntl.flock(f, fcntl.LOCK_UN)
             f.close()
         self._files.clear()
+
+
+# A daemon restarted right after a crash may find the lock still held for a moment (an agent
+# it started is still being stopped): wait this long before saying another daemon holds it.
+LOCK_GRACE = 3.0
+
+
+def _flock_soon(f: IO[str]) -> bool:
+    deadline = time.monotonic() + LOCK_GRACE
+    while True:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
 
 def stop_daemon(path: Path, wait: float) -> int:
