@@ -84,13 +84,19 @@ class TreeLock:
 
     def acquire(self) -> None:
         for folder in self.folders:
-            other = find_daemon(folder) or next(_held_below(folder), None)
+            other = _other_daemon(folder)
             if other is not None:
                 self.release()
+                where = other.lock_file.parent.parent
+                if not _alive(other.pid):
+                    raise AgentdocError(
+                        f"the agentdoc watch (pid {other.pid}) on {where} has ended, but a "
+                        f"process it started still holds {other.lock_file}; stop that process "
+                        "and try again"
+                    )
                 raise AgentdocError(
                     f"another agentdoc watch (pid {other.pid}) already watches "
-                    f"{', '.join(other.roots) or other.lock_file.parent.parent}; "
-                    f"stop it with `agentdoc stop {other.lock_file.parent.parent}`"
+                    f"{', '.join(other.roots) or where}; stop it with `agentdoc stop {where}`"
                 )
             self._take(folder)
 
@@ -120,9 +126,31 @@ class TreeLock:
         self._files.clear()
 
 
-# A daemon restarted right after a crash may find the lock still held for a moment (an agent
-# it started is still being stopped): wait this long before saying another daemon holds it.
+# A daemon restarted right after a crash may find the lock still held for a moment: a child
+# the dead daemon was forking when it was killed keeps the lock's file open until it too has
+# died. Wait this long for such a lock before refusing to start.
 LOCK_GRACE = 3.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
+
+
+def _other_daemon(folder: Path) -> Holder | None:
+    """The daemon already watching `folder` (above or below it); a holder whose named daemon
+    has died is given `LOCK_GRACE` to let go."""
+    deadline = time.monotonic() + LOCK_GRACE
+    while True:
+        other = find_daemon(folder) or next(_held_below(folder), None)
+        if other is None or _alive(other.pid) or time.monotonic() >= deadline:
+            return other
+        time.sleep(0.05)
 
 
 def _flock_soon(f: IO[str]) -> bool:
