@@ -84,20 +84,6 @@ class TreeLock:
 
     def acquire(self) -> None:
         for folder in self.folders:
-            other = _other_daemon(folder)
-            if other is not None:
-                self.release()
-                where = other.lock_file.parent.parent
-                if not _alive(other.pid):
-                    raise AgentdocError(
-                        f"the agentdoc watch (pid {other.pid}) on {where} has ended, but a "
-                        f"process it started still holds {other.lock_file}; stop that process "
-                        "and try again"
-                    )
-                raise AgentdocError(
-                    f"another agentdoc watch (pid {other.pid}) already watches "
-                    f"{', '.join(other.roots) or where}; stop it with `agentdoc stop {where}`"
-                )
             self._take(folder)
 
     def _take(self, folder: Path) -> None:
@@ -108,10 +94,18 @@ class TreeLock:
         except OSError as exc:
             self.release()
             raise AgentdocError(f"cannot create {lock_file}: {exc.strerror or exc}") from exc
-        if not _flock_soon(f):
-            f.close()
-            self.release()
-            raise AgentdocError(f"another agentdoc watch already watches {folder}")
+        # One wait for both ways a dead daemon's lock can linger (see `LOCK_GRACE`); a live
+        # daemon above, at or below this folder is refused at once.
+        deadline = time.monotonic() + LOCK_GRACE
+        while True:
+            other = find_daemon(folder) or next(_held_below(folder), None)
+            if other is None and _flocked(f):
+                break
+            if (other is not None and _alive(other.pid)) or time.monotonic() >= deadline:
+                f.close()
+                self.release()
+                raise _refusal(other, folder)
+            time.sleep(0.05)
         f.seek(0)
         f.truncate()
         f.write(json.dumps({"pid": os.getpid(), "roots": [str(x) for x in self.folders]}))
@@ -142,27 +136,27 @@ def _alive(pid: int) -> bool:
     return pid > 0
 
 
-def _other_daemon(folder: Path) -> Holder | None:
-    """The daemon already watching `folder` (above or below it); a holder whose named daemon
-    has died is given `LOCK_GRACE` to let go."""
-    deadline = time.monotonic() + LOCK_GRACE
-    while True:
-        other = find_daemon(folder) or next(_held_below(folder), None)
-        if other is None or _alive(other.pid) or time.monotonic() >= deadline:
-            return other
-        time.sleep(0.05)
+def _flocked(f: IO[str]) -> bool:
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
-def _flock_soon(f: IO[str]) -> bool:
-    deadline = time.monotonic() + LOCK_GRACE
-    while True:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.05)
+def _refusal(other: Holder | None, folder: Path) -> AgentdocError:
+    if other is None:  # taken between our look and our flock
+        return AgentdocError(f"another agentdoc watch already watches {folder}")
+    where = other.lock_file.parent.parent
+    if not _alive(other.pid):
+        return AgentdocError(
+            f"the agentdoc watch (pid {other.pid}) on {where} has ended, but a process it "
+            f"started still holds {other.lock_file}; stop that process and try again"
+        )
+    return AgentdocError(
+        f"another agentdoc watch (pid {other.pid}) already watches "
+        f"{', '.join(other.roots) or where}; stop it with `agentdoc stop {where}`"
+    )
 
 
 def stop_daemon(path: Path, wait: float) -> int:
