@@ -302,6 +302,8 @@ def _agent(
             fix=f"run `{' '.join(agent.command)}` yourself and log in, or set its key in "
             f"[agents.{agent.name}.env]",
         )
+    if offer is None:
+        return Check(name=name, outcome="ok", detail=found)
     found += f"; sessions take {offer.describe()}"
     if offer.policy_note:
         # Not silently trusted: the person learns the agent may act without asking.

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentdoc.agents.acp.options import Setup, Wanted, setup
+from agentdoc.agents.acp.options import Setup, Wanted, offered, setup
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.rpc import Connection, RequestId
 from agentdoc.agents.acp.schema import (
@@ -51,7 +51,7 @@ from agentdoc.agents.acp.sessions import (
 )
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import neutralise_command, neutralise_mentions
+from agentdoc.agents.base import Offer, neutralise_command, neutralise_mentions, remember
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,7 @@ class AcpProcess:
         policy_set: bool = False,
     ) -> None:
         self.name = name
+        self.command = tuple(argv)
         # The user's permission_mode (from the config only), put to the agent as its mode;
         # `policy_set`: its environment already carries it (quirks.POLICY_ENV).
         self.policy = policy
@@ -265,6 +266,8 @@ class AcpProcess:
         (AgentCannotStart if the agent refuses, or does not offer the model or effort)."""
         if opened.result is None:
             return Setup()  # continued in this process: set when it opened
+        # What it offers, for `agentdoc status` (which never starts an agent).
+        remember(self.name, self.command, Offer(offered(opened.result)))
         wanted = Wanted(self.policy, model, effort, self.policy_set)
         plan = setup(self.name, opened.result, wanted)
         for call in plan.calls:
