@@ -38,6 +38,10 @@ def inspect(
         )  # fmt: skip
         try:
             opened = process.start().open_session(None)
+            if process.logged_out:
+                # The agent opens sessions without a login and says so aside (its first
+                # prompt would fail): not ready, whatever the session looks like.
+                raise process.not_logged_in(process.logged_out)
             if process.can_close:
                 # The session ends with the process anyway where the agent refuses.
                 with contextlib.suppress(Refused):

@@ -34,11 +34,13 @@ from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.rpc import Connection, RequestId
 from agentdoc.agents.acp.schema import (
     AUTH_REQUIRED,
+    AUTH_STATUS,
     METHOD_NOT_FOUND,
     PROTOCOL_VERSION,
     InitializeResult,
     SessionResult,
     client_capabilities,
+    logged_out,
     text_block,
 )
 from agentdoc.agents.acp.sessions import (
@@ -52,7 +54,7 @@ from agentdoc.agents.acp.sessions import (
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import Offer, neutralise_command, neutralise_mentions, remember
-from agentdoc.errors import AgentCannotStart
+from agentdoc.errors import AgentCannotStart, NotLoggedIn
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,8 @@ class AcpProcess:
         # for it, so it opens the next prompt in the session.
         self._reasons: list[str] = []
         self.last_used = time.monotonic()
+        # The agent's words for having no login, when it said so (see schema.AUTH_STATUS).
+        self.logged_out: str | None = None
         self._turn: AcpTurn | None = None
         self._lock = threading.Lock()
         self._ready_lock = threading.Lock()
@@ -156,19 +160,22 @@ class AcpProcess:
             raise AgentCannotStart(f"{pending.closed}\n(during {method})")
         if pending.error is not None:
             if pending.error.code == AUTH_REQUIRED:
-                raise self._cannot(self._login_hint(pending.error.describe()))
+                raise self.not_logged_in(pending.error.describe())
             raise Refused(method, pending.error.describe())
         return pending.result
 
     def _cannot(self, what: str) -> AgentCannotStart:
         return AgentCannotStart(f"{self.name} {what}")
 
-    def _login_hint(self, message: str) -> str:
-        methods = [m.name or m.id for m in self.info.auth_methods] if self.info else []
+    def not_logged_in(self, message: str) -> NotLoggedIn:
+        """The error for an agent that says it has no login, with the ways it offers."""
+        methods = tuple(m.name or m.id for m in self.info.auth_methods) if self.info else ()
         ways = f" (it offers: {', '.join(methods)})" if methods else ""
-        return (
-            f"needs you to log in ({message}): run `{self.name}` in a terminal once and log "
-            f"in{ways}, or set its API key in the agent's `env` in your agentdoc config"
+        return NotLoggedIn(
+            f"{self.name} needs you to log in ({message}): run `{self.name}` in a terminal once "
+            f"and log in{ways}, or set its API key in the agent's `env` in your agentdoc config",
+            message,
+            methods,
         )
 
     # -- properties the daemon's pool uses ---------------------------------------------------
@@ -419,6 +426,8 @@ class AcpProcess:
     # -- what the agent sends unasked -------------------------------------------------------
 
     def _on_update(self, method: str, params: dict[str, Any]) -> None:
+        if method == AUTH_STATUS:
+            self.logged_out = logged_out(params)
         if method != "session/update":
             return  # notifications we do not know are ignored (the protocol allows more)
         current = self._turn
