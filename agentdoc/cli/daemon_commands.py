@@ -12,6 +12,7 @@ from agentdoc.errors import require_existing
 
 if TYPE_CHECKING:
     from agentdoc.agents import SessionOptions
+    from agentdoc.turn import Spent
 
 
 @cli.command()
@@ -69,10 +70,12 @@ def status_command(path: Path | None, as_json: bool) -> None:
         for folder, s in statuses
     ]
     own = options_of(target, settings) if target.is_file() else None
+    spent = _spent(target) if target.is_file() else None
     holder = find_daemon(target)
     copies = kept_copies(target)  # sync tools' conflict copies merged into documents
     if as_json:
-        import json  # only for --json: quick commands import only what they use
+        import dataclasses  # only for --json: quick commands import only what they use
+        import json
 
         report = {
             "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
@@ -81,6 +84,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
         }
         if own is not None:
             report["agent"] = _as_json(own)
+        if spent is not None:
+            report["spent"] = dataclasses.asdict(spent)
         click.echo(json.dumps(report, indent=2))
         return
     click.echo(
@@ -95,9 +100,18 @@ def status_command(path: Path | None, as_json: bool) -> None:
         click.echo(f"{shown_name(target.name)}: idle (no turn has run in it yet)")
     if own is not None:
         click.echo("\n".join(own.lines()) if not isinstance(own, str) else f"  agent: {own}")
+    if spent is not None and spent.turns:
+        click.echo(f"  {spent.describe()}")
 
     for copy in copies:
         click.echo(f"merged conflict copy, kept: {copy}")
+
+
+def _spent(path: Path) -> Spent:
+    """What the document's turns cost, the undone ones included (their money was spent)."""
+    from agentdoc.turn import spent
+
+    return spent(path)
 
 
 def _as_json(options: SessionOptions | str) -> dict[str, object]:
