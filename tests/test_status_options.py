@@ -100,3 +100,15 @@ def test_a_document_naming_an_unknown_agent_says_so(tmp_path: Path) -> None:
     doc = document(tmp_path / "a.md", "  agent: nobody\n")
     output = status(str(doc))
     assert "  agent: agent 'nobody' is not an agent's name; known agents:" in output
+
+
+def test_a_broken_config_still_lets_status_tell_the_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("permission_mode = [\n")
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(config))
+    doc = document(tmp_path / "a.md", "  agent: mine\n")
+    output = status(str(doc))
+    assert "a.md: idle (no turn has run in it yet)" in output
+    assert f"  agent: cannot read config file {config}" in output

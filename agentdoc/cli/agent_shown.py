@@ -10,7 +10,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentdoc.config import Settings
+from agentdoc.config import Settings, load_settings
 from agentdoc.errors import AgentdocError
 
 if TYPE_CHECKING:
@@ -19,9 +19,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def options_of(path: Path, settings: Settings) -> SessionOptions | str:
-    """The document's agent options, or why they cannot be told (a document agentdoc cannot
-    read, an agent nobody configured, a preset that is gone)."""
+def user_settings() -> Settings | str:
+    """The user's config, or what is wrong with it (status still tells the documents' state)."""
+    try:
+        return load_settings()
+    except AgentdocError as exc:
+        return str(exc)
+
+
+def options_of(path: Path, settings: Settings | str) -> SessionOptions | str:
+    """The document's agent options, or why they cannot be told (a broken config, a document
+    agentdoc cannot read, an agent nobody configured, a preset that is gone)."""
+    if isinstance(settings, str):
+        return settings
     # Only when there is a document to tell of: a bare `status` stays quick.
     from agentdoc.agents import resolve_agent, session_options
     from agentdoc.document import DocumentError, FrontmatterError, parse, read_text

@@ -49,8 +49,7 @@ def watch(
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming, waiting or error."""
-    from agentdoc.cli.agent_shown import options_of
-    from agentdoc.config import load_settings
+    from agentdoc.cli.agent_shown import options_of, user_settings
     from agentdoc.daemon import find_daemon, kept_copies
     from agentdoc.document import shown_name
     from agentdoc.turn import as_found, folder_statuses, read_status
@@ -64,7 +63,7 @@ def status_command(path: Path | None, as_json: bool) -> None:
         statuses = [(target.parent, as_found(found))] if found else []
     else:
         statuses = [(folder, as_found(s)) for folder, s in folder_statuses(target)]
-    settings = load_settings()
+    settings = user_settings()
     rows = [
         (s, options_of(target if target.is_file() else folder / s.document, settings))
         for folder, s in statuses
