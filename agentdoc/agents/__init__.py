@@ -8,7 +8,8 @@ protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's st
 ``acp`` the Agent Client Protocol every other agent speaks. ``registry`` says which agents a
 document may name and keeps the table of protocols (a spec's ``agent`` is its protocol's
 `Agent`), ``launch`` starts one with its protocol, ``history`` marks, branches and rewinds
-turns through the agent's `Agent`, and
+turns through the agent's `Agent`, ``options`` tells what a document's agent is set to (for
+``status``, never starting it), and
 ``acp.probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
