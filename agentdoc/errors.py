@@ -27,6 +27,15 @@ class AgentNotFound(AgentCannotStart):
     """The agent's program is not installed where agentdoc looks, or cannot be run."""
 
 
+class NotLoggedIn(AgentCannotStart):
+    """The agent says it has no credentials to call its model with."""
+
+    def __init__(self, message: str, said: str, methods: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.said = said  # the agent's own words
+        self.methods = methods  # the ways to log in the agent offers (may be none)
+
+
 class PromptRefused(AgentdocError):
     """What the prompt carries cannot be sent (a file outside the allowed folders, a picture
     for an agent that takes none); nothing was sent, and the prompt stays pending."""

@@ -213,8 +213,9 @@ def test_each_configured_agent_is_listed_found_and_shaken_hands_with(
         (
             "nologin",
             "✗",
-            "cannot open a session: mine needs you to log in (Authentication required)",
+            "; not logged in (Authentication required) (it offers: Log in with your browser)",
         ),
+        ("authstatus", "✗", "(load, resume, images); not logged in"),
         ("nomodes", "!", "mine offers no modes, so agentdoc cannot make it follow permission_mode"),
     ],
 )

@@ -1,7 +1,9 @@
 """A tiny ACP agent for `doctor`'s handshake: answers `initialize` the way argv[1] says.
 
 ok (default): protocol 1 with a name, version and capabilities, and a session with an asking
-mode and two models; nologin: a session needs a login; nomodes: a session with no modes;
+mode and two models; nologin: a session needs a login (offered as a method); authstatus: a
+session opens, but a notification first says there is no login (as claude-agent-acp does);
+nomodes: a session with no modes;
 v2: protocol version 2;
 error: a JSON-RPC error (as an agent that wants a login might); garbage: a line that is not
 JSON, then exit; crash: a message on stderr, exit 3; silent: never answer.
@@ -38,6 +40,10 @@ def answer(
     mode: str, request_id: object, method: object = "initialize"
 ) -> dict[str, object] | None:
     if method == "session/new":
+        if mode == "authstatus":
+            status = {"authStatus": {"kind": "none", "label": "Not logged in"}}
+            notice = {"jsonrpc": "2.0", "method": "_auth/status_update", "params": status}
+            print(json.dumps(notice), flush=True)
         if mode == "nologin":
             return {
                 "id": request_id,
@@ -54,6 +60,9 @@ def answer(
         return {"id": request_id, "error": {"code": -32000, "message": "Authentication required"}}
     if mode == "silent":
         return None
+    if mode == "nologin":
+        login = {"id": "browser", "name": "Log in with your browser"}
+        return {"id": request_id, "result": {**OK, "authMethods": [login]}}
     return {"id": request_id, "result": OK}
 
 

@@ -8,14 +8,15 @@ protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's st
 ``acp`` the Agent Client Protocol every other agent speaks. ``registry`` says which agents a
 document may name and keeps the table of protocols (a spec's ``agent`` is its protocol's
 `Agent`), ``launch`` starts one with its protocol, ``history`` marks, branches and rewinds
-turns through the agent's `Agent`, and
+turns through the agent's `Agent`, ``options`` tells what a document's agent is set to (for
+``status``, never starting it), and
 ``acp.probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
 from collections.abc import Mapping
 
-from agentdoc.agents.acp import AgentInfo, Offer, find_program, handshake, inspect_acp
+from agentdoc.agents.acp import AgentInfo, find_program, handshake
 from agentdoc.agents.base import (
     END,
     STALLED,
@@ -37,6 +38,7 @@ from agentdoc.agents.base import (
     MessageStart,
     MessageStop,
     Notice,
+    Offer,
     OptionKind,
     PermissionAsked,
     PermissionOption,
@@ -60,6 +62,7 @@ from agentdoc.agents.base import (
 )
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import prepare_warm, start_turn
+from agentdoc.agents.options import SessionOptions, session_options
 from agentdoc.agents.registry import (
     LEGACY_AGENT,
     AgentSpec,
@@ -103,6 +106,7 @@ __all__ = [
     "ReplyBuilder",
     "Retract",
     "Retrying",
+    "SessionOptions",
     "SessionStarted",
     "StopReason",
     "TextPart",
@@ -127,6 +131,7 @@ __all__ = [
     "prepare_warm",
     "resolve_agent",
     "restore_files",
+    "session_options",
     "start_turn",
     "unrestorable",
 ]
@@ -134,6 +139,10 @@ __all__ = [
 
 def inspect_agent(
     spec: AgentSpec, environ: Mapping[str, str], policy: str | None, timeout: float
-) -> Offer:
-    """What an ACP agent's sessions can be set to, and whether it can open one (its login)."""
-    return inspect_acp(spec.name, spec.command, spec.env, environ, policy, timeout)
+) -> Offer | None:
+    """What the agent's sessions can be set to, and whether it can open one (its login);
+    None for an agent with nothing to learn by opening a session."""
+    inspector = spec.agent.inspect
+    if inspector is None:
+        return None
+    return inspector(spec.name, spec.command, spec.env, environ, policy, timeout)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from agentdoc.cli.group import PATHS, cli, complete_documents
 from agentdoc.errors import require_existing
+
+if TYPE_CHECKING:
+    from agentdoc.agents import SessionOptions
+    from agentdoc.turn import Spent
 
 
 @cli.command()
@@ -44,9 +49,10 @@ def watch(
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming, waiting or error."""
+    from agentdoc.cli.agent_shown import options_of, user_settings
     from agentdoc.daemon import find_daemon, kept_copies
     from agentdoc.document import shown_name
-    from agentdoc.turn import all_statuses, as_found, read_status
+    from agentdoc.turn import as_found, folder_statuses, read_status
 
     target = path or Path.cwd()
     require_existing(target)
@@ -54,37 +60,61 @@ def status_command(path: Path | None, as_json: bool) -> None:
         found = read_status(target)
         if found is None:
             _check_session(target)
-        statuses = [as_found(found)] if found else []
+        statuses = [(target.parent, as_found(found))] if found else []
     else:
-        statuses = [as_found(s) for s in all_statuses(target)]
+        statuses = [(folder, as_found(s)) for folder, s in folder_statuses(target)]
+    settings = user_settings()
+    rows = [
+        (s, options_of(target if target.is_file() else folder / s.document, settings))
+        for folder, s in statuses
+    ]
+    own = options_of(target, settings) if target.is_file() else None
+    spent = _spent(target) if target.is_file() else None
     holder = find_daemon(target)
     copies = kept_copies(target)  # sync tools' conflict copies merged into documents
     if as_json:
-        import json  # only for --json: quick commands import only what they use
+        import dataclasses  # only for --json: quick commands import only what they use
+        import json
 
-        click.echo(
-            json.dumps(
-                {
-                    "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
-                    "documents": [s.model_dump() for s in statuses],
-                    "merged_copies": [str(p) for p in copies],
-                },
-                indent=2,
-            )
-        )
+        report = {
+            "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
+            "documents": [s.model_dump() | {"agent": _as_json(o)} for s, o in rows],
+            "merged_copies": [str(p) for p in copies],
+        }
+        if own is not None:
+            report["agent"] = _as_json(own)
+        if spent is not None:
+            report["spent"] = dataclasses.asdict(spent)
+        click.echo(json.dumps(report, indent=2))
         return
     click.echo(
         f"daemon: pid {holder.pid}, watching {', '.join(holder.roots)}"
         if holder
         else "daemon: not running"
     )
-    for s in statuses:
-        click.echo(s.describe())
+    for s, shown in rows:
+        brief = "" if own is not None or isinstance(shown, str) else f" — agent {shown.brief()}"
+        click.echo(s.describe() + brief)
     if target.is_file() and not statuses:
         click.echo(f"{shown_name(target.name)}: idle (no turn has run in it yet)")
+    if own is not None:
+        click.echo("\n".join(own.lines()) if not isinstance(own, str) else f"  agent: {own}")
+    if spent is not None and spent.turns:
+        click.echo(f"  {spent.describe()}")
 
     for copy in copies:
         click.echo(f"merged conflict copy, kept: {copy}")
+
+
+def _spent(path: Path) -> Spent:
+    """What the document's turns cost, the undone ones included (their money was spent)."""
+    from agentdoc.turn import spent
+
+    return spent(path)
+
+
+def _as_json(options: SessionOptions | str) -> dict[str, object]:
+    return {"error": options} if isinstance(options, str) else options.as_json()
 
 
 def _check_session(path: Path) -> None:

@@ -29,7 +29,7 @@ from agentdoc.agents import (
     package_of,
 )
 from agentdoc.config import Settings, config_path, load_settings
-from agentdoc.errors import AgentdocError
+from agentdoc.errors import AgentdocError, NotLoggedIn
 
 # The Claude Code releases agentdoc is tested with: the suite runs against the pinned 2.1.197,
 # and the end-to-end tests against 2.1.332 (the README lists the differences found there;
@@ -293,6 +293,16 @@ def _agent(
     found = f"{program}: {info.describe()}"
     try:
         offer = inspect_agent(agent, env, policy, timeout)
+    except NotLoggedIn as exc:
+        said = "" if exc.said.casefold() == "not logged in" else f" ({exc.said})"
+        ways = f" (it offers: {', '.join(exc.methods)})" if exc.methods else ""
+        return Check(
+            name=name,
+            outcome="fail" if default else "warn",
+            detail=f"{found}; not logged in{said}{ways}",
+            fix=f"run `{' '.join(agent.command)}` yourself and log in, or set its API key in "
+            f"[agents.{agent.name}.env]",
+        )
     except AgentdocError as exc:
         # The handshake needs no account; a session does: this is where a login shows.
         return Check(
@@ -302,6 +312,8 @@ def _agent(
             fix=f"run `{' '.join(agent.command)}` yourself and log in, or set its key in "
             f"[agents.{agent.name}.env]",
         )
+    if offer is None:
+        return Check(name=name, outcome="ok", detail=found)
     found += f"; sessions take {offer.describe()}"
     if offer.policy_note:
         # Not silently trusted: the person learns the agent may act without asking.

@@ -19,8 +19,11 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.gitsync import integrate as integrate
     from agentdoc.turn.gitsync import sync_on as sync_on
     from agentdoc.turn.gitsync import toplevel as toplevel
+    from agentdoc.turn.marks import Spent as Spent
+    from agentdoc.turn.marks import spent as spent
     from agentdoc.turn.outcome import Progress as Progress
     from agentdoc.turn.outcome import TurnOutcome as TurnOutcome
+    from agentdoc.turn.presets import apply_preset as apply_preset
     from agentdoc.turn.presets import list_presets as list_presets
     from agentdoc.turn.presets import load_preset as load_preset
     from agentdoc.turn.presets import presets_dir as presets_dir
@@ -34,6 +37,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import all_statuses as all_statuses
     from agentdoc.turn.status import as_found as as_found
     from agentdoc.turn.status import clear_dead_turn as clear_dead_turn
+    from agentdoc.turn.status import folder_statuses as folder_statuses
     from agentdoc.turn.status import live_turn as live_turn
     from agentdoc.turn.status import make_state_dir as make_state_dir
     from agentdoc.turn.status import now_iso as now_iso
@@ -54,7 +58,8 @@ __all__, __getattr__ = lazy_exports(
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
         "gitsync": ("behind", "integrate", "sync_on", "toplevel"),
-        "presets": ("list_presets", "load_preset", "presets_dir"),
+        "marks": ("Spent", "spent"),
+        "presets": ("apply_preset", "list_presets", "load_preset", "presets_dir"),
         "recovery": ("marked", "open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),
         "runner": ("TurnRunner",),
@@ -64,6 +69,7 @@ __all__, __getattr__ = lazy_exports(
             "all_statuses",
             "as_found",
             "clear_dead_turn",
+            "folder_statuses",
             "live_turn",
             "make_state_dir",
             "now_iso",

@@ -30,9 +30,11 @@ def after_turn(
     cost_total: float | None = None,
     branch: str | None = None,
     doc: Document | None = None,
+    cost: float | None = None,
 ) -> None:
     """Record where the turn sits in its session (only a complete one), then commit if on;
-    ``doc`` is the document as the turn left it, when the caller has already read it."""
+    ``doc`` is the document as the turn left it, when the caller has already read it;
+    ``cost``: the turn's own cost, kept with its mark (an undo keeps it counted)."""
     env = os.environ if environ is None else environ
     request = plan.request
     mark = None
@@ -48,7 +50,7 @@ def after_turn(
             cost_total=cost_total,
             branch=branch,
         )
-    marks.set_mark(path, plan.turn, mark)
+    marks.set_mark(path, plan.turn, mark, cost)
     snapshots.after_turn(path, plan.turn, env)
     if doc is None:
         try:

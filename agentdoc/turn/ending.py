@@ -126,6 +126,7 @@ class TurnEnding:
                 total,
                 reply.branch,
                 final,
+                reply.usage.cost_usd if reply.usage else None,
             )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""

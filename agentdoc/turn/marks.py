@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -25,14 +27,42 @@ from agentdoc.turn.status import make_state_dir, state_file
 
 log = logging.getLogger(__name__)
 
+# The key of the turns `undo` took back: gone from the document and from the session's memory,
+# but their money was spent. Kept (``[{"turn": N, …entry}]``) so `spent` tells the whole cost.
+UNDONE = "undone"
+
 
 class _Entry(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    session: str
-    start: str
+    # None: a turn with a cost but no place in a session agentdoc could find (no mark).
+    session: str | None = None
+    start: str | None = None
     agent: str = LEGACY_AGENT
     cost_total: float | None = None
+    cost: float | None = None  # the turn's own cost, when the agent reported one
+
+
+class _Undone(_Entry):
+    turn: int
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a document's turns cost, as far as their agents reported."""
+
+    total: float  # every recorded turn, undone ones included
+    turns: int  # the turns with a cost
+    undone: float  # of the total, what the turns taken back cost
+    undone_turns: int
+
+    def describe(self) -> str:
+        """One line for `agentdoc status`."""
+        turns = f"{self.turns} turn{'s' if self.turns != 1 else ''}"
+        line = f"spent: ${self.total:.3f} in {turns}"
+        if self.undone_turns:
+            line += f" (${self.undone:.3f} of it in {self.undone_turns} undone)"
+        return line
 
 
 def marks_path(document: Path) -> Path:
@@ -41,30 +71,72 @@ def marks_path(document: Path) -> Path:
 
 def parse_marks(text: str) -> dict[int, TurnMark]:
     """The marks in ``text``; damaged entries (or a damaged file) are left out."""
+    return _marks(_entries(_load(text)))
+
+
+def _marks(entries: Mapping[int, _Entry]) -> dict[int, TurnMark]:
+    return {turn: mark for turn, entry in entries.items() if (mark := _mark(entry))}
+
+
+def _load(text: str) -> dict[str, Any]:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError:
         return {}
-    found: dict[int, TurnMark] = {}
-    for key, value in raw.items() if isinstance(raw, dict) else []:
+    return raw if isinstance(raw, dict) else {}
+
+
+def _entries(raw: Mapping[str, Any]) -> dict[int, _Entry]:
+    found: dict[int, _Entry] = {}
+    for key, value in raw.items():
         try:
-            entry = _Entry.model_validate(value)
-            found[int(key)] = TurnMark(entry.session, entry.start, entry.agent, entry.cost_total)
+            found[int(key)] = _Entry.model_validate(value)
         except (ValidationError, ValueError):
+            continue  # damaged, or the list of undone turns
+    return found
+
+
+def _undone(raw: Mapping[str, Any]) -> list[_Undone]:
+    listed = raw.get(UNDONE)
+    found: list[_Undone] = []
+    for value in listed if isinstance(listed, list) else []:
+        try:
+            found.append(_Undone.model_validate(value))
+        except ValidationError:
             continue
     return found
 
 
+def _mark(entry: _Entry) -> TurnMark | None:
+    if entry.session is None or entry.start is None:
+        return None
+    return TurnMark(entry.session, entry.start, entry.agent, entry.cost_total)
+
+
 def format_marks(marks: Mapping[int, TurnMark]) -> str:
-    raw = {str(turn): _entry(m) for turn, m in sorted(marks.items())}
+    return _format({turn: _entry(m) for turn, m in marks.items()}, [])
+
+
+def _format(entries: Mapping[int, _Entry], undone: Iterable[_Undone]) -> str:
+    raw: dict[str, Any] = {
+        str(turn): e.model_dump(exclude_none=True) for turn, e in sorted(entries.items())
+    }
+    kept = [u.model_dump(exclude_none=True) for u in undone]
+    if kept:
+        raw[UNDONE] = kept
     return json.dumps(raw, indent=1) + "\n"
 
 
-def _entry(mark: TurnMark) -> dict[str, object]:
-    entry: dict[str, object] = {"session": mark.session, "start": mark.start, "agent": mark.agent}
-    if mark.cost_total is not None:
-        entry["cost_total"] = mark.cost_total
-    return entry
+def _entry(mark: TurnMark | None, cost: float | None = None) -> _Entry:
+    if mark is None:
+        return _Entry(cost=cost)
+    return _Entry(
+        session=mark.session,
+        start=mark.start,
+        agent=mark.agent,
+        cost_total=mark.cost_total,
+        cost=cost,
+    )
 
 
 def session_total(marks: Mapping[int, TurnMark], session: str) -> float | None:
@@ -72,30 +144,67 @@ def session_total(marks: Mapping[int, TurnMark], session: str) -> float | None:
 
     The highest, not the last turn's: resumed at an earlier point (a fork at turn N, after
     `undo`), Claude Code 2.1.330 still counts the whole session file's cost in its total.
+    Undone turns are left out: forked at the turn before them, 2.1.332 counts the session only
+    up to that point.
     """
     totals = [m.cost_total for m in marks.values() if m.session == session and m.cost_total]
     return max(totals, default=None)
 
 
-def read_marks(document: Path) -> dict[int, TurnMark]:
+def _read(document: Path) -> dict[str, Any]:
     try:
-        return parse_marks(marks_path(document).read_text(encoding="utf-8"))
+        return _load(marks_path(document).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return {}
 
 
-def write_marks(document: Path, marks: Mapping[int, TurnMark]) -> None:
+def read_marks(document: Path) -> dict[int, TurnMark]:
+    return _marks(_entries(_read(document)))
+
+
+def read_undone(document: Path) -> list[TurnMark]:
+    """The marks of the turns `undo` took back (their session, running cost)."""
+    return [mark for entry in _undone(_read(document)) if (mark := _mark(entry))]
+
+
+def spent(document: Path) -> Spent:
+    """The cost of the document's turns the agents reported, undone turns included."""
+    raw = _read(document)
+    kept = [e.cost for e in _entries(raw).values() if e.cost]
+    undone = [u.cost for u in _undone(raw) if u.cost]
+    # Rounded as the agents' own figures are: a sum of floats is not exact.
+    total, taken = round(sum(kept) + sum(undone), 9), round(sum(undone), 9)
+    return Spent(total, len(kept) + len(undone), taken, len(undone))
+
+
+def _write(document: Path, entries: Mapping[int, _Entry], undone: Iterable[_Undone]) -> None:
     path = marks_path(document)
     try:
         make_state_dir(path.parent)
-        atomic_write(path, format_marks(marks).encode("utf-8"))
+        atomic_write(path, _format(entries, undone).encode("utf-8"))
     except OSError as exc:
         log.warning("cannot write the turn marks %s: %s", path, exc)
 
 
-def set_mark(document: Path, turn: int, mark: TurnMark | None) -> None:
-    """Record ``mark`` for ``turn`` (None: forget it); later turns are gone with it."""
-    marks = {t: m for t, m in read_marks(document).items() if t < turn}
-    if mark is not None:
-        marks[turn] = mark
-    write_marks(document, marks)
+def write_marks(document: Path, marks: Mapping[int, TurnMark]) -> None:
+    _write(document, {turn: _entry(m) for turn, m in marks.items()}, _undone(_read(document)))
+
+
+def set_mark(document: Path, turn: int, mark: TurnMark | None, cost: float | None = None) -> None:
+    """Record ``mark`` for ``turn`` (None: forget it) with the turn's own ``cost`` (kept even
+    without a mark); later turns are gone with it. The undone turns stay."""
+    raw = _read(document)
+    entries = {t: e for t, e in _entries(raw).items() if t < turn}
+    if mark is not None or cost:
+        entries[turn] = _entry(mark, cost)
+    _write(document, entries, _undone(raw))
+
+
+def undo_marks(document: Path, first: int) -> None:
+    """Take the marks of turns ``first`` on back: they leave the session's turns, and are kept
+    as undone for their cost."""
+    raw = _read(document)
+    entries = _entries(raw)
+    taken = [_Undone(turn=t, **e.model_dump()) for t, e in sorted(entries.items()) if t >= first]
+    kept = {t: e for t, e in entries.items() if t < first}
+    _write(document, kept, [*_undone(raw), *taken])

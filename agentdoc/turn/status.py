@@ -158,7 +158,12 @@ def read_status(document: Path) -> Status | None:
 def all_statuses(root: Path) -> list[Status]:
     """The status of every document under `root` that still exists (a status file left by a
     document deleted or renamed while no daemon watched it describes nothing)."""
-    found: list[Status] = []
+    return [current for _folder, current in folder_statuses(root)]
+
+
+def folder_statuses(root: Path) -> list[tuple[Path, Status]]:
+    """`all_statuses` with the folder each document is in."""
+    found: list[tuple[Path, Status]] = []
     for path in sorted(root.rglob(".agentdoc/*.status.json")):
         try:
             current = Status.model_validate_json(path.read_bytes())
@@ -166,7 +171,7 @@ def all_statuses(root: Path) -> list[Status]:
             log.debug("unreadable status file %s", path)
             continue
         if _document_exists(path.parent.parent, current.document):
-            found.append(current)
+            found.append((path.parent.parent, current))
     return found
 
 

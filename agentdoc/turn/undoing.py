@@ -170,7 +170,7 @@ def undo(
     # Noted before the write: the daemon may look at the document the instant it lands.
     _replace(path, text, new_text)
     _keep_removed(path, taken_out(doc, count))
-    marks.set_mark(path, first, None)
+    marks.undo_marks(path, first)  # their cost was spent: kept, marked undone
     snapshots.forget(path, turns, env)
     _reset_snapshot(path, new_text)
     for turn in turns:

@@ -8,8 +8,6 @@ what the protocol lets agentdoc count on); what single agents do differently is 
 """
 
 from agentdoc.agents.acp.agent import ACP
-from agentdoc.agents.acp.inspect import Offer
-from agentdoc.agents.acp.inspect import inspect as inspect_acp
 from agentdoc.agents.acp.launch import WarmAcp, WarmAcpStart
 from agentdoc.agents.acp.launch import start as start_acp
 from agentdoc.agents.acp.launch import warm as warm_acp
@@ -26,7 +24,6 @@ __all__ = [
     "AcpProcess",
     "AcpTurn",
     "AgentInfo",
-    "Offer",
     "Quirks",
     "SessionHow",
     "SessionOpened",
@@ -35,7 +32,6 @@ __all__ = [
     "WarmAcpStart",
     "find_program",
     "handshake",
-    "inspect_acp",
     "start_acp",
     "warm_acp",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from agentdoc.agents.acp.inspect import inspect, known
 from agentdoc.agents.acp.launch import start, warm
 from agentdoc.agents.base import Agent, Capabilities, TurnMark, classify_with
 from agentdoc.config import Settings
@@ -78,5 +79,7 @@ ACP = Agent(
     find_program=find_command,
     classify=classify_with,
     recognises=_recognises,
+    known=known,
+    inspect=inspect,
     history=ForkedSessions(),
 )

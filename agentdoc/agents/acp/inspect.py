@@ -1,6 +1,7 @@
 """What an ACP agent lets a session be set to, and whether it can open one at all (a login):
 for `agentdoc doctor`. ACP lists modes and options only in a session's answer, so this opens a
-session in a scratch folder (removed after) and closes it, sending no prompt.
+session in a scratch folder (removed after) and closes it, sending no prompt. What it offered
+is remembered (`base.offers`) for `agentdoc status`, which never starts an agent.
 """
 
 from __future__ import annotations
@@ -8,24 +9,14 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from agentdoc.agents.acp.launch import agent_env
-from agentdoc.agents.acp.options import DEFAULT_POLICY, mode_call, offered
+from agentdoc.agents.acp.options import DEFAULT_POLICY, POLICY_MODES, mode_call, offered
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.sessions import Refused
-
-
-@dataclass(frozen=True, slots=True)
-class Offer:
-    options: dict[str, list[str]]  # what a session can be set to, by what it sets
-    policy_note: str | None  # None: the agent has a mode for the user's permission_mode
-
-    def describe(self) -> str:
-        shown = "; ".join(f"{what}: {', '.join(values)}" for what, values in self.options.items())
-        return shown or "no modes or options"
+from agentdoc.agents.base import Environ, Known, Offer, recall, remember
 
 
 def inspect(
@@ -47,6 +38,10 @@ def inspect(
         )  # fmt: skip
         try:
             opened = process.start().open_session(None)
+            if process.logged_out:
+                # The agent opens sessions without a login and says so aside (its first
+                # prompt would fail): not ready, whatever the session looks like.
+                raise process.not_logged_in(process.logged_out)
             if process.can_close:
                 # The session ends with the process anyway where the agent refuses.
                 with contextlib.suppress(Refused):
@@ -57,4 +52,27 @@ def inspect(
     if result is None:
         return Offer({}, None)
     note = mode_call(name, result, policy or DEFAULT_POLICY)
-    return Offer(offered(result), note if isinstance(note, str) and not by_env else None)
+    offer = Offer(offered(result), note if isinstance(note, str) and not by_env else None)
+    remember(name, command, offer, environ)
+    return offer
+
+
+def known(name: str, command: Sequence[str], policy: str | None, environ: Environ) -> Known:
+    """The policy's mode and what the agent offered when a session last opened on this
+    machine (a turn's, or `agentdoc doctor`'s); never starts the agent."""
+    wanted = policy or DEFAULT_POLICY
+    by_env = policy_env(command, wanted)
+    found = recall(name, command, environ)
+    if found is None:
+        mode = f"set in its environment ({', '.join(by_env)})" if by_env else None
+        return Known(mode, None, None, f"run `agentdoc doctor` to see what {name} offers")
+    modes = found.offer.options.get("mode", [])
+    mode = next((m for m in POLICY_MODES.get(wanted, ()) if m in modes), None)
+    note = None
+    if by_env:
+        mode = f"set in its environment ({', '.join(by_env)})"
+    elif mode is None:
+        note = (
+            f"{name} has no mode for permission_mode {wanted}: its own settings decide what it asks"
+        )
+    return Known(mode, found.offer.options, found.seen, note)

@@ -133,25 +133,15 @@ class WarmAcp(WarmHandle):
 
     process: AcpProcess
 
-    def __init__(self, process: AcpProcess, *, ahead: bool = False) -> None:
-        super().__init__(process)
-        # Started ahead of the document's next turn, in the session that turn asks for (the
-        # stored one, or a new one whose id the agent chose): that turn goes to it.
-        self.ahead = ahead
-
-    def reusable_for(self, request: AgentRequest) -> bool:
+    def started_for(self, request: AgentRequest) -> bool:
+        # The stored session the turn continues, or a new one whose id the agent chose.
         process = self.process
-        if not (self.ahead and process.turns == 0 and isinstance(process, AheadProcess)):
-            # A model or effort the document changed is set when a session opens.
-            return super().reusable_for(request) and (
-                (request.model, request.effort) == process.settled
-            )
-        return (
-            not process.busy
-            and process.alive()
-            and request.resume == process.asked
-            and not request.fork
-            and request.turn == process.last_turn + 1
+        return isinstance(process, AheadProcess) and request.resume == process.asked
+
+    def continues(self, request: AgentRequest) -> bool:
+        # A model or effort the document changed is set when a session opens.
+        return super().continues(request) and (request.model, request.effort) == (
+            self.process.settled
         )
 
     def begin(self, request: AgentRequest) -> AcpTurn:

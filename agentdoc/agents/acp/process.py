@@ -29,16 +29,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentdoc.agents.acp.options import Setup, Wanted, setup
+from agentdoc.agents.acp.options import Setup, Wanted, offered, setup
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.rpc import Connection, RequestId
 from agentdoc.agents.acp.schema import (
     AUTH_REQUIRED,
+    AUTH_STATUS,
     METHOD_NOT_FOUND,
     PROTOCOL_VERSION,
     InitializeResult,
     SessionResult,
     client_capabilities,
+    logged_out,
     text_block,
 )
 from agentdoc.agents.acp.sessions import (
@@ -51,8 +53,8 @@ from agentdoc.agents.acp.sessions import (
 )
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import neutralise_command, neutralise_mentions
-from agentdoc.errors import AgentCannotStart
+from agentdoc.agents.base import Offer, neutralise_command, neutralise_mentions, remember
+from agentdoc.errors import AgentCannotStart, NotLoggedIn
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,7 @@ class AcpProcess:
         policy_set: bool = False,
     ) -> None:
         self.name = name
+        self.command = tuple(argv)
         # The user's permission_mode (from the config only), put to the agent as its mode;
         # `policy_set`: its environment already carries it (quirks.POLICY_ENV).
         self.policy = policy
@@ -98,6 +101,8 @@ class AcpProcess:
         # for it, so it opens the next prompt in the session.
         self._reasons: list[str] = []
         self.last_used = time.monotonic()
+        # The agent's words for having no login, when it said so (see schema.AUTH_STATUS).
+        self.logged_out: str | None = None
         self._turn: AcpTurn | None = None
         self._lock = threading.Lock()
         self._ready_lock = threading.Lock()
@@ -155,19 +160,22 @@ class AcpProcess:
             raise AgentCannotStart(f"{pending.closed}\n(during {method})")
         if pending.error is not None:
             if pending.error.code == AUTH_REQUIRED:
-                raise self._cannot(self._login_hint(pending.error.describe()))
+                raise self.not_logged_in(pending.error.describe())
             raise Refused(method, pending.error.describe())
         return pending.result
 
     def _cannot(self, what: str) -> AgentCannotStart:
         return AgentCannotStart(f"{self.name} {what}")
 
-    def _login_hint(self, message: str) -> str:
-        methods = [m.name or m.id for m in self.info.auth_methods] if self.info else []
+    def not_logged_in(self, message: str) -> NotLoggedIn:
+        """The error for an agent that says it has no login, with the ways it offers."""
+        methods = tuple(m.name or m.id for m in self.info.auth_methods) if self.info else ()
         ways = f" (it offers: {', '.join(methods)})" if methods else ""
-        return (
-            f"needs you to log in ({message}): run `{self.name}` in a terminal once and log "
-            f"in{ways}, or set its API key in the agent's `env` in your agentdoc config"
+        return NotLoggedIn(
+            f"{self.name} needs you to log in ({message}): run `{self.name}` in a terminal once "
+            f"and log in{ways}, or set its API key in the agent's `env` in your agentdoc config",
+            message,
+            methods,
         )
 
     # -- properties the daemon's pool uses ---------------------------------------------------
@@ -265,6 +273,8 @@ class AcpProcess:
         (AgentCannotStart if the agent refuses, or does not offer the model or effort)."""
         if opened.result is None:
             return Setup()  # continued in this process: set when it opened
+        # What it offers, for `agentdoc status` (which never starts an agent).
+        remember(self.name, self.command, Offer(offered(opened.result)))
         wanted = Wanted(self.policy, model, effort, self.policy_set)
         plan = setup(self.name, opened.result, wanted)
         for call in plan.calls:
@@ -416,6 +426,8 @@ class AcpProcess:
     # -- what the agent sends unasked -------------------------------------------------------
 
     def _on_update(self, method: str, params: dict[str, Any]) -> None:
+        if method == AUTH_STATUS:
+            self.logged_out = logged_out(params)
         if method != "session/update":
             return  # notifications we do not know are ignored (the protocol allows more)
         current = self._turn

@@ -57,6 +57,21 @@ class AuthMethod(Wire):
     description: str | None = None
 
 
+# claude-agent-acp tells its login in a notification of its own (before it answers
+# session/new), not by refusing the session: `{"authStatus": {"kind": "none", "label": ...}}`.
+AUTH_STATUS = "_auth/status_update"
+
+
+def logged_out(params: dict[str, object]) -> str | None:
+    """The agent's words for having no login, from an AUTH_STATUS notification (None: it has
+    one, or the notification says nothing agentdoc can read)."""
+    status = params.get("authStatus")
+    if not isinstance(status, dict) or status.get("kind") != "none":
+        return None
+    label = status.get("label")
+    return label if isinstance(label, str) and label else "not logged in"
+
+
 class InitializeResult(Wire):
     protocol_version: int
     agent_capabilities: AgentCapabilities = AgentCapabilities()

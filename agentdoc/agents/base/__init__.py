@@ -9,6 +9,9 @@ from agentdoc.agents.base.agent import (
     Agent,
     Capabilities,
     Environ,
+    Inspector,
+    Known,
+    KnownOptions,
     SessionStore,
     TurnHistory,
 )
@@ -46,6 +49,7 @@ from agentdoc.agents.base.events import (
 )
 from agentdoc.agents.base.failure import STALLED, Failure, FailureKind, classify_with
 from agentdoc.agents.base.marks import TurnMark
+from agentdoc.agents.base.offers import Offer, Remembered, recall, remember
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
 from agentdoc.agents.base.prompt import (
     WORD_JOINER,
@@ -80,13 +84,18 @@ __all__ = [
     "FirstStep",
     "ImagePart",
     "ImageType",
+    "Inspector",
+    "Known",
+    "KnownOptions",
     "MessageStart",
     "MessageStop",
     "Notice",
+    "Offer",
     "OptionKind",
     "PermissionAsked",
     "PermissionOption",
     "PermissionWithdrawn",
+    "Remembered",
     "Reply",
     "ReplyBuilder",
     "Retract",
@@ -113,5 +122,7 @@ __all__ = [
     "neutralise_command",
     "neutralise_mentions",
     "read_lines",
+    "recall",
+    "remember",
     "spawn",
 ]

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from agentdoc.agents.base.failure import Failure
 from agentdoc.agents.base.marks import TurnMark
+from agentdoc.agents.base.offers import Offer
 from agentdoc.agents.base.process import AgentTurn, WarmStart
 from agentdoc.agents.base.request import AgentRequest
 from agentdoc.config import Settings
@@ -90,6 +91,26 @@ class TurnHistory(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What agentdoc knows of an agent's session settings without starting it."""
+
+    mode: str | None  # the user's permission_mode as the agent's own mode (None: unknown)
+    offered: dict[str, list[str]] | None  # what its sessions can be set to (None: unknown)
+    seen: str | None = None  # when the agent said so (None: known without asking it)
+    note: str | None = None  # what the person should know, or where to look
+
+
+# What agentdoc knows of an agent's settings without starting it: from its name, command, the
+# user's permission_mode and the environment (where this machine keeps what agents said).
+KnownOptions = Callable[[str, Sequence[str], str | None, Environ], Known]
+# Open and close one session to see what it offers and whether it needs a login (AgentdocError
+# says why it cannot): name, command, added environment, environment, policy, timeout.
+Inspector = Callable[
+    [str, Sequence[str], Mapping[str, str], Mapping[str, str], str | None, float], Offer
+]
+
+
 # How a protocol starts an agent: the request, the command and added environment from the
 # agent's entry, the settings and the environment to start from.
 Starter = Callable[[AgentRequest, Sequence[str], Mapping[str, str], Settings, Environ], AgentTurn]
@@ -107,5 +128,7 @@ class Agent:
     find_program: Callable[[Sequence[str], Mapping[str, str]], str]  # AgentdocError if missing
     classify: Callable[[str], Failure | None]  # an error text → its kind and advice
     recognises: Callable[[bytes], bool]  # whether a /proc cmdline is one of its processes
+    known: KnownOptions  # its session settings as far as known without starting it
+    inspect: Inspector | None = None  # None: nothing to learn by opening a session
     sessions: SessionStore | None = None
     history: TurnHistory | None = None

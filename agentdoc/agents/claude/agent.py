@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from agentdoc.agents.base import Agent, Capabilities, TurnMark
+from agentdoc.agents.base import Agent, Capabilities, Environ, Known, TurnMark
 from agentdoc.agents.claude import sessionstore
 from agentdoc.agents.claude.failures import classify
 from agentdoc.agents.claude.launch import start, warm
@@ -80,6 +80,17 @@ def _find(command: Sequence[str], _environ: Mapping[str, str]) -> str:
     return resolve_executable(command[0])  # its messages say how to install it
 
 
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+# What `--effort` takes (the CLI's own list; agentdoc's config and documents check it too).
+EFFORTS = ["low", "medium", "high", "xhigh", "max"]
+
+
+def _known(_name: str, _command: Sequence[str], policy: str | None, _environ: Environ) -> Known:
+    # agentdoc builds the CLI's argv: the policy is its `--permission-mode` as it is, and any
+    # model name the CLI knows goes to `--model`.
+    return Known(policy or "default", {"mode": list(MODES), "effort": EFFORTS})
+
+
 def _recognises(cmdline: bytes) -> bool:
     return b"--output-format=stream-json" in cmdline
 
@@ -91,7 +102,7 @@ CLAUDE = Agent(
         resumes_at=True,
         forks=True,
         rewinds_files=True,
-        permission_modes=("default", "acceptEdits", "plan", "bypassPermissions"),
+        permission_modes=MODES,
         standard_approval=True,
     ),
     # agentdoc builds Claude's argv itself, from the settings; the entry names only the program.
@@ -100,6 +111,7 @@ CLAUDE = Agent(
     find_program=_find,
     classify=classify,
     recognises=_recognises,
+    known=_known,
     sessions=SessionFiles(),
     history=SessionHistory(),
 )

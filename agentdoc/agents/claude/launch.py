@@ -43,27 +43,10 @@ class WarmClaude(WarmHandle):
 
     process: WarmProcess
 
-    def __init__(self, process: WarmProcess, new_session: str | None = None) -> None:
-        super().__init__(process)
-        # Started ahead of a new session's first prompt with this `--session-id`: the first
-        # turn goes to it, whatever id that turn's plan drew (a plan draws one per look).
-        self.new_session = new_session
-
-    def reusable_for(self, request: AgentRequest) -> bool:
-        if self.new_session is not None and self.process.turns == 0:
-            return self._first_of_new_session(request)
-        return super().reusable_for(request)
-
-    def _first_of_new_session(self, request: AgentRequest) -> bool:
-        process = self.process
-        return (
-            not process.busy
-            and process.alive()
-            and request.session_id is not None
-            and request.resume is None
-            and not request.fork
-            and request.turn == process.last_turn + 1
-        )
+    def started_for(self, request: AgentRequest) -> bool:
+        # Started with a `--session-id` of its own: the first turn of a new session goes to
+        # it, whatever id that turn's plan drew (a plan draws one per look).
+        return request.session_id is not None and request.resume is None
 
     def begin(self, request: AgentRequest) -> ClaudeTurn:
         process = self.process
@@ -96,8 +79,8 @@ class WarmClaudeStart:
                 return None
             # A new session: the CLI starts with the id drawn now, and its first prompt
             # (the transcript, for a document with history) is sent when it is saved.
-            ahead = WarmClaude(WarmProcess(self.argv, self.cwd, self.env, self.key).start())
-            ahead.new_session = request.session_id
+            process = WarmProcess(self.argv, self.cwd, self.env, self.key)
+            ahead = WarmClaude(process.start(), ahead=True)
             ahead.process.last_turn = request.turn - 1
             return ahead
         if request.session_id:
