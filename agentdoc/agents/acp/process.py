@@ -49,6 +49,7 @@ from agentdoc.agents.acp.sessions import (
     reopen_way,
     why,
 )
+from agentdoc.agents.acp.store import keep_loadable
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import neutralise_command, neutralise_mentions
@@ -85,6 +86,7 @@ class AcpProcess:
         self.turn_type = turn_type  # what `begin` returns (a one-shot's turn also ends it)
         self.key = key  # what a turn must share with this process to reuse it
         self.cwd = cwd
+        self.env = env
         self.handshake_timeout = handshake_timeout
         self.session_timeout = session_timeout
         self.connection = Connection(argv, cwd, env, self._on_request, self._on_update, name)
@@ -237,6 +239,8 @@ class AcpProcess:
             return f"{self.name} {way}"
         method, how = way
         params = {"sessionId": session_id, "cwd": str(self.cwd), "mcpServers": []}
+        if method == "session/load":
+            keep_loadable(quirks_for(self.agent_name).minute_named_store, self.env, session_id)
         try:
             result = self._session_result(method, params)
         except Refused as exc:

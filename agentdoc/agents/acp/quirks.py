@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from agentdoc.agents.acp.store import GEMINI_STORE, MinuteNamedStore
+
 
 @dataclass(frozen=True, slots=True)
 class Quirks:
@@ -29,6 +31,9 @@ class Quirks:
     # The agent answers `session/load` before it has sent the replay of the history, so the
     # replay would land in the turn: one more round trip (re-setting its current mode) first.
     late_replay: bool = False
+    # The agent's `session/load` erases a session stored in the same minute it was created
+    # (see store.py): its files are renamed out of the way before each load.
+    minute_named_store: MinuteNamedStore | None = None
 
 
 NONE = Quirks()
@@ -41,6 +46,7 @@ QUIRKS: dict[str, Quirks] = {
         thought_prefix=re.compile(r"\A\*\*\*\*\n"),
         thought_trimmed=True,
         late_replay=True,
+        minute_named_store=GEMINI_STORE,
         message_noise=re.compile(r"\A\[MODE_UPDATE\] \S+\s*\Z"),
     ),
     # codex-acp 2 ends a turn whose API request failed `end_turn`, after a `systemError` thread

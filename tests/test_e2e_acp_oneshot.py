@@ -1,0 +1,83 @@
+"""ACP agents under one-shot `agentdoc run` (a new agent process per turn), as a person runs it:
+the real agents on the project's offline fakes, `agentdoc run` as a process.
+
+Gemini CLI continues its own session from one run to the next (its `session/load` used to erase
+a session loaded in the minute it was created, so every turn started afresh).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.document import parser as document
+from tests.agents_support import agent_env, fake_api_for
+from tests.e2e_support import REPO_ROOT
+from tests.process_support import base_env, kill_all, processes_with_env, run_cli
+from tests.test_e2e_acp_agents import DOC, _config
+
+pytestmark = pytest.mark.e2e
+
+TIMEOUT = 120.0
+
+
+@dataclass
+class OneShot:
+    name: str
+    api: FakeMessagesAPI
+    env: dict[str, str]
+    agent_home: Path
+    doc: Path
+
+    def turn(self, prompt: str, reply: str) -> str:
+        """One `agentdoc run` for `prompt`, the model answering `reply`; the reply block."""
+        self.api.add([{"type": "text", "text": reply}])
+        text = self.doc.read_text()
+        assert text.endswith("## User\n\n"), text[-300:]
+        self.doc.write_text(text + prompt + "\n")
+        done = run_cli(["run", str(self.doc)], self.env, timeout=TIMEOUT)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert not processes_with_env("HOME", str(self.agent_home))  # the run ended its agent
+        return document.parse(self.doc.read_text()).turns[-2].content
+
+    def session(self) -> str | None:
+        return document.parse(self.doc.read_text()).meta.session
+
+
+def one_shot(name: str, tmp_path: Path, api: FakeMessagesAPI) -> OneShot:
+    folder, agent_home, home = tmp_path / "docs", tmp_path / "agent-home", tmp_path / "home"
+    for made in (folder, agent_home, home):
+        made.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC.format(name=name))
+    config = _config(tmp_path / "config.toml", name, agent_env(name, api, agent_home))
+    env = base_env(home, AGENTDOC_CONFIG=str(config))
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH") or str(REPO_ROOT)
+    return OneShot(name, api, env, agent_home, doc)
+
+
+def test_gemini_continues_its_session_in_the_next_one_shot_run(tmp_path: Path) -> None:
+    with fake_api_for("gemini") as api:
+        run = one_shot("gemini", tmp_path, api)
+        try:
+            run.turn("Remember the word heliotrope.", "Noted: heliotrope.")
+            first = run.session()
+            reply = run.turn("Which word was it?", "It was heliotrope.")
+        finally:
+            kill_all(processes_with_env("HOME", str(run.agent_home)))
+        assert "It was heliotrope." in reply
+        assert "session loaded" in reply, reply  # not a new session sent the transcript
+        assert run.session() == first
+        # The second request carries the first exchange as the conversation's own turns: the
+        # model's reply as a model turn, not pasted into the prompt.
+        contents = api.requests[-1].body["contents"]
+        said = [c for c in contents if c.get("role") == "model"]
+        assert "Noted: heliotrope." in json.dumps(said), contents
+        texts = api.user_texts(api.requests[-1])
+        assert any(t.strip() == "Remember the word heliotrope." for t in texts), texts
+        assert texts[-1].strip().endswith("Which word was it?")
