@@ -2,13 +2,16 @@
 the real agents on the project's offline fakes, `agentdoc run` as a process.
 
 Gemini CLI continues its own session from one run to the next (its `session/load` used to erase
-a session loaded in the minute it was created, so every turn started afresh).
+a session loaded in the minute it was created, so every turn started afresh). OpenCode retrying
+a failed API request shows in the document while it waits (it tells no ACP client, only its
+log).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +20,9 @@ import pytest
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
 from tests.agents_support import agent_env, fake_api_for
+from tests.conftest import wait_for
 from tests.e2e_support import REPO_ROOT
-from tests.process_support import base_env, kill_all, processes_with_env, run_cli
+from tests.process_support import CLI, base_env, kill_all, processes_with_env, run_cli
 from tests.test_e2e_acp_agents import DOC, _config
 
 pytestmark = pytest.mark.e2e
@@ -81,3 +85,35 @@ def test_gemini_continues_its_session_in_the_next_one_shot_run(tmp_path: Path) -
         texts = api.user_texts(api.requests[-1])
         assert any(t.strip() == "Remember the word heliotrope." for t in texts), texts
         assert texts[-1].strip().endswith("Which word was it?")
+
+
+def test_opencode_retrying_an_api_error_shows_in_the_document(tmp_path: Path) -> None:
+    with fake_api_for("opencode") as api:
+        run = one_shot("opencode", tmp_path, api)
+        api.add({"status": 529, "times": 2}, [{"type": "text", "text": "Through at last."}])
+        run.doc.write_text(run.doc.read_text() + "Say something.\n")
+        seen: list[str] = []
+
+        def retrying() -> bool:
+            text = run.doc.read_text()
+            seen.append(text)
+            return "*API error (Overloaded): retrying (attempt 2)…*" in text
+
+        with subprocess.Popen(
+            [*CLI, "run", str(run.doc)],
+            env=run.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as proc:
+            try:
+                wait_for(retrying, "the retry notice in the document", timeout=TIMEOUT)
+                out, err = proc.communicate(timeout=TIMEOUT)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                kill_all(processes_with_env("HOME", str(run.agent_home)))
+        assert proc.returncode == 0, out + err
+        reply = document.parse(run.doc.read_text()).turns[-2].content
+        assert "Through at last." in reply
+        assert "retrying" not in reply  # the notice goes once the reply comes

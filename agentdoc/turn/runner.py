@@ -37,6 +37,7 @@ from agentdoc.document import (
     WriteLedger,
     render_body,
     render_refusal,
+    retry_words,
 )
 from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
 from agentdoc.turn import detect, journal, presets, snapshots, status
@@ -422,6 +423,8 @@ class TurnRunner:
         self._writer.flush(self._body(reply))
         tool = self._approvals.waiting
         state = "waiting" if tool else "retrying" if reply.retry is not None else "streaming"
+        # The live line says what is retried (the document shows it too, below the reply).
+        detail = tool or (retry_words(reply.retry) if reply.retry is not None else "")
         self._end.progress(
-            plan.turn, state, reply.output_chars, reply.session_id, tool or "", reply=reply
+            plan.turn, state, reply.output_chars, reply.session_id, detail, reply=reply
         )

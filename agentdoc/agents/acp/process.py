@@ -90,6 +90,7 @@ class AcpProcess:
         self.handshake_timeout = handshake_timeout
         self.session_timeout = session_timeout
         self.connection = Connection(argv, cwd, env, self._on_request, self._on_update, name)
+        self.connection.on_stderr_line = self._on_stderr_line
         self.info: InitializeResult | None = None
         self.session_id: str | None = None  # the session the agent is in after the last turn
         self.opened: SessionOpened | None = None  # how the current turn's session came about
@@ -428,6 +429,14 @@ class AcpProcess:
             return  # between turns, or another session's (a load's replay)
         if isinstance(update, dict):
             current.update(update)
+
+    def _on_stderr_line(self, line: str) -> None:
+        """A retry the agent only logs (its quirks row), for the turn in that session."""
+        pattern = quirks_for(self.agent_name).retry_log
+        found = pattern.search(line) if pattern is not None else None
+        current = self._turn
+        if found and current is not None and found["session"] == current.session_id:
+            current.retrying(found["error"])
 
     def _on_request(self, rpc_id: RequestId, method: str, params: dict[str, Any]) -> None:
         current = self._turn

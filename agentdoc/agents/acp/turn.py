@@ -103,6 +103,12 @@ class AcpTurn:
             if self._end is None:
                 self._put(self.translator.update(update))
 
+    def retrying(self, error: str) -> None:
+        """The agent failed an API request and will try it again (it said so in its log)."""
+        with self._lock:
+            if self._end is None:
+                self._put(self.translator.retrying(error))
+
     def permission(self, rpc_id: RequestId, params: dict[str, Any]) -> None:
         try:
             request = PermissionRequest.model_validate(params)
