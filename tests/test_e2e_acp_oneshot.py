@@ -4,7 +4,8 @@ the real agents on the project's offline fakes, `agentdoc run` as a process.
 Gemini CLI continues its own session from one run to the next (its `session/load` used to erase
 a session loaded in the minute it was created, so every turn started afresh). OpenCode retrying
 a failed API request shows in the document while it waits (it tells no ACP client, only its
-log).
+log). A reason given when denying a tool call reaches the model with the next run's prompt
+(ACP's answer has no field for it; agentdoc keeps it with the document's state till then).
 """
 
 from __future__ import annotations
@@ -19,10 +20,17 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
-from tests.agents_support import agent_env, fake_api_for
+from tests.agents_support import WRITE_TOOLS, agent_env, fake_api_for
 from tests.conftest import wait_for
 from tests.e2e_support import REPO_ROOT
-from tests.process_support import CLI, base_env, kill_all, processes_with_env, run_cli
+from tests.process_support import (
+    CLI,
+    base_env,
+    kill_all,
+    processes_with_env,
+    run_cli,
+    state_of,
+)
 from tests.test_e2e_acp_agents import DOC, _config
 
 pytestmark = pytest.mark.e2e
@@ -117,3 +125,35 @@ def test_opencode_retrying_an_api_error_shows_in_the_document(tmp_path: Path) ->
         reply = document.parse(run.doc.read_text()).turns[-2].content
         assert "Through at last." in reply
         assert "retrying" not in reply  # the notice goes once the reply comes
+
+
+def test_a_deny_reason_reaches_the_model_in_the_next_one_shot_run(tmp_path: Path) -> None:
+    with fake_api_for("opencode") as api:
+        run = one_shot("opencode", tmp_path, api)
+        folder = run.doc.parent
+        api.add([WRITE_TOOLS["opencode"](folder, "x.txt", "no")], [{"type": "text", "text": "Ok."}])
+        run.doc.write_text(run.doc.read_text() + "Write x.txt.\n")
+        with subprocess.Popen(
+            [*CLI, "run", str(run.doc)], env=run.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        ) as proc:
+            try:
+                wait_for(lambda: state_of(run.doc) == "waiting", "the approval", timeout=TIMEOUT)
+                denied = run_cli(["deny", str(run.doc), "-m", "Not that file, please."], run.env)
+                assert denied.returncode == 0, denied.stderr
+                proc.communicate(timeout=TIMEOUT)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+        assert not (folder / "x.txt").exists()
+        kept = folder / ".agentdoc" / "chat.md.reasons.json"
+        assert json.loads(kept.read_text()) == ["Not that file, please."]
+        api.clear()
+        try:
+            reply = run.turn("Then what?", "Understood about the file.")
+        finally:
+            kill_all(processes_with_env("HOME", str(run.agent_home)))
+        assert "Understood about the file." in reply
+        sent = api.user_texts(api.requests[-1])[-1]
+        assert sent.startswith("(What I said when answering your tool requests:\n")
+        assert "- Not that file, please." in sent and sent.endswith("Then what?")
+        assert not kept.exists()  # sent once

@@ -48,6 +48,7 @@ def turn_args(request: AgentRequest) -> dict[str, Any]:
         "extra": tuple(image_block(image) for image in request.images),
         "model": request.model,
         "effort": request.effort,
+        "said_before": request.said_before,
     }
 
 

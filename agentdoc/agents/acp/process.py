@@ -48,6 +48,7 @@ from agentdoc.agents.acp.sessions import (
     SessionOpened,
     reopen_way,
     why,
+    with_reasons,
 )
 from agentdoc.agents.acp.store import keep_loadable
 from agentdoc.agents.acp.translate import UpdateTranslator
@@ -97,9 +98,6 @@ class AcpProcess:
         self.turns = 0
         self.last_turn = 0
         self.settled: tuple[str | None, str | None] = (None, None)  # the session's model, effort
-        # What the person said when answering a permission request: ACP's answer has no field
-        # for it, so it opens the next prompt in the session.
-        self._reasons: list[str] = []
         self.last_used = time.monotonic()
         self._turn: AcpTurn | None = None
         self._lock = threading.Lock()
@@ -303,12 +301,15 @@ class AcpProcess:
         background: bool = False,
         model: str | None = None,
         effort: str | None = None,
+        said_before: tuple[str, ...] = (),
     ) -> AcpTurn:
         """Send a prompt in the session asked for; the returned turn reads its events.
 
         `seeded_prompt`: what to send instead of `prompt` when the session turns out new (a
         session the agent cannot continue, a fork it cannot do): the prompt with the
         conversation so far. `extra`: more content blocks (images) after the prompt's text.
+        `said_before`: what the person said answering the last turn's tool requests (ACP's
+        answer has no field for it), sent first when the session is that turn's.
 
         The handshake (if it is still due) and opening the session can take seconds. Without
         `background` they happen here and a failure raises AgentCannotStart; with it the turn
@@ -323,7 +324,7 @@ class AcpProcess:
         self.last_turn = turn
         send = functools.partial(
             self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra,
-            (model, effort),
+            (model, effort), said_before,
         )  # fmt: skip
         if background:
             threading.Thread(target=self._send_later, args=(current, send), daemon=True).start()
@@ -353,6 +354,7 @@ class AcpProcess:
         seeded_prompt: str | None,
         extra: tuple[dict[str, Any], ...],
         model_effort: tuple[str | None, str | None] = (None, None),
+        said_before: tuple[str, ...] = (),
     ) -> None:
         self.ready()
         if any(block.get("type") == "image" for block in extra) and not self.accepts_images:
@@ -378,7 +380,7 @@ class AcpProcess:
         if not current.session_ready(opened.session_id, translator, plan.model, footer):
             return  # cancelled or stopped while the session was opening
         text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
-        text = self._with_reasons(text, opened.how)
+        text = with_reasons(text, opened.how, said_before)
         blocks = [text_block(neutralise_command(neutralise_mentions(text))), *extra]
         params = {"sessionId": opened.session_id, "prompt": blocks}
         self.connection.request("session/prompt", params).then(current.prompt_answered)
@@ -393,19 +395,6 @@ class AcpProcess:
         params = {"sessionId": opened.session_id, "modeId": modes.current_mode_id}
         with contextlib.suppress(Refused):
             self._call("session/set_mode", params, self.session_timeout)
-
-    def defer_reason(self, reason: str) -> None:
-        with self._lock:
-            self._reasons.append(reason)
-
-    def _with_reasons(self, text: str, how: SessionHow) -> str:
-        """The prompt, opened with the reasons the person gave in this session's last turn."""
-        with self._lock:
-            reasons, self._reasons = self._reasons, []
-        if not reasons or how not in ("continued", "resumed", "loaded"):
-            return text  # a new session never saw the tool call the reason is about
-        said = "\n".join(f"- {reason}" for reason in reasons)
-        return f"(What I said when answering your tool requests:\n{said})\n\n{text}"
 
     @property
     def agent_name(self) -> str | None:

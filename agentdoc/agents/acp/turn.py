@@ -219,13 +219,12 @@ class AcpTurn:
 
     def answer(self, request_id: str, option_id: str, message: str | None = None) -> bool:
         # ACP's answer carries only the option: a reason the person gave goes to the model as
-        # the first words of the next prompt in this session (the process keeps it till then).
+        # the first words of the next prompt in this session (agentdoc keeps it till then,
+        # with the document's state: AgentRequest.said_before).
         with self._lock:
             rpc_id = self._open.pop(request_id, None)
         if rpc_id is None:
             return False
-        if message and message.strip():
-            self.process.defer_reason(message.strip())
         outcome = {"outcome": {"outcome": "selected", "optionId": option_id}}
         return self.process.connection.respond(rpc_id, outcome)
 
