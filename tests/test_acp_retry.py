@@ -31,6 +31,8 @@ def test_opencodes_log_line_names_the_session_and_the_error() -> None:
     found = pattern.search(LOG_LINE.format(session="ses_abc"))
     assert found is not None and (found["session"], found["error"]) == ("ses_abc", "Overloaded")
     assert not pattern.search("level=INFO message=stream session.id=ses_abc agent=build")
+    title = LOG_LINE.format(session="ses_abc").replace("small=false", "small=true")
+    assert not pattern.search(title)  # the title request beside the turn's
     assert quirks_for("gemini-cli").retry_log is None
 
 

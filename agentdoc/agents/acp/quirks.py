@@ -61,7 +61,8 @@ QUIRKS: dict[str, Quirks] = {
     # forwards no retry status); its log (on stderr, see LOG_ENV) has a line per failed try.
     "OpenCode": Quirks(
         retry_log=re.compile(
-            r'message="stream error" .*?\bsession\.id=(?P<session>\S+) .*?'
+            # Not the title request it makes beside the turn's (`small=true`).
+            r'(?!.*\bsmall=true\b)message="stream error" .*?\bsession\.id=(?P<session>\S+) .*?'
             r'\berror\.error="(?:AI_\w+: )?(?P<error>[^"]*)"'
         ),
     ),
