@@ -805,11 +805,22 @@ def test_a_deny_reason_opens_the_next_prompt_in_the_session(agent: Callable[...,
     assert first.answer(asked.request_id, "no", "Not that file, use b.txt")
     events_of(first)
     first.close(1.0)
-    events_of(fake.process.begin("go on", session_id="sess-1", turn=2))
+    # agentdoc keeps the reason with the document's state; the next request carries it.
+    said = ("Not that file, use b.txt",)
+    events_of(fake.process.begin("go on", session_id="sess-1", turn=2, said_before=said))
     prompts = [m["params"]["prompt"][0]["text"] for m in fake.received("session/prompt")]
     assert prompts[0] == "write it"
     assert prompts[1].startswith("(What I said when answering your tool requests:\n")
     assert "- Not that file, use b.txt" in prompts[1] and prompts[1].endswith("\n\ngo on")
+
+
+def test_a_new_session_gets_no_reason_about_calls_it_never_saw(
+    agent: Callable[..., Agent],
+) -> None:
+    fake = agent({})
+    events_of(fake.process.begin("hello", turn=1, said_before=("Not that file",)))
+    (prompt,) = fake.received("session/prompt")
+    assert prompt["params"]["prompt"][0]["text"] == "hello"
 
 
 def test_a_replay_sent_after_the_load_answer_stays_out_of_the_turn(

@@ -68,6 +68,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.render import render_problem as render_problem
     from agentdoc.document.render import render_refusal as render_refusal
     from agentdoc.document.render import render_tool as render_tool
+    from agentdoc.document.render import retry_words as retry_words
     from agentdoc.document.render import summarize_input as summarize_input
     from agentdoc.document.seal import escape_reply as escape_reply
     from agentdoc.document.seal import seal_reply as seal_reply
@@ -141,6 +142,7 @@ __all__, __getattr__ = lazy_exports(
             "render_refusal",
             "render_tool",
             "refused_unasked",
+            "retry_words",
             "summarize_input",
         ),
         "rebase": ("Merged", "merge_copy", "merge_document"),

@@ -46,11 +46,20 @@ def render_body(reply: Reply, *, final: bool, approvals: Mapping[str, str] | Non
 
 def render_retry(retry: Retrying) -> str:
     """The live notice shown while the agent waits to retry a failed API request."""
+    return f"*{retry_words(retry)}…*"
+
+
+def retry_words(retry: Retrying) -> str:
+    """What the agent is retrying and when, as far as it said."""
     known = [str(v) for v in (retry.error_status, retry.error) if v not in (None, "", "unknown")]
     what = " ".join(known) or "no answer"
+    tries = f" {retry.attempt}/{retry.max_retries}" if retry.max_retries is not None else ""
+    if retry.delay_ms is None:
+        after = "" if tries else f" (attempt {retry.attempt + 1})"
+        return f"API error ({what}): retrying{tries}{after}"
     seconds = retry.delay_ms / 1000
     delay = f"{seconds:.1f}" if seconds < 10 else f"{seconds:.0f}"
-    return f"*API error ({what}): retrying {retry.attempt}/{retry.max_retries} in {delay} s…*"
+    return f"API error ({what}): retrying{tries} in {delay} s"
 
 
 # The argument that says what a tool call is about, best first: Claude's and Gemini's paths and

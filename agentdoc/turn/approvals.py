@@ -40,6 +40,7 @@ from agentdoc.document import (
     touches,
 )
 from agentdoc.errors import AgentdocError
+from agentdoc.turn import reasons
 from agentdoc.turn.status import make_state_dir, read_status, state_file
 from agentdoc.turn.writer import ReplyWriter
 
@@ -140,6 +141,8 @@ class Approvals:
     agent: str = LEGACY_AGENT
     standard: bool = True
     title: str = "The agent"  # how the standard block names the agent
+    # The agent's answer carries the person's words; else they are kept for the next prompt.
+    carries_reason: bool = True
     shown: dict[str, str] = field(default_factory=dict)  # tool_use_id → block or record
     # False while the person's copy has the open block: a merging write then would carry
     # their tick into our text, so the turn's idle write waits until an answer is read.
@@ -162,7 +165,7 @@ class Approvals:
             self.shown[self._key(request)] = render_decision(
                 request.tool_name, request.input, answer
             )
-            send(proc, request, answer)
+            self._send(proc, request, answer)
             return True
         # An answer file from before this request must not answer it.
         answer_path(self.document).unlink(missing_ok=True)
@@ -236,8 +239,13 @@ class Approvals:
             # The person's ticks were read; our block goes back in their place, so the merge
             # of the next write does not carry the tick into the decision line.
             writer.update(functools.partial(_put_back, nonce=item.nonce, block=item.block))
-            send(proc, item.request, answer)
+            self._send(proc, item.request, answer)
         return bool(answered)
+
+    def _send(self, proc: AgentTurn | None, request: PermissionAsked, answer: Answer) -> None:
+        send(proc, request, answer)
+        if not self.carries_reason and answer.message.strip():
+            reasons.keep(self.document, answer.message)
 
     def _read(self) -> str | None:
         """The document as the person saved it; None if it is our own write (or unreadable)."""

@@ -37,9 +37,10 @@ from agentdoc.document import (
     WriteLedger,
     render_body,
     render_refusal,
+    retry_words,
 )
 from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
-from agentdoc.turn import detect, journal, presets, snapshots, status
+from agentdoc.turn import detect, journal, presets, reasons, snapshots, status
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.ending import Problem, TurnEnding
 from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
@@ -109,6 +110,7 @@ class TurnRunner:
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentTurn | None = None
         self._turn = 0
+        self._said = 0  # kept answers the running turn's prompt carries (turn/reasons.py)
         self._shown_text = False  # the reply's first text has been written
         self._ending: TurnEnding | None = None  # built when the turn starts
 
@@ -168,6 +170,7 @@ class TurnRunner:
             raise
         self._approvals.agent = plan.request.agent
         self._approvals.standard = agent.agent.can.standard_approval
+        self._approvals.carries_reason = agent.agent.can.answer_has_reason
         self._approvals.title = agent.title
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
         status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
@@ -245,7 +248,11 @@ class TurnRunner:
         return self._end.finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
-        request = dataclasses.replace(plan.request, turn=plan.turn)
+        # What the person said to the last turn's tool requests, where the agent's answers had
+        # no room for it: this prompt carries it (the agent sends it only in that session).
+        said = () if self._approvals.carries_reason else reasons.carried(self.path)
+        request = dataclasses.replace(plan.request, turn=plan.turn, said_before=said)
+        self._said = len(said)
         proc = self.launcher(request, self.settings, self.environ)
         self._journal.note_process(proc.pid)
         return proc
@@ -287,6 +294,9 @@ class TurnRunner:
         if end is not None:
             builder.feed(end)
         builder.finish()
+        if self._said and builder.reply.session_id is not None:
+            reasons.drop(self.path, self._said)  # the prompt went out with them
+            self._said = 0
         return builder, cancelled, problem
 
     def _pump(
@@ -422,6 +432,8 @@ class TurnRunner:
         self._writer.flush(self._body(reply))
         tool = self._approvals.waiting
         state = "waiting" if tool else "retrying" if reply.retry is not None else "streaming"
+        # The live line says what is retried (the document shows it too, below the reply).
+        detail = tool or (retry_words(reply.retry) if reply.retry is not None else "")
         self._end.progress(
-            plan.turn, state, reply.output_chars, reply.session_id, tool or "", reply=reply
+            plan.turn, state, reply.output_chars, reply.session_id, detail, reply=reply
         )

@@ -108,6 +108,7 @@ STATE_SUFFIXES = (
     ".answer.json",
     ".cancel",
     ".written.json",
+    ".reasons.json",
 )
 
 

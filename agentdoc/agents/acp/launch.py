@@ -19,7 +19,7 @@ from typing import Any
 
 from agentdoc.agents.acp.options import DEFAULT_POLICY
 from agentdoc.agents.acp.process import AcpProcess
-from agentdoc.agents.acp.quirks import policy_env
+from agentdoc.agents.acp.quirks import log_env, policy_env
 from agentdoc.agents.acp.sessions import SessionOpened
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd, WarmHandle, child_env
@@ -28,9 +28,12 @@ from agentdoc.errors import AgentCannotStart
 log = logging.getLogger(__name__)
 
 
-def agent_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """The environment passes through; the agent's config entry adds to it."""
-    return child_env(base, extra)
+def agent_env(
+    base: Mapping[str, str], extra: Mapping[str, str], command: Sequence[str] = ()
+) -> dict[str, str]:
+    """The environment passes through; the agent's config entry adds to it, and what agentdoc
+    needs of the program (its log on stderr) fills what neither set."""
+    return log_env(command) | child_env(base, extra)
 
 
 def turn_args(request: AgentRequest) -> dict[str, Any]:
@@ -45,6 +48,7 @@ def turn_args(request: AgentRequest) -> dict[str, Any]:
         "extra": tuple(image_block(image) for image in request.images),
         "model": request.model,
         "effort": request.effort,
+        "said_before": request.said_before,
     }
 
 
@@ -71,7 +75,7 @@ def start(
 ) -> AcpTurn:
     """A process for one turn; AgentCannotStart (document untouched) if it cannot begin.
     `policy`: the config's permission_mode, put to the agent as its mode."""
-    env = agent_env(os.environ if environ is None else environ, extra_env)
+    env = agent_env(os.environ if environ is None else environ, extra_env, command)
     by_env = policy_env(command, policy or DEFAULT_POLICY)
     env.update(by_env)
     process = AcpProcess(
@@ -200,7 +204,7 @@ def warm(
     environ: Mapping[str, str] | None = None,
     policy: str | None = None,
 ) -> WarmAcpStart:
-    env = agent_env(os.environ if environ is None else environ, extra_env)
+    env = agent_env(os.environ if environ is None else environ, extra_env, command)
     env.update(policy_env(command, policy or DEFAULT_POLICY))
     key = ("acp", tuple(command), str(request.cwd), tuple(sorted(env.items())), policy)
     return WarmAcpStart(key, tuple(command), request.cwd, env, request.agent, request, policy)

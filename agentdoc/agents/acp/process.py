@@ -50,7 +50,9 @@ from agentdoc.agents.acp.sessions import (
     SessionOpened,
     reopen_way,
     why,
+    with_reasons,
 )
+from agentdoc.agents.acp.store import keep_loadable
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import Offer, neutralise_command, neutralise_mentions, remember
@@ -88,18 +90,17 @@ class AcpProcess:
         self.turn_type = turn_type  # what `begin` returns (a one-shot's turn also ends it)
         self.key = key  # what a turn must share with this process to reuse it
         self.cwd = cwd
+        self.env = env
         self.handshake_timeout = handshake_timeout
         self.session_timeout = session_timeout
         self.connection = Connection(argv, cwd, env, self._on_request, self._on_update, name)
+        self.connection.on_stderr_line = self._on_stderr_line
         self.info: InitializeResult | None = None
         self.session_id: str | None = None  # the session the agent is in after the last turn
         self.opened: SessionOpened | None = None  # how the current turn's session came about
         self.turns = 0
         self.last_turn = 0
         self.settled: tuple[str | None, str | None] = (None, None)  # the session's model, effort
-        # What the person said when answering a permission request: ACP's answer has no field
-        # for it, so it opens the next prompt in the session.
-        self._reasons: list[str] = []
         self.last_used = time.monotonic()
         # The agent's words for having no login, when it said so (see schema.AUTH_STATUS).
         self.logged_out: str | None = None
@@ -245,6 +246,8 @@ class AcpProcess:
             return f"{self.name} {way}"
         method, how = way
         params = {"sessionId": session_id, "cwd": str(self.cwd), "mcpServers": []}
+        if method == "session/load":
+            keep_loadable(quirks_for(self.agent_name).minute_named_store, self.env, session_id)
         try:
             result = self._session_result(method, params)
         except Refused as exc:
@@ -308,12 +311,15 @@ class AcpProcess:
         background: bool = False,
         model: str | None = None,
         effort: str | None = None,
+        said_before: tuple[str, ...] = (),
     ) -> AcpTurn:
         """Send a prompt in the session asked for; the returned turn reads its events.
 
         `seeded_prompt`: what to send instead of `prompt` when the session turns out new (a
         session the agent cannot continue, a fork it cannot do): the prompt with the
         conversation so far. `extra`: more content blocks (images) after the prompt's text.
+        `said_before`: what the person said answering the last turn's tool requests (ACP's
+        answer has no field for it), sent first when the session is that turn's.
 
         The handshake (if it is still due) and opening the session can take seconds. Without
         `background` they happen here and a failure raises AgentCannotStart; with it the turn
@@ -328,7 +334,7 @@ class AcpProcess:
         self.last_turn = turn
         send = functools.partial(
             self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra,
-            (model, effort),
+            (model, effort), said_before,
         )  # fmt: skip
         if background:
             threading.Thread(target=self._send_later, args=(current, send), daemon=True).start()
@@ -358,6 +364,7 @@ class AcpProcess:
         seeded_prompt: str | None,
         extra: tuple[dict[str, Any], ...],
         model_effort: tuple[str | None, str | None] = (None, None),
+        said_before: tuple[str, ...] = (),
     ) -> None:
         self.ready()
         if any(block.get("type") == "image" for block in extra) and not self.accepts_images:
@@ -383,7 +390,7 @@ class AcpProcess:
         if not current.session_ready(opened.session_id, translator, plan.model, footer):
             return  # cancelled or stopped while the session was opening
         text = seeded_prompt if opened.how == "seeded" and seeded_prompt is not None else prompt
-        text = self._with_reasons(text, opened.how)
+        text = with_reasons(text, opened.how, said_before)
         blocks = [text_block(neutralise_command(neutralise_mentions(text))), *extra]
         params = {"sessionId": opened.session_id, "prompt": blocks}
         self.connection.request("session/prompt", params).then(current.prompt_answered)
@@ -398,19 +405,6 @@ class AcpProcess:
         params = {"sessionId": opened.session_id, "modeId": modes.current_mode_id}
         with contextlib.suppress(Refused):
             self._call("session/set_mode", params, self.session_timeout)
-
-    def defer_reason(self, reason: str) -> None:
-        with self._lock:
-            self._reasons.append(reason)
-
-    def _with_reasons(self, text: str, how: SessionHow) -> str:
-        """The prompt, opened with the reasons the person gave in this session's last turn."""
-        with self._lock:
-            reasons, self._reasons = self._reasons, []
-        if not reasons or how not in ("continued", "resumed", "loaded"):
-            return text  # a new session never saw the tool call the reason is about
-        said = "\n".join(f"- {reason}" for reason in reasons)
-        return f"(What I said when answering your tool requests:\n{said})\n\n{text}"
 
     @property
     def agent_name(self) -> str | None:
@@ -436,6 +430,14 @@ class AcpProcess:
             return  # between turns, or another session's (a load's replay)
         if isinstance(update, dict):
             current.update(update)
+
+    def _on_stderr_line(self, line: str) -> None:
+        """A retry the agent only logs (its quirks row), for the turn in that session."""
+        pattern = quirks_for(self.agent_name).retry_log
+        found = pattern.search(line) if pattern is not None else None
+        current = self._turn
+        if found and current is not None and found["session"] == current.session_id:
+            current.retrying(found["error"])
 
     def _on_request(self, rpc_id: RequestId, method: str, params: dict[str, Any]) -> None:
         current = self._turn

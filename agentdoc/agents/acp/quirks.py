@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from agentdoc.agents.acp.store import GEMINI_STORE, MinuteNamedStore
+
 
 @dataclass(frozen=True, slots=True)
 class Quirks:
@@ -29,6 +31,12 @@ class Quirks:
     # The agent answers `session/load` before it has sent the replay of the history, so the
     # replay would land in the turn: one more round trip (re-setting its current mode) first.
     late_replay: bool = False
+    # The agent's `session/load` erases a session stored in the same minute it was created
+    # (see store.py): its files are renamed out of the way before each load.
+    minute_named_store: MinuteNamedStore | None = None
+    # A line of the agent's stderr saying it will retry a failed API request, which it tells
+    # no ACP client: groups `session` (the session's id) and `error` (what failed).
+    retry_log: re.Pattern[str] | None = None
 
 
 NONE = Quirks()
@@ -41,12 +49,22 @@ QUIRKS: dict[str, Quirks] = {
         thought_prefix=re.compile(r"\A\*\*\*\*\n"),
         thought_trimmed=True,
         late_replay=True,
+        minute_named_store=GEMINI_STORE,
         message_noise=re.compile(r"\A\[MODE_UPDATE\] \S+\s*\Z"),
     ),
     # codex-acp 2 ends a turn whose API request failed `end_turn`, after a `systemError` thread
     # status, with the API's error body (JSON) as the reply's text.
     "@agentclientprotocol/codex-acp": Quirks(
         failed_status=(("_meta", "codex", "threadStatus", "type"), "systemError"),
+    ),
+    # OpenCode retries 429s and 5xx for as long as a minute with nothing over ACP (its bridge
+    # forwards no retry status); its log (on stderr, see LOG_ENV) has a line per failed try.
+    "OpenCode": Quirks(
+        retry_log=re.compile(
+            # Not the title request it makes beside the turn's (`small=true`).
+            r'(?!.*\bsmall=true\b)message="stream error" .*?\bsession\.id=(?P<session>\S+) .*?'
+            r'\berror\.error="(?:AI_\w+: )?(?P<error>[^"]*)"'
+        ),
     ),
 }
 
@@ -62,6 +80,16 @@ POLICY_ENV: dict[str, dict[str, dict[str, str]]] = {
         "bypassPermissions": {"OPENCODE_PERMISSION": '{"edit": "allow", "bash": "allow"}'},
     },
 }
+
+
+# What an agent's environment gets by program name (unless the user's entry sets it): OpenCode
+# writes its log to stderr, where agentdoc reads its retries (Quirks.retry_log).
+LOG_ENV: dict[str, dict[str, str]] = {"opencode": {"OPENCODE_PRINT_LOGS": "1"}}
+
+
+def log_env(command: Sequence[str]) -> dict[str, str]:
+    program = PurePath(command[0]).name if command else ""
+    return dict(LOG_ENV.get(program, {}))
 
 
 def policy_env(command: Sequence[str], policy: str) -> dict[str, str]:

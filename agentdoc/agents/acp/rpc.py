@@ -30,6 +30,7 @@ RequestId = int | str
 OnRequest = Callable[[RequestId, str, dict[str, Any]], None]
 OnNotification = Callable[[str, dict[str, Any]], None]
 TAIL = 8  # lines of stderr and of non-protocol output kept for messages
+STDERR_LINE = 8192  # bytes of one stderr line looked at
 EOF_GRACE = 1.0  # seconds an agent gets to exit at end of input before it is signalled
 
 
@@ -111,6 +112,8 @@ class Connection:
         self._garbage: deque[str] = deque(maxlen=TAIL)
         self.gone = threading.Event()  # stdout ended: the agent exited or closed it
         self._stderr_reader: threading.Thread | None = None
+        # Told each line of stderr, where an agent's log says what ACP does not (its retries).
+        self.on_stderr_line: Callable[[str], None] | None = None
 
     def start(self) -> Connection:
         argv = resolve_command(self.argv, self.env)
@@ -223,7 +226,25 @@ class Connection:
 
     def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
-        self._stderr.drain(self._proc.stderr)
+        stream, listener = self._proc.stderr, self.on_stderr_line
+        if listener is None:
+            self._stderr.drain(stream)
+            return
+        partial = b""
+        try:
+            for chunk in iter(lambda: stream.read1(4096), b""):  # type: ignore[attr-defined]
+                self._stderr.add(chunk)
+                *lines, partial = (partial + chunk).split(b"\n")
+                partial = partial[-STDERR_LINE:]  # a line that long is no log line we read
+                for line in lines:
+                    _tell(listener, line[:STDERR_LINE].decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            pass
+        finally:
+            if partial:  # its last line, without a newline
+                _tell(listener, partial.decode("utf-8", "replace"))
+            with contextlib.suppress(OSError):
+                stream.close()
 
     # -- for messages -----------------------------------------------------------------------
 
@@ -262,6 +283,13 @@ class Connection:
         self._child.stop(grace, first_grace=min(grace, EOF_GRACE))
         self._child.sweep(grace=0.0)  # helpers it left in its group (node → binary)
         self._child.close_input(wait=0.5)  # it may have exited before reading it all
+
+
+def _tell(listener: Callable[[str], None], line: str) -> None:
+    try:
+        listener(line)
+    except Exception:  # the drain goes on: a full pipe would block the agent
+        log.exception("reading a line of the agent's stderr failed")
 
 
 def _exit_words(code: int) -> str:

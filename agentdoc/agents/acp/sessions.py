@@ -83,3 +83,12 @@ def reopen_way(
     if load:
         return "session/load", "loaded"
     return "cannot resume or load a session"
+
+
+def with_reasons(text: str, how: SessionHow, reasons: tuple[str, ...]) -> str:
+    """The prompt, opened with what the person said answering the tool requests of the
+    session's last turn (ACP's answer has no field for it)."""
+    if not reasons or how not in ("continued", "resumed", "loaded"):
+        return text  # a new session never saw the tool calls they are about
+    said = "\n".join(f"- {reason}" for reason in reasons)
+    return f"(What I said when answering your tool requests:\n{said})\n\n{text}"

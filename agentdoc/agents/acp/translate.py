@@ -44,6 +44,7 @@ from agentdoc.agents.base import (
     PermissionAsked,
     PermissionOption,
     Retract,
+    Retrying,
     StopReason,
     ToolCall,
     ToolUpdate,
@@ -87,6 +88,7 @@ class UpdateTranslator:
         self._block: tuple[int, BlockKind] | None = None
         self._next_index = 0
         self._tools: dict[str, str] = {}  # the tool calls seen, with their names
+        self._retries = 0  # failed API requests the agent said it retries
 
     def update(self, update: dict[str, Any]) -> list[Event]:
         """The events of one ``session/update``'s ``update``; [] for kinds a turn ignores."""
@@ -208,6 +210,11 @@ class UpdateTranslator:
         if notice.severity != "error":
             return []
         return [Notice(notice.title, classify_with(notice.title))]
+
+    def retrying(self, error: str) -> list[Event]:
+        """A failed API request the agent will try again (how often and when, it does not say)."""
+        self._retries += 1
+        return [Retrying(self._retries, error=error.strip() or None)]
 
     def permission(self, request_id: str, request: PermissionRequest) -> PermissionAsked:
         fields = request.tool_call

@@ -103,6 +103,12 @@ class AcpTurn:
             if self._end is None:
                 self._put(self.translator.update(update))
 
+    def retrying(self, error: str) -> None:
+        """The agent failed an API request and will try it again (it said so in its log)."""
+        with self._lock:
+            if self._end is None:
+                self._put(self.translator.retrying(error))
+
     def permission(self, rpc_id: RequestId, params: dict[str, Any]) -> None:
         try:
             request = PermissionRequest.model_validate(params)
@@ -213,13 +219,12 @@ class AcpTurn:
 
     def answer(self, request_id: str, option_id: str, message: str | None = None) -> bool:
         # ACP's answer carries only the option: a reason the person gave goes to the model as
-        # the first words of the next prompt in this session (the process keeps it till then).
+        # the first words of the next prompt in this session (agentdoc keeps it till then,
+        # with the document's state: AgentRequest.said_before).
         with self._lock:
             rpc_id = self._open.pop(request_id, None)
         if rpc_id is None:
             return False
-        if message and message.strip():
-            self.process.defer_reason(message.strip())
         outcome = {"outcome": {"outcome": "selected", "optionId": option_id}}
         return self.process.connection.respond(rpc_id, outcome)
 

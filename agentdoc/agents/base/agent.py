@@ -35,6 +35,9 @@ class Capabilities:
     # Its permission requests are agentdoc's own allow / always allow / deny (the standard
     # block), rather than options of its own shown one box each.
     standard_approval: bool = False
+    # Its answer to a permission request carries the person's words (a deny reason); else they
+    # open the next prompt of the session (AgentRequest.said_before).
+    answer_has_reason: bool = False
 
 
 class SessionStore(Protocol):

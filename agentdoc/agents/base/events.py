@@ -123,11 +123,12 @@ class Retract:
 
 @dataclass(frozen=True, slots=True)
 class Retrying:
-    """The agent waits to retry a failed API request."""
+    """The agent waits to retry a failed API request (how many tries and how long it waits
+    are None where the agent does not say)."""
 
     attempt: int
-    max_retries: int
-    delay_ms: float
+    max_retries: int | None = None
+    delay_ms: float | None = None
     error_status: int | None = None
     error: str | None = None
 

@@ -44,3 +44,7 @@ class AgentRequest:
     # own turn record: an agent that reports the session's cost so far (the Claude CLI, resumed
     # or forked) has it subtracted, so a footer shows the turn's own cost.
     cost_before: float | None = None
+    # What the person said answering the last turn's tool requests, for an agent whose answer
+    # has no field for it (kept by agentdoc till now): the prompt opens with it when the
+    # session is the one those requests were in.
+    said_before: tuple[str, ...] = ()

@@ -104,6 +104,7 @@ CLAUDE = Agent(
         rewinds_files=True,
         permission_modes=MODES,
         standard_approval=True,
+        answer_has_reason=True,
     ),
     # agentdoc builds Claude's argv itself, from the settings; the entry names only the program.
     start=lambda request, _command, _env, settings, environ: start(request, settings, environ),
