@@ -59,6 +59,12 @@ def state_of(path: Path) -> str | None:
     return found.state if found is not None else None
 
 
+def held_reason(path: Path) -> str:
+    """Why the daemon holds the document's prompt, as its status says; empty when it holds none."""
+    found = status.read_status(path)
+    return found.held or "" if found is not None else ""
+
+
 # -- processes -----------------------------------------------------------------------------
 
 

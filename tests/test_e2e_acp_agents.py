@@ -23,13 +23,13 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
 from agentdoc.document import parser as document
-from agentdoc.turn import read_status
 from tests.agents_support import AGENTS, WRITE_TOOLS, agent_command, agent_env, fake_api_for
 from tests.conftest import wait_for
 from tests.e2e_support import REPO_ROOT
 from tests.process_support import (
     WatchProcess,
     base_env,
+    held_reason,
     kill_all,
     processes_with_env,
     run_cli,
@@ -251,7 +251,7 @@ def test_undo_continues_the_copy_of_the_turn_before(served: Served) -> None:
     assert undone.returncode == 0, undone.stderr
     # As a person would: edit once the daemon has taken the undo in (its status says so).
     wait_for(
-        lambda: "pending again after `agentdoc undo`" in _held(branch),
+        lambda: "pending again after `agentdoc undo`" in held_reason(branch),
         what="the daemon to hold the prompt undo left",
         timeout=TIMEOUT,
     )
@@ -268,11 +268,6 @@ def test_undo_continues_the_copy_of_the_turn_before(served: Served) -> None:
     kept = [t for t in texts if "Kept question?" in t]
     assert kept and "Instead, this?" not in kept[0], texts  # its own message, not a transcript
     branch.unlink()
-
-
-def _held(doc: Path) -> str:
-    status = read_status(doc)
-    return status.held or "" if status is not None else ""
 
 
 def _tick(served: Served, label: str, below: str = "") -> None:

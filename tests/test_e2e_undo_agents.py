@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 
 from agentdoc.document import parser as document
-from agentdoc.turn import read_status
 from tests.agents_support import (
     AGENTS,
     WRITE_TOOLS,
@@ -33,6 +32,7 @@ from tests.agents_support import (
 from tests.conftest import wait_for
 from tests.process_support import (
     base_env,
+    held_reason,
     kill_all,
     processes_with_env,
     run_cli,
@@ -79,11 +79,6 @@ def _tick(doc: Path, label: str) -> None:
     box = re.search(rf"^> - \[ \] {re.escape(label)}[ \t]*\n", text, re.MULTILINE)
     assert box is not None, text[-1500:]
     doc.write_text(text[: box.start()] + box[0].replace("[ ]", "[x]", 1) + text[box.end() :])
-
-
-def _held(doc: Path) -> str:
-    status = read_status(doc)
-    return status.held or "" if status is not None else ""
 
 
 def _history(body: dict[str, Any]) -> list[tuple[str, str]]:
@@ -146,7 +141,7 @@ def test_undo_takes_back_an_acp_agents_write(name: str, tmp_path: Path) -> None:
             assert "Written as asked." not in doc.read_text()
             # Polled in the status: the daemon logs the hold just before it writes it there.
             wait_for(
-                lambda: "pending again after `agentdoc undo`" in _held(doc),
+                lambda: "pending again after `agentdoc undo`" in held_reason(doc),
                 "the daemon to hold the prompt",
             )
             assert "pending again after `agentdoc undo`" in daemon.log()
