@@ -11,7 +11,7 @@ from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.tree import stamp_of
 from agentdoc.document import WriteLedger, digest
-from agentdoc.turn import own_write
+from agentdoc.turn import own_base, own_write
 
 
 def take(
@@ -52,7 +52,10 @@ def of_bytes(
     if hashed == seen or (own and settled) or not snap.maybe_session:
         return snap
     command = own_write(path, hashed)
-    snap = Snapshot(path, settings, data, hashed, own_content=own, own_command=command)
+    base = own_base(path, seen) if command is None and seen is not None else None
+    snap = Snapshot(
+        path, settings, data, hashed, own_content=own, own_command=command, own_base=base
+    )
     # git's traces only matter for a version that would send a prompt, which takes the parse;
     # set on the value still being built, so the parse is not done twice.
     if command is None and snap.prompt is not None and written_by_git(path, data):

@@ -319,6 +319,10 @@ class Daemon:
         seen = None if doc is None else doc.seen
         snap = capture.take(path, self.settings, self.ledger, turn_running=running, seen=seen)
         previous = None if doc is None else doc.text
+        if doc is not None and (base := self._own_base(doc, snap)) is not None:
+            # `undo`/`archive` wrote over the version we knew, and this save came after: it
+            # was made from their version, even if their write's own event has not come yet.
+            previous = base
         known = Known("save", seen, previous, running, owes=self.repairs.owes(path))
         decision = classify(known, snap)
         if isinstance(decision, Later):
@@ -343,6 +347,16 @@ class Daemon:
                 for copy in conflicts_of(path):  # a sync tool may have put one aside with it
                     self._events.put(ConflictCopy(copy))
         self._act(path, doc, snap, known, decision)
+
+    def _own_base(self, doc: DocState, snap: Snapshot) -> str | None:
+        """The version `undo`/`archive` wrote that `snap` was saved from, if not taken in yet."""
+        if snap.own_base is None:
+            return None
+        taken = digest(snap.own_base.encode("utf-8"))
+        if taken == doc.own_taken:
+            return None  # taken in already: the version we knew came back since
+        doc.own_taken = taken
+        return snap.own_base
 
     def _rebased(
         self, path: Path, doc: DocState, previous: str | None, snap: Snapshot
@@ -384,6 +398,7 @@ class Daemon:
             case Forget():
                 self._gone(path, doc)
             case TakeOwn(command):
+                doc.own_taken = snap.digest
                 take_own(path, doc, snap.loose_text, command, snap.prompt is not None)
             case Refuse(message, refused, notice):
                 doc.refused = doc.refused or refused

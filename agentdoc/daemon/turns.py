@@ -41,6 +41,7 @@ class DocState:
     prompt: str | None = None  # the prompt of the turn last submitted
     refused: bool = False  # its frontmatter could not be read: the status says why
     indexed: str | None = None  # digest of the version last handed to the search index
+    own_taken: str | None = None  # digest of the last `undo`/`archive` version taken in
 
 
 def run_turn(
