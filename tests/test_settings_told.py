@@ -98,8 +98,9 @@ def test_bad_settings_found_at_start_up_are_told_with_or_without_a_prompt(
     )
     with Running(daemon):
         wait_for(daemon.discovered.is_set, "start-up discovery")
-        for doc in (waiting, quiet):
-            wait_for(lambda d=doc: all(t in _error_of(d) for t in TOLD), f"{doc.name}'s status")
+        wait_for(
+            lambda: all(t in _error_of(d) for t in TOLD for d in (waiting, quiet)), "the statuses"
+        )
     assert not fake.calls()
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for doc in (waiting, quiet):
