@@ -182,7 +182,9 @@ class Daemon:
             while not stop.is_set():
                 if not feeder.is_alive() and not stop.is_set():
                     # The daemon itself failed: without its watch it would serve nothing.
-                    raise AgentdocError("the watch of the tree stopped; agentdoc watch ends")
+                    raise watcher.failure or AgentdocError(
+                        "the watch of the tree stopped; agentdoc watch ends"
+                    )
                 self._step(self._deadlines.wait(0.1))
                 for event in self._deadlines.due():
                     self._handle(event)
@@ -204,8 +206,11 @@ class Daemon:
             lock.release()
 
     def _feed(self, watcher: Watcher, stop: threading.Event) -> None:
-        for path in watcher.changes(stop):
-            self._events.put(Changed(path))
+        try:
+            for path in watcher.changes(stop):
+                self._events.put(Changed(path))
+        except AgentdocError:
+            pass  # `watcher.failure`: the loop ends the daemon with it
 
     def _step(self, timeout: float) -> None:
         try:
