@@ -61,3 +61,8 @@ def of_bytes(
     if command is None and snap.prompt is not None and written_by_git(path, data):
         object.__setattr__(snap, "git_wrote", True)
     return snap
+
+
+def of_text(path: Path, settings: Settings, ledger: WriteLedger, text: str) -> Snapshot:
+    """The snapshot of a version agentdoc has just written itself (a merge)."""
+    return of_bytes(path, settings, ledger, text.encode("utf-8"), settled=False)

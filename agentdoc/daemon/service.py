@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from agentdoc.agents import start_turn
 from agentdoc.config import Settings
 from agentdoc.daemon import capture
 from agentdoc.daemon.classify import (
@@ -41,7 +40,7 @@ from agentdoc.daemon.classify import (
     classify,
     gated,
 )
-from agentdoc.daemon.conflicts import conflicts_of, original_of, take_in
+from agentdoc.daemon.conflicts import conflicts_of
 from agentdoc.daemon.events import (
     AttribChanged,
     Changed,
@@ -55,17 +54,15 @@ from agentdoc.daemon.events import (
     TurnEnded,
 )
 from agentdoc.daemon.gate import Gate, gate_for
-from agentdoc.daemon.gitguard import git_busy
 from agentdoc.daemon.gitpoll import start_polling
 from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import (
-    hold,
     hold_bulk,
     notice_in_document,
     tell_agent_problems,
-    tell_error,
     tell_fault,
+    tell_repaired,
 )
 from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
@@ -74,12 +71,11 @@ from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.startup import read_found, take, tell_unsent
-from agentdoc.daemon.synced import paced
-from agentdoc.daemon.tree import changed_ns
-from agentdoc.daemon.turns import DocState, after_unfinished, begin, stop_turns, take_own
+from agentdoc.daemon.syncing import Syncing
+from agentdoc.daemon.turning import Turns
+from agentdoc.daemon.turns import DocState, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
-    Document,
     WriteLedger,
     digest,
     session_problem,
@@ -89,14 +85,9 @@ from agentdoc.errors import AgentdocError
 from agentdoc.search import note_changed, stop_indexing
 from agentdoc.turn import (
     Progress,
-    Status,
-    TurnRunner,
     integrate,
     marked,
-    now_iso,
-    remove_state,
     toplevel,
-    write_status,
 )
 
 log = logging.getLogger(__name__)
@@ -137,6 +128,8 @@ class Daemon:
     hints: Hints = field(init=False)
     gate: Gate = field(init=False)
     notifier: Notifier = field(init=False)
+    syncing: Syncing = field(init=False)
+    turns: Turns = field(init=False)
 
     def __post_init__(self) -> None:
         # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
@@ -148,6 +141,29 @@ class Daemon:
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
         self.hints = Hints(self.pool, self.settings, self.environ)
+        self.turns = Turns(
+            self._docs,
+            self.settings,
+            self.ledger,
+            self.environ,
+            self.on_progress,
+            self.pool,
+            self.gate,
+            self.repairs,
+            self._deadlines,
+            self._events.put,
+            self.max_concurrent,
+        )
+        self.syncing = Syncing(
+            self._docs,
+            self.settings,
+            self.ledger,
+            self.gate,
+            self.repairs,
+            self._deadlines,
+            self._act,
+            self.on_progress,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -175,7 +191,8 @@ class Daemon:
             watcher.start(self._found.put, background=True)
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
-            start_polling(self._snapshot, self.settings, self._remote_moved, stop)
+            remote = partial(self._put, Remote)
+            start_polling(self.syncing.conversations, self.settings, remote, stop)
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
@@ -195,7 +212,7 @@ class Daemon:
                 if self.pool is not None:
                     self._guarded(None, self.pool.close_idle)
                 for owed in self.repairs.due():
-                    self._guarded(owed, partial(self._mend, owed))
+                    self._guarded(owed, partial(self.turns.mend, owed))
                 for held in self.gate.due():
                     self._events.put(Release(held))
             self._shutdown()
@@ -211,6 +228,9 @@ class Daemon:
                 self._events.put(Changed(path))
         except AgentdocError:
             pass  # `watcher.failure`: the loop ends the daemon with it
+
+    def _put(self, kind: Callable[[Path], Event], path: Path) -> None:
+        self._events.put(kind(path))
 
     def _step(self, timeout: float) -> None:
         try:
@@ -241,13 +261,13 @@ class Daemon:
                 # every file, and none of them needs reading again.
                 self.hints.hint(path, "opened")
             case Remote(path):
-                self._pull(path)
+                self.syncing.pull(path)
             case Release(path):
-                self._release(path)
+                self.syncing.release(path)
             case ConflictCopy(path):
-                self._on_conflict(path)
+                self.syncing.on_conflict(path)
             case AttribChanged(path) if self.repairs.owes(path):
-                self._mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
+                self.turns.mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
 
     def _guarded(self, path: Path | None, work: Callable[[], object]) -> None:
         """Run one document's handling (or, with no `path`, a chore of the loop's own) so
@@ -281,7 +301,7 @@ class Daemon:
             try:
                 self._discover_one(path)
             except AgentdocError as exc:
-                self._error(path, str(exc))
+                self.turns.error(path, str(exc))
             except Exception as exc:  # one document must not keep the others from start-up
                 self._fault(path, exc)
 
@@ -312,7 +332,7 @@ class Daemon:
             self._act(path, doc, snap, Known("found"), classify(Known("found"), snap))
         elif (problem := snap.settings_problem) is not None:
             # Settings that fail validation are told now, not found out at the next save.
-            self._error(path, f"{shown_name(path.name)}: {problem}")
+            self.turns.error(path, f"{shown_name(path.name)}: {problem}")
         elif snap.prompt is not None:
             # The next save of it sends it, even an unchanged one.
             self._docs[path].seen = None
@@ -372,12 +392,7 @@ class Daemon:
         text = rebase_save(path, doc, previous, snap.text, snap.data, self.ledger)
         if text is None or text == snap.text:
             return None if text is None else snap
-        return self._of_text(path, text)
-
-    def _of_text(self, path: Path, text: str) -> Snapshot:
-        """The snapshot of a version agentdoc has just written itself (a merge)."""
-        data = text.encode("utf-8")
-        return capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+        return capture.of_text(path, self.settings, self.ledger, text)
 
     def _admit(self, path: Path, doc: DocState, snap: Snapshot) -> None:
         """Take a readable version in as the conversation the daemon now knows."""
@@ -387,7 +402,7 @@ class Daemon:
         if doc.refused:
             # Repaired: the error the broken version left in the status is over.
             doc.refused = False
-            write_status(path, Status(document=path.name, state="idle", updated=now_iso()))
+            tell_repaired(path)
         self._follow(path, index=False)  # indexed once acted on (see `_act`)
 
     def _act(
@@ -401,14 +416,14 @@ class Daemon:
             case Remember() if snap.data is not None:
                 doc.text = snap.loose_text
             case Forget():
-                self._gone(path, doc)
+                self.turns.gone(path, doc)
             case TakeOwn(command):
                 doc.own_taken = snap.digest
                 take_own(path, doc, snap.loose_text, command, snap.prompt is not None)
             case Refuse(message, refused, notice):
                 doc.refused = doc.refused or refused
                 if message is not None:
-                    self._error(path, message)
+                    self.turns.error(path, message)
                 if notice is not None and snap.text is not None:
                     notice_in_document(path, snap.text, notice, self.ledger)
             case Queue(prompt):
@@ -420,15 +435,15 @@ class Daemon:
             case Hint():
                 self.hints.hint(path, "a `## User` heading waits for its prompt", snap.text)
             case Hold(Held() as held):
-                self._hold(path, held)
+                self.syncing.hold(path, held)
             case Hold(reason):
                 hold_bulk(path, reason.why)
             case Submit(marker, prompt) if snap.git_sync:
                 if (why := integrate(path)) is not None:
                     log.warning("%s: the remote was not merged before the turn: %s", path, why)
-                self._submit(path, marker, prompt)  # read again: the merge may have changed it
+                self.turns.submit(path, marker, prompt)  # read again: the merge may have changed it
             case Submit(marker, prompt):
-                self._submit(path, marker, prompt, snap.document)
+                self.turns.submit(path, marker, prompt, snap.document)
         if doc.thread is None and snap.session and snap.digest != doc.indexed:
             # Indexed for search unless a turn now runs: its end indexes the document as it
             # then stands (a long one indexed on the prompt's save too cost the daemon a third
@@ -436,51 +451,11 @@ class Daemon:
             doc.indexed = snap.digest
             note_changed(path)
 
-    def _hold(self, path: Path, held: Held) -> None:
-        """A due prompt the gate keeps back: said once per reason, sent when it allows."""
-        changed, tell = self.gate.hold(path, held)
-        if changed:
-            log.log(logging.INFO if held.quiet else logging.WARNING, "%s: %s", path, held.why)
-            hold(path, held.why)
-        if tell:
-            self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
-
-    def _snapshot(self) -> list[tuple[Path, str | None]]:
-        return [(path, doc.text) for path, doc in list(self._docs.items())]
-
-    def _remote_moved(self, path: Path) -> None:
-        self._events.put(Remote(path))
-
-    def _pull(self, path: Path) -> None:
-        """Merge what the remote has for `path` and read it like a save (not while it runs)."""
-        doc = self._docs.get(path)
-        if doc is None or doc.thread is not None:
-            return  # the push after the turn merges the remote
-        if (why := integrate(path)) is not None:
-            log.warning("%s: the remote's commits were not merged: %s", path, why)
-        if (data := read_stable(path)) is None or digest(data) == doc.seen:
-            return
-        previous = doc.text
-        self._look(path, doc, data, Known("pulled", digest(data), previous))
-
-    def _release(self, path: Path) -> None:
-        self.gate.release(path)
-        doc = self._docs.get(path)
-        if doc is None or doc.thread is not None or (data := read_stable(path)) is None:
-            return
-        self._look(path, doc, data, Known("released", digest(data)))
-
-    def _look(self, path: Path, doc: DocState, data: bytes, known: Known) -> None:
-        """Take `data`, just read, as the version the daemon knows, and act on it."""
-        snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
-        doc.seen, doc.text = snap.digest, snap.loose_text
-        self._act(path, doc, snap, known, classify(known, snap))
-
     def _after_mend(self, path: Path, doc: DocState, snap: Snapshot, known: Known) -> None:
         """Close a reply a failed turn left open (a full disk, a moved file) first; a prompt
         the user saved below it is then sent, as their save asked."""
         previous = known.previous
-        if self._mend(path):
+        if self.turns.mend(path):
             if (data := read_stable(path)) is None:
                 return
             snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
@@ -488,105 +463,10 @@ class Daemon:
         again = Known("mended", doc.seen, previous, owes=self.repairs.owes(path))
         self._act(path, doc, snap, again, classify(again, snap))
 
-    def _on_conflict(self, copy: Path) -> None:
-        """Merge a sync tool's conflict copy into its session document, once no turn runs."""
-        original = original_of(copy)
-        doc = None if original is None else self._docs.get(original)
-        if original is None or doc is None:
-            return  # not a conversation of ours: the copy is the person's business
-        quiet = time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
-        if doc.thread is not None or git_busy(original) or not quiet:
-            self._deadlines.add(self.settings.settle_step, ConflictCopy(copy))
-            return
-        previous = doc.text
-        if (text := take_in(copy, original, doc, self.ledger)) is not None:
-            snap = self._of_text(original, text)
-            known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
-            self._act(original, doc, snap, known, classify(known, snap))
-
-    def _mend(self, path: Path) -> bool:
-        """Close a reply no turn owns and correct a stale status; True if the file changed."""
-        doc = self._docs.get(path)
-        if doc is not None and doc.thread is not None:
-            return False  # its own turn is running: nothing there is stale
-        if self.gate.answered_elsewhere(path):
-            return False  # another machine streams into it, and closes it
-        return self.repairs.mend(path)
-
-    def _gone(self, path: Path, doc: DocState) -> None:
-        if doc.thread is not None:
-            log.error("%s: deleted or renamed while a reply was streaming", path)
-            return  # its state files go when the turn has ended
-        self._docs.pop(path, None)
-        self.repairs.forget(path)
-        self.gate.forget(path)
-        remove_state(path)
-        if self.pool is not None:
-            self.pool.forget(path)
-
-    def _submit(
-        self, path: Path, marker: bool, prompt: str | None = None, parsed: Document | None = None
-    ) -> None:
-        doc = self._docs.setdefault(path, DocState())
-        doc.prompt = prompt
-        if self._running() >= self.max_concurrent:
-            doc.waiting = True
-            write_status(path, Status(document=path.name, state="queued", updated=now_iso()))
-            self.on_progress(Progress(path, 0, "queued", 0.0, 0, None))
-            return
-        doc.cancel = threading.Event()
-        self.gate.started(path)
-        runner = TurnRunner(
-            path,
-            paced(path, self.settings),
-            mode="run",
-            ledger=self.ledger,
-            environ=self.environ,
-            on_progress=self.on_progress,
-            cancel=doc.cancel,
-            require_marker=marker,
-            launcher=self.pool.launcher(path) if self.pool is not None else start_turn,
-            notice_start_failure=True,
-            parsed=parsed,
-        )
-        begin(path, doc, runner, self._error, self._events.put)
-
     def _on_done(self, path: Path, outcome: str, failure: str | None) -> None:
-        doc = self._docs.get(path)
-        if doc is not None:
-            doc.thread = doc.cancel = doc.runner = None
-            doc.queued = False
-            if not path.exists():
-                self._gone(path, doc)
-            elif outcome != "done":
-                note_changed(path)  # the prompt, in the search index
-                # What the turn could not write (its close, its status) is owed until it can be.
-                self.repairs.owe(path, failure)
-                self._mend(path)
-                if after_unfinished(path, doc, outcome):
-                    self._deadlines.add(self.settings.settle_step, Changed(path))
-            elif (data := read_stable(path)) is not None:
-                if not self.ledger.is_own(path, data) and (ours := self.ledger.last(path)):
-                    # Saved after our last write, maybe from a copy older than the reply: a
-                    # save like any other, judged against what we wrote.
-                    doc.seen, doc.text = digest(ours), ours.decode("utf-8", "replace")
-                    self._deadlines.add(self.settings.settle_step, Changed(path))
-                    return
-                # The turn's writes may still be settling, so their events have not told us
-                # the conversation as it now stands: take it from the file, or a prompt saved
-                # right after the reply would look like several turns arriving at once.
-                # Seen, too: a save of the copy we last handled is then a change again.
-                doc.seen, doc.text = digest(data), data.decode("utf-8", "replace")
-                doc.indexed = doc.seen
-                note_changed(path)  # the reply, in the search index
-                # Whatever the user saved while the reply streamed was merged into our final
-                # write, so its watch event may now read as our own content: look at the file
-                # itself. A prompt found here was typed and saved by the user (our close only
-                # adds an empty heading), so sending it is what their save asked for. The look
-                # waits one settle step, so a save landing right now settles like any other.
-                self._deadlines.add(self.settings.settle_step, Recheck(path))
+        self.turns.on_done(path, outcome, failure)
         for other, waiting in list(self._docs.items()):
-            if waiting.waiting and self._running() < self.max_concurrent:
+            if waiting.waiting and self.turns.free_slot():
                 waiting.waiting = False
                 self._guarded(other, partial(self._recheck, other))
 
@@ -615,16 +495,12 @@ class Daemon:
         if self._watcher is not None:
             self._watcher.follow(path)
 
-    def _running(self) -> int:
-        return sum(1 for d in self._docs.values() if d.thread is not None)
-
     def _refuse(self, path: Path, text: str) -> None:
         """Say why a document that means to be a session document cannot be used."""
         problem = session_problem(text)
         if problem is None:
             return
         self._docs.setdefault(path, DocState()).refused = True
-        self._error(path, f"{path.name}: {problem}. Fix it and save; until then it is left alone")
-
-    def _error(self, path: Path, message: str) -> None:
-        tell_error(path, message, self.on_progress)
+        self.turns.error(
+            path, f"{path.name}: {problem}. Fix it and save; until then it is left alone"
+        )
