@@ -70,7 +70,7 @@ from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.stale import rebase_save
-from agentdoc.daemon.startup import read_found, take, tell_unsent
+from agentdoc.daemon.startup import Discovery, take
 from agentdoc.daemon.syncing import Syncing
 from agentdoc.daemon.turning import Turns
 from agentdoc.daemon.turns import DocState, stop_turns, take_own
@@ -78,8 +78,6 @@ from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
     WriteLedger,
     digest,
-    session_problem,
-    shown_name,
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.search import note_changed, stop_indexing
@@ -118,7 +116,6 @@ class Daemon:
     _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
     _found: queue.SimpleQueue[Path] = field(default_factory=queue.SimpleQueue, init=False)
     _watcher: Watcher | None = field(default=None, init=False)
-    _started_ns: int = field(default=0, init=False)
     # Set once saves are observed; `discovered` once the first walk of the tree, with the
     # recovery of replies a crash left open, is done as well.
     ready: threading.Event = field(default_factory=threading.Event, init=False)
@@ -130,6 +127,7 @@ class Daemon:
     notifier: Notifier = field(init=False)
     syncing: Syncing = field(init=False)
     turns: Turns = field(init=False)
+    discovery: Discovery = field(init=False)
 
     def __post_init__(self) -> None:
         # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
@@ -153,6 +151,20 @@ class Daemon:
             self._deadlines,
             self._events.put,
             self.max_concurrent,
+        )
+        self.discovery = Discovery(
+            self._docs,
+            self.settings,
+            self.ledger,
+            self.gate,
+            self.hints,
+            self._follow,
+            self._events.put,
+            self._act,
+            self.turns.error,
+            self._fault,
+            self.poll,
+            self.send_pending,
         )
         self.syncing = Syncing(
             self._docs,
@@ -184,7 +196,7 @@ class Daemon:
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
         # carry an mtime slightly before it.
-        self._started_ns = time.time_ns() - FRESH_MARGIN_NS
+        self.discovery.started_ns = time.time_ns() - FRESH_MARGIN_NS
         try:
             # Saves are observed from here on; the first walk of the tree (which may hold a
             # great many notes) goes on behind, feeding start-up discovery as it finds files.
@@ -240,7 +252,7 @@ class Daemon:
                 event = self._events.get_nowait()
         except queue.Empty:
             # Start-up discovery only when no save is waiting: a save goes first.
-            self._discover(take(self._found, DISCOVERY_BATCH))
+            self.discovery.take(take(self._found, DISCOVERY_BATCH))
             return
         self._handle(event)
 
@@ -292,51 +304,6 @@ class Daemon:
             self.pool.close_all()
 
     # -- events ------------------------------------------------------------------------------
-
-    def _discover(self, paths: Sequence[Path]) -> None:
-        """Remember what each document holds at start-up; send nothing unless asked to."""
-        for path in paths:
-            if path in self._docs:
-                continue  # saved since start-up, and handled as a save
-            try:
-                self._discover_one(path)
-            except AgentdocError as exc:
-                self.turns.error(path, str(exc))
-            except Exception as exc:  # one document must not keep the others from start-up
-                self._fault(path, exc)
-
-    def _discover_one(self, path: Path) -> None:
-        found = read_found(path, self.ledger, self.gate.answered_elsewhere)
-        if found is None:
-            return
-        if not found.session:
-            self._refuse(path, found.text)
-            return
-        # A file written since the watch began was saved by someone, and its event is on its
-        # way: left unseen, that event counts as the save it is.
-        fresh = found.arrived >= self._started_ns
-        # Read once: the settings, the prompt and (if asked) the decision come from this value.
-        snap = Snapshot(path, self.settings, found.data, digest(found.data))
-        doc = self._docs.setdefault(path, DocState())
-        doc.seen, doc.text = (None if fresh else snap.digest), found.text
-        doc.saves.append(found.text)
-        self._follow(path)
-        self.hints.found_at_start(path, found.mtime)
-        for copy in conflicts_of(path):  # made while no daemon watched
-            self._events.put(ConflictCopy(copy))
-        if fresh and self.poll:
-            # Polling compares later looks with the walk, which already saw this version:
-            # no event is on its way, so the save is taken as it is now.
-            self._events.put(Changed(path))
-        elif self.send_pending:
-            self._act(path, doc, snap, Known("found"), classify(Known("found"), snap))
-        elif (problem := snap.settings_problem) is not None:
-            # Settings that fail validation are told now, not found out at the next save.
-            self.turns.error(path, f"{shown_name(path.name)}: {problem}")
-        elif snap.prompt is not None:
-            # The next save of it sends it, even an unchanged one.
-            self._docs[path].seen = None
-            tell_unsent(path)
 
     def _on_change(self, path: Path) -> None:
         doc = self._docs.get(path)
@@ -494,13 +461,3 @@ class Daemon:
         # does not show; the watcher's safety rescan looks at these files one by one.
         if self._watcher is not None:
             self._watcher.follow(path)
-
-    def _refuse(self, path: Path, text: str) -> None:
-        """Say why a document that means to be a session document cannot be used."""
-        problem = session_problem(text)
-        if problem is None:
-            return
-        self._docs.setdefault(path, DocState()).refused = True
-        self.turns.error(
-            path, f"{path.name}: {problem}. Fix it and save; until then it is left alone"
-        )
