@@ -8,7 +8,7 @@ for that save (`_EventHandler.dispatch` with the document's path) until
 
 * `footer`: the reply's final form, footer included, is written (`ReplyWriter.close` returns);
 * `turn`: the daemon has taken the turn's end in and had its look at the document after it
-  (`Daemon._recheck` returns): the whole turn as the daemon lives it.
+  (`Saves.recheck` returns): the whole turn as the daemon lives it.
 
 Counted: distinct agentdoc functions ("hops") and modules, `document.parse` of this document
 (`parser._parse`, with who asked), and the detection of its pending prompt
@@ -113,7 +113,7 @@ class Tracer:
     def _returned(self, module: str, name: str) -> None:
         if module == "agentdoc.turn.writer" and name == "ReplyWriter.close":
             self.open.discard("footer")
-        elif module == "agentdoc.daemon.service" and name == "Daemon._recheck":
+        elif module == "agentdoc.daemon.saves" and name == "Saves.recheck":
             self.open.discard("turn")
 
     def _about_doc(self, frame: FrameType) -> bool:

@@ -28,9 +28,7 @@ from agentdoc.daemon.classify import (
     Held,
     Hint,
     Hold,
-    Ignore,
     Known,
-    Later,
     Mend,
     Queue,
     Refuse,
@@ -40,7 +38,6 @@ from agentdoc.daemon.classify import (
     classify,
     gated,
 )
-from agentdoc.daemon.conflicts import conflicts_of
 from agentdoc.daemon.events import (
     AttribChanged,
     Changed,
@@ -62,14 +59,13 @@ from agentdoc.daemon.notices import (
     notice_in_document,
     tell_agent_problems,
     tell_fault,
-    tell_repaired,
 )
 from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
+from agentdoc.daemon.saves import Saves
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
-from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.startup import Discovery, take
 from agentdoc.daemon.syncing import Syncing
 from agentdoc.daemon.turning import Turns
@@ -77,7 +73,6 @@ from agentdoc.daemon.turns import DocState, stop_turns, take_own
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.document import (
     WriteLedger,
-    digest,
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.search import note_changed, stop_indexing
@@ -93,7 +88,6 @@ log = logging.getLogger(__name__)
 SHUTDOWN_GRACE = 10.0
 FRESH_MARGIN_NS = 1_000_000_000
 DISCOVERY_BATCH = 64  # files looked at between two checks for a waiting save
-GIT_WAIT = 0.5  # seconds between looks at a repository whose index git has locked
 
 
 @dataclass
@@ -128,6 +122,7 @@ class Daemon:
     syncing: Syncing = field(init=False)
     turns: Turns = field(init=False)
     discovery: Discovery = field(init=False)
+    saves: Saves = field(init=False)
 
     def __post_init__(self) -> None:
         # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
@@ -151,6 +146,16 @@ class Daemon:
             self._deadlines,
             self._events.put,
             self.max_concurrent,
+        )
+        self.saves = Saves(
+            self._docs,
+            self.settings,
+            self.ledger,
+            self.repairs,
+            self._deadlines,
+            self._events.put,
+            self._act,
+            partial(self._follow, index=False),  # indexed once acted on (see `_act`)
         )
         self.discovery = Discovery(
             self._docs,
@@ -263,11 +268,11 @@ class Daemon:
         idle = (doc := self._docs.get(event.path)) is None or doc.thread is None
         match event:
             case Changed(path):
-                self._on_change(path)
+                self.saves.on_change(path)
             case TurnEnded(path, outcome, failure):
                 self._on_done(path, outcome, failure)
             case Recheck(path) if idle:
-                self._recheck(path)
+                self.saves.recheck(path)
             case Opened(path) if idle and doc is not None:
                 # Only conversations the daemon knows: a search through a tree of notes opens
                 # every file, and none of them needs reading again.
@@ -304,73 +309,6 @@ class Daemon:
             self.pool.close_all()
 
     # -- events ------------------------------------------------------------------------------
-
-    def _on_change(self, path: Path) -> None:
-        doc = self._docs.get(path)
-        running = doc is not None and doc.thread is not None
-        seen = None if doc is None else doc.seen
-        snap = capture.take(path, self.settings, self.ledger, turn_running=running, seen=seen)
-        previous = None if doc is None else doc.text
-        if doc is not None and (base := self._own_base(doc, snap)) is not None:
-            # `undo`/`archive` wrote over the version we knew, and this save came after: it
-            # was made from their version, even if their write's own event has not come yet.
-            previous = base
-        known = Known("save", seen, previous, running, owes=self.repairs.owes(path))
-        decision = classify(known, snap)
-        if isinstance(decision, Later):
-            # git is rewriting the tree (checkout, stash, reset, pull): read nothing half-done
-            # and write nothing it would then refuse to overwrite; look again when it is done.
-            self._deadlines.add(GIT_WAIT, Changed(path))
-            return
-        doc = self._docs.setdefault(path, DocState())
-        if snap.data is not None:
-            doc.seen = snap.digest
-        settled = not isinstance(decision, (Remember, Forget, Ignore, TakeOwn))
-        if settled and snap.text is not None:
-            self._admit(path, doc, snap)
-            if isinstance(decision, Queue):
-                doc.saves.append(snap.text)  # the copy the person's editor holds now
-            elif snap.session:
-                if (rebased := self._rebased(path, doc, previous, snap)) is None:
-                    return
-                if rebased is not snap:  # saved from a copy older than the reply: merged
-                    snap, known = rebased, Known("merged", doc.seen, previous, owes=known.owes)
-                    decision = classify(known, snap)
-                for copy in conflicts_of(path):  # a sync tool may have put one aside with it
-                    self._events.put(ConflictCopy(copy))
-        self._act(path, doc, snap, known, decision)
-
-    def _own_base(self, doc: DocState, snap: Snapshot) -> str | None:
-        """The version `undo`/`archive` wrote that `snap` was saved from, if not taken in yet."""
-        if snap.own_base is None:
-            return None
-        taken = digest(snap.own_base.encode("utf-8"))
-        if taken == doc.own_taken:
-            return None  # taken in already: the version we knew came back since
-        doc.own_taken = taken
-        return snap.own_base
-
-    def _rebased(
-        self, path: Path, doc: DocState, previous: str | None, snap: Snapshot
-    ) -> Snapshot | None:
-        """`snap`, or the merge with our writes written when it was saved from a copy older
-        than them; None when another save landed meanwhile (its own event follows)."""
-        assert snap.text is not None and snap.data is not None
-        text = rebase_save(path, doc, previous, snap.text, snap.data, self.ledger)
-        if text is None or text == snap.text:
-            return None if text is None else snap
-        return capture.of_text(path, self.settings, self.ledger, text)
-
-    def _admit(self, path: Path, doc: DocState, snap: Snapshot) -> None:
-        """Take a readable version in as the conversation the daemon now knows."""
-        doc.text = snap.text
-        if not snap.session:
-            return
-        if doc.refused:
-            # Repaired: the error the broken version left in the status is over.
-            doc.refused = False
-            tell_repaired(path)
-        self._follow(path, index=False)  # indexed once acted on (see `_act`)
 
     def _act(
         self, path: Path, doc: DocState, snap: Snapshot, known: Known, decision: Decision
@@ -435,22 +373,7 @@ class Daemon:
         for other, waiting in list(self._docs.items()):
             if waiting.waiting and self.turns.free_slot():
                 waiting.waiting = False
-                self._guarded(other, partial(self._recheck, other))
-
-    def _recheck(self, path: Path) -> None:
-        data = read_stable(path)
-        if data is not None and (doc := self._docs.get(path)) is not None:
-            snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
-            previous, doc.seen, doc.text = doc.text, snap.digest, snap.loose_text
-            if snap.own_command is None and not snap.own_content and snap.text is not None:
-                # A save that landed as the turn ended, maybe from a copy older than the reply.
-                if (rebased := self._rebased(path, doc, previous, snap)) is None:
-                    return
-                snap = rebased
-            # The turn's own writes changed the structure, so only git is looked for: a
-            # checkout landing just as the turn ended is still git's, not a prompt.
-            known = Known("recheck", doc.seen)
-            self._act(path, doc, snap, known, classify(known, snap))
+                self._guarded(other, partial(self.saves.recheck, other))
 
     # -- helpers -----------------------------------------------------------------------------
 
