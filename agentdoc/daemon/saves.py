@@ -76,6 +76,7 @@ class Saves:
             self._admit(path, doc, snap)
             if isinstance(decision, Queue):
                 doc.saves.append(snap.text)  # the copy the person's editor holds now
+                doc.queued_save = snap.text
             elif snap.session:
                 if (rebased := self._rebased(path, doc, previous, snap)) is None:
                     return
