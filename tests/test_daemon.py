@@ -227,7 +227,7 @@ def test_deleting_the_streaming_block_cancels_the_turn(
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
         doc.write_text(DOC + "first\n")  # the block deleted, nothing else changed
-        wait_for(lambda: daemon._running() == 0, what="the turn to stop")
+        wait_for(lambda: daemon.turns.running() == 0, what="the turn to stop")
         assert len(fake.calls()) == 1  # the save that deleted it did not send it again
     assert doc.read_text() == DOC + "first\n"
 
@@ -263,7 +263,7 @@ def test_a_deleted_document_does_not_stop_the_others(
         wait_for(lambda: "w10 " in doomed.read_text(), what="streaming")
         doomed.unlink()
         gate.touch()
-        wait_for(lambda: daemon._running() == 0, what="the turn to end")
+        wait_for(lambda: daemon.turns.running() == 0, what="the turn to end")
         # A deleted document leaves nothing in `.agentdoc/` that `agentdoc status` would list.
         wait_for(lambda: not status.status_path(doomed).exists(), what="its status removed")
         other.write_text(DOC + "still served?\n")

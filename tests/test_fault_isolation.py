@@ -20,7 +20,7 @@ from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
 KINDS = ("discovery", "change", "turn end", "hint", "repair")
-HANDLERS = {"discovery": "_discover_one", "change": "_on_change", "turn end": "_on_done"}
+HANDLERS = {"turn end": "_on_done"}
 
 
 class Injected(RuntimeError):
@@ -40,6 +40,12 @@ def inject(daemon: Daemon, kind: str, bad: Path) -> None:
     """Make `kind`'s handler raise for `bad` (and only for it)."""
     if kind == "hint":
         daemon.hints.hint = _failing(daemon.hints.hint, bad)  # type: ignore[method-assign]
+        return
+    if kind == "change":
+        daemon.saves.on_change = _failing(daemon.saves.on_change, bad)  # type: ignore[method-assign]
+        return
+    if kind == "discovery":
+        daemon.discovery.one = _failing(daemon.discovery.one, bad)  # type: ignore[method-assign]
         return
     if kind == "repair":
         daemon.repairs.mend = _failing(daemon.repairs.mend, bad)  # type: ignore[method-assign]

@@ -61,7 +61,7 @@ def test_after_a_full_disk_the_reply_is_closed_and_the_next_prompt_sent(
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
         full.set()  # the disk fills up: neither the reply nor the status can be written
         gate.touch()
-        wait_for(lambda: daemon._running() == 0, what="the turn to fail")
+        wait_for(lambda: daemon.turns.running() == 0, what="the turn to fail")
         assert _state(doc) == "streaming"  # what the full disk left behind
         full.clear()  # space is freed: nobody saves, yet the reply is closed and the status told
         wait_for(lambda: _closed(doc), what="the open reply closed")
@@ -113,7 +113,7 @@ def test_a_renamed_folder_does_not_keep_a_streaming_status(
         wait_for(lambda: _closed(moved), what="the moved reply closed")
         wait_for(lambda: _state(moved) == "error", what="the moved status corrected")
         gate.touch()
-        wait_for(lambda: daemon._running() == 0, what="the old turn to end")
+        wait_for(lambda: daemon.turns.running() == 0, what="the old turn to end")
     current = status.read_status(moved)
     assert current is not None and current.pid is None and "interrupted" in (current.error or "")
 
@@ -151,7 +151,7 @@ def test_a_deleted_then_recreated_document_is_a_new_document(
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
         subprocess.run(["rm", str(doc)], check=True)
         if wait:
-            wait_for(lambda: daemon._running() == 0, what="the deleted document's turn to end")
+            wait_for(lambda: daemon.turns.running() == 0, what="the deleted document's turn to end")
         doc.write_text(DOC.replace("# Chat", "# Another chat") + "a new question\n")
         wait_for(lambda: len(fake.calls()) == 2, what="the new prompt sent")
         gate.touch()

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentdoc.cli import cli
+from agentdoc.document import digest
 from agentdoc.turn import status
 from agentdoc.turn.undoing import undo
 from tests.conftest import FakeClaude, wait_for
@@ -40,6 +41,48 @@ def test_an_undo_is_not_taken_for_a_bulk_change_and_the_next_save_sends(
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply again")
     assert len(fake.calls()) == 2
     assert "changed in bulk" not in caplog.text
+
+
+def test_a_save_right_after_an_undo_is_judged_against_the_undo(
+    tmp_path: Path, fake_claude: Callable[[str], FakeClaude], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The person saves a new prompt before the daemon has taken the undo in (both land within
+    one settle window): the save is judged against undo's version, so it is a typed prompt,
+    sent; not turns gone, held, nor a stale copy that gets the reply merged back."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    caplog.set_level(logging.INFO)
+    daemon = make_daemon(folder, fake)
+    with Running(daemon):
+        wait_for(daemon.discovered.is_set, "start-up discovery")
+        doc.write_text(DOC + "a question\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply")
+        wait_for(lambda: _state(doc) == ("idle", None), "the turn's end")
+        wait_for(lambda: not daemon._deadlines._heap, "the look after the turn")
+        undo(doc, fake.settings(), fake.env)
+        # No wait for the daemon to see the undo: the next save lands at once.
+        doc.write_text(doc.read_text().replace("a question", "a better question"))
+        wait_for(lambda: len(fake.calls()) == 2, "the new prompt sent")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply again")
+        wait_for(lambda: _state(doc) == ("idle", None), "the second turn's end")
+    assert [call["stdin"] for call in fake.calls()] == ["a question", "a better question"]
+    assert "a better question" in doc.read_text() and "a question\n" not in doc.read_text()
+    assert "changed in bulk" not in caplog.text
+    assert "older than the reply" not in caplog.text
+
+
+def test_the_record_of_an_own_write_names_the_version_it_replaced(tmp_path: Path) -> None:
+    doc = tmp_path / "chat.md"
+    before, after = DOC + "a question\n", DOC
+    status.note_own_write(doc, after.encode(), "undo", before.encode())
+    assert status.own_write(doc, digest(after.encode())) == "undo"
+    assert status.own_base(doc, digest(before.encode())) == after
+    assert status.own_base(doc, digest(after.encode())) is None
+    status.note_own_write(doc, after.encode(), "undo")  # no replaced version: no base
+    assert status.own_base(doc, digest(before.encode())) is None
 
 
 def _state(doc: Path) -> tuple[str | None, str | None]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentdoc.document.rebase import merge_document
@@ -98,3 +100,26 @@ def test_a_conflict_copy_with_a_prompt_merges_after_the_reply() -> None:
     assert merged.clean
     assert merged.text == OURS + "from the phone\n"
     assert merge_copy(OURS, BASE).text == OURS
+
+
+def test_a_stale_save_that_landed_during_the_turn_keeps_what_was_typed_into_it(
+    tmp_path: Path,
+) -> None:
+    """Plain Vim writes its buffer (without the reply) several times while the reply streams
+    and once more as the turn ends: that last save was recorded among the person's saves when
+    it landed, and must not serve as its own base, or the line typed into it is dropped."""
+    from agentdoc.daemon.stale import rebase_save
+    from agentdoc.daemon.turns import DocState
+    from agentdoc.document import WriteLedger
+
+    path = tmp_path / "chat.md"
+    earlier = BASE + "\ntyped while it streamed\n"
+    last = earlier + "\ntyped as it ended\n"
+    path.write_text(last)
+    doc = DocState(queued_save=last)
+    doc.saves.extend([BASE, earlier, last])
+    ours = OURS.replace("first question\n", "first question\n\ntyped while it streamed\n")
+    merged = rebase_save(path, doc, ours, last, last.encode(), WriteLedger())
+    assert merged is not None
+    assert "typed as it ended" in merged and "the answer" in merged
+    assert path.read_text() == merged

@@ -78,6 +78,38 @@ def test_the_daemon_tells_bad_settings_at_start_up_and_on_a_save(
     assert all(t in logged for t in TOLD) and "Input should be" not in logged
 
 
+@pytest.mark.parametrize("send_pending", [False, True])
+def test_bad_settings_found_at_start_up_are_told_with_or_without_a_prompt(
+    tmp_path: Path,
+    fake_claude: Callable[[str], FakeClaude],
+    caplog: pytest.LogCaptureFixture,
+    send_pending: bool,
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    waiting, quiet = folder / "waiting.md", folder / "quiet.md"
+    waiting.write_text(BAD)
+    quiet.write_text(BAD.replace("hello\n", ""))
+    fake = fake_claude("plain_text.ndjson")
+    caplog.set_level(logging.ERROR)
+    told: list[str] = []
+    daemon = make_daemon(
+        folder, fake, send_pending=send_pending, on_progress=lambda p: told.append(p.detail)
+    )
+    with Running(daemon):
+        wait_for(daemon.discovered.is_set, "start-up discovery")
+        wait_for(
+            lambda: all(t in _error_of(d) for t in TOLD for d in (waiting, quiet)), "the statuses"
+        )
+    assert not fake.calls()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    for doc in (waiting, quiet):
+        assert any(doc.name in m and TOLD[0] in m for m in logged.splitlines()), logged
+        assert any(doc.name in e and TOLD[0] in e for e in told), told
+    assert "Input should be" not in logged
+    assert "Not sent" not in waiting.read_text()  # nobody saved it: the file is left alone
+
+
 def test_agentdoc_run_tells_them_in_the_same_words(tmp_path: Path) -> None:
     doc = tmp_path / "chat.md"
     doc.write_text(BAD)

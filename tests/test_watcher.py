@@ -18,6 +18,7 @@ import pytest
 from watchdog.events import FileSystemEvent
 from watchdog.observers.inotify import InotifyObserver
 
+from agentdoc.daemon import observing
 from agentdoc.daemon import watcher as watcher_mod
 from agentdoc.daemon.roots import changed_paths, is_ignored, plan_roots
 from agentdoc.daemon.settle import read_stable
@@ -392,7 +393,7 @@ def test_no_inotify_instance_left(folder: Path, monkeypatch: pytest.MonkeyPatch)
     def no_instance() -> InotifyObserver:
         raise OSError(errno.EMFILE, "inotify instance limit reached")
 
-    monkeypatch.setattr(watcher_mod, "Observer", no_instance)
+    monkeypatch.setattr(observing, "Observer", no_instance)
     with pytest.raises(AgentdocError, match=r"fs\.inotify\.max_user_instances=\d+"):
         Watcher([folder], step=STEP, max_wait=MAX_WAIT).start()
 

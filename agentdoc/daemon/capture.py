@@ -11,7 +11,7 @@ from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.tree import stamp_of
 from agentdoc.document import WriteLedger, digest
-from agentdoc.turn import own_write
+from agentdoc.turn import own_base, own_write
 
 
 def take(
@@ -52,9 +52,17 @@ def of_bytes(
     if hashed == seen or (own and settled) or not snap.maybe_session:
         return snap
     command = own_write(path, hashed)
-    snap = Snapshot(path, settings, data, hashed, own_content=own, own_command=command)
+    base = own_base(path, seen) if command is None and seen is not None else None
+    snap = Snapshot(
+        path, settings, data, hashed, own_content=own, own_command=command, own_base=base
+    )
     # git's traces only matter for a version that would send a prompt, which takes the parse;
     # set on the value still being built, so the parse is not done twice.
     if command is None and snap.prompt is not None and written_by_git(path, data):
         object.__setattr__(snap, "git_wrote", True)
     return snap
+
+
+def of_text(path: Path, settings: Settings, ledger: WriteLedger, text: str) -> Snapshot:
+    """The snapshot of a version agentdoc has just written itself (a merge)."""
+    return of_bytes(path, settings, ledger, text.encode("utf-8"), settled=False)

@@ -136,3 +136,14 @@ def replaced(text: str, prompt: str | None) -> bool:
     user who cancels by deleting the reply keeps their prompt, a new file does not hold it."""
     wanted = (prompt or "").strip()
     return bool(wanted) and wanted not in text
+
+
+def tell_queued(path: Path, on_progress: Callable[[Progress], None]) -> None:
+    """A due prompt waits for a free turn (`max_concurrent` turns already run)."""
+    write_status(path, Status(document=path.name, state="queued", updated=now_iso()))
+    on_progress(Progress(path, 0, "queued", 0.0, 0, None))
+
+
+def tell_repaired(path: Path) -> None:
+    """A document that could not be used is fixed: the error its status said is over."""
+    write_status(path, Status(document=path.name, state="idle", updated=now_iso()))

@@ -53,6 +53,11 @@ class Roots:
         parents = {f.parent for f in self.files}
         return path.parent in parents or any(path.is_relative_to(f) for f in self.folders)
 
+    def covered(self, folder: Path) -> bool:
+        """Whether another watched folder, still there, holds `folder` (one that went away is
+        then a sub-folder gone, not the loss of a whole root)."""
+        return any(folder.is_relative_to(f) and f.is_dir() for f in self.folders if f != folder)
+
     def watches(self) -> list[tuple[Path, bool]]:
         """(folder, recursive) pairs to schedule."""
         parents = sorted({f.parent for f in self.files} - set(self.folders))

@@ -43,6 +43,9 @@ class Snapshot:
     own_content: bool = False  # bytes agentdoc itself wrote (the write ledger says so)
     own_command: str | None = None  # the agentdoc command (`undo`, `archive`) that wrote it
     git_wrote: bool = False  # a checkout/stash/reset/pull wrote this very version
+    # What `undo`/`archive` wrote over the version last handled, when this save came after it
+    # (maybe before its event was taken in): the conversation this save was made from.
+    own_base: str | None = None
 
     @property
     def gone(self) -> bool:

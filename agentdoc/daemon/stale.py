@@ -65,7 +65,15 @@ def rebase_save(
 ) -> str | None:
     """`text` as saved, or merged with our writes when it was saved from an older copy (the
     merge is written); None when another save landed meanwhile (its own event follows)."""
-    merged = stale_merge(doc.saves, previous, text)
+    earlier = list(doc.saves)
+    if text == doc.queued_save:
+        # Recorded when it landed during the turn, it is no earlier save of the person's: as a
+        # base it would make whatever they typed into it look like something we removed.
+        earlier.reverse()
+        earlier.remove(text)
+        earlier.reverse()
+    doc.queued_save = None
+    merged = stale_merge(earlier, previous, text)
     doc.saves.append(text)  # the copy the person's editor holds now
     if merged is None or written_by_git(path, data):
         return text

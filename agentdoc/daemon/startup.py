@@ -9,20 +9,32 @@ from __future__ import annotations
 
 import logging
 import queue
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.config import Settings
+from agentdoc.daemon.classify import Known, classify
+from agentdoc.daemon.conflicts import conflicts_of
+from agentdoc.daemon.events import Changed, ConflictCopy, Event
+from agentdoc.daemon.gate import Gate
+from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.notices import as_argument, hold
 from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.snapshot import Snapshot
+from agentdoc.daemon.syncing import Act
 from agentdoc.daemon.tree import changed_ns, maybe_session, mtime_ns, starts_as_session
+from agentdoc.daemon.turns import DocState
 from agentdoc.document import (
     WriteLedger,
     decode,
+    digest,
     is_session_document,
     read_bytes,
+    session_problem,
     shown_name,
 )
+from agentdoc.errors import AgentdocError
 from agentdoc.turn import clear_dead_turn, live_turn, recover
 
 log = logging.getLogger(__name__)
@@ -87,3 +99,77 @@ def take(found: queue.SimpleQueue[Path], most: int) -> list[Path]:
         except queue.Empty:
             break
     return paths
+
+
+@dataclass
+class Discovery:
+    """What each document the first walk finds holds, remembered as the loop's state, and a
+    prompt found waiting told (sent only with `send_pending`). A part the `Daemon` is composed
+    of: it runs on the loop's thread, between events, and works on the loop's `docs`."""
+
+    docs: dict[Path, DocState]
+    settings: Settings
+    ledger: WriteLedger
+    gate: Gate
+    hints: Hints
+    follow: Callable[[Path], None]  # the watcher's rescan looks at it one by one
+    put: Callable[[Event], None]
+    act: Act
+    error: Callable[[Path, str], None]
+    fault: Callable[[Path, Exception], None]
+    poll: bool
+    send_pending: bool
+    started_ns: int = 0  # a file changed since then was saved by someone: its event follows
+
+    def take(self, paths: Sequence[Path]) -> None:
+        """Remember what each document holds at start-up; send nothing unless asked to."""
+        for path in paths:
+            if path in self.docs:
+                continue  # saved since start-up, and handled as a save
+            try:
+                self.one(path)
+            except AgentdocError as exc:
+                self.error(path, str(exc))
+            except Exception as exc:  # one document must not keep the others from start-up
+                self.fault(path, exc)
+
+    def one(self, path: Path) -> None:
+        found = read_found(path, self.ledger, self.gate.answered_elsewhere)
+        if found is None:
+            return
+        if not found.session:
+            self._refuse(path, found.text)
+            return
+        # A file written since the watch began was saved by someone, and its event is on its
+        # way: left unseen, that event counts as the save it is.
+        fresh = found.arrived >= self.started_ns
+        # Read once: the settings, the prompt and (if asked) the decision come from this value.
+        snap = Snapshot(path, self.settings, found.data, digest(found.data))
+        doc = self.docs.setdefault(path, DocState())
+        doc.seen, doc.text = (None if fresh else snap.digest), found.text
+        doc.saves.append(found.text)
+        self.follow(path)
+        self.hints.found_at_start(path, found.mtime)
+        for copy in conflicts_of(path):  # made while no daemon watched
+            self.put(ConflictCopy(copy))
+        if fresh and self.poll:
+            # Polling compares later looks with the walk, which already saw this version:
+            # no event is on its way, so the save is taken as it is now.
+            self.put(Changed(path))
+        elif self.send_pending:
+            self.act(path, doc, snap, Known("found"), classify(Known("found"), snap))
+        elif (problem := snap.settings_problem) is not None:
+            # Settings that fail validation are told now, not found out at the next save.
+            self.error(path, f"{shown_name(path.name)}: {problem}")
+        elif snap.prompt is not None:
+            # The next save of it sends it, even an unchanged one.
+            doc.seen = None
+            tell_unsent(path)
+
+    def _refuse(self, path: Path, text: str) -> None:
+        """Say why a document that means to be a session document cannot be used."""
+        problem = session_problem(text)
+        if problem is None:
+            return
+        self.docs.setdefault(path, DocState()).refused = True
+        self.error(path, f"{path.name}: {problem}. Fix it and save; until then it is left alone")

@@ -33,6 +33,8 @@ class DocState:
     # Recent contents someone else saved (not our own writes): the copies an editor may hold,
     # the bases to merge a save made from one of them with what we wrote since.
     saves: deque[str] = field(default_factory=lambda: deque(maxlen=SAVES_KEPT))
+    # A save taken while the turn ran: in `saves` already, but not yet judged as a save.
+    queued_save: str | None = None
     thread: threading.Thread | None = None
     runner: TurnRunner | None = None
     cancel: threading.Event | None = None
@@ -41,6 +43,7 @@ class DocState:
     prompt: str | None = None  # the prompt of the turn last submitted
     refused: bool = False  # its frontmatter could not be read: the status says why
     indexed: str | None = None  # digest of the version last handed to the search index
+    own_taken: str | None = None  # digest of the last `undo`/`archive` version taken in
 
 
 def run_turn(

@@ -21,7 +21,6 @@ owed the close of a reply that could not be written.
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import queue
@@ -33,9 +32,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
+from agentdoc.daemon.observing import gone_error, start_observer
 from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
 from agentdoc.daemon.tree import TreeIndex, build, stamp_of
@@ -156,25 +155,6 @@ def completions_trusted(poll: bool) -> bool:
     return not poll and sys.platform.startswith("linux")
 
 
-def _start_error(exc: OSError, roots: Roots) -> AgentdocError:
-    where = ", ".join(str(p) for p in (*roots.folders, *sorted(roots.files)))
-    if exc.errno == errno.ENOSPC:
-        return AgentdocError(
-            f"cannot watch {where}: the inotify watch limit is reached (one watch per folder). "
-            "Raise it with `sudo sysctl fs.inotify.max_user_watches=524288` (add "
-            "`fs.inotify.max_user_watches=524288` to /etc/sysctl.d/90-inotify.conf to keep it), "
-            "watch a smaller tree, or use polling."
-        )
-    if exc.errno == errno.EMFILE:
-        return AgentdocError(
-            f"cannot watch {where}: the inotify instance limit is reached (too many programs are "
-            "watching files). Raise it with `sudo sysctl fs.inotify.max_user_instances=512` (add "
-            "`fs.inotify.max_user_instances=512` to /etc/sysctl.d/90-inotify.conf to keep it), "
-            "or use polling."
-        )
-    return AgentdocError(f"cannot watch {where}: {exc.strerror or exc}")
-
-
 class Watcher:
     """Watches folders (recursively) and single files (by watching their parent folder, because
     Vim/Emacs/JetBrains saves replace the file and a per-file watch would be lost), and yields
@@ -215,6 +195,7 @@ class Watcher:
         self._lock = threading.Lock()  # guards _observer and _index
         self._started = False
         self.walked = threading.Event()
+        self.failure: AgentdocError | None = None  # the watch itself cannot go on
 
     @property
     def roots(self) -> Roots:
@@ -244,7 +225,15 @@ class Watcher:
         walker.start()
 
     def _walk(self, found: Callable[[Path], None]) -> None:
-        index = build(self._roots.folders, self._roots.files, found)
+        try:
+            index = build(self._roots.folders, self._roots.files, found)
+        except Exception as exc:  # on its own thread: told through `changes`, not lost
+            log.exception("the first walk of %s failed", self._roots)
+            self.failure = AgentdocError(f"the first walk of the watched tree failed: {exc}")
+            return
+        if (lost := self._lost_root(index)) is not None:
+            self.failure = lost
+            return
         with self._lock:
             for path in self._to_follow:
                 index.follow(path, stamp_of(path))
@@ -252,21 +241,21 @@ class Watcher:
         self.walked.set()
         log.debug("indexed %d folders under %s", len(index.folders), self._roots)
 
+    def _lost_root(self, index: TreeIndex) -> AgentdocError | None:
+        """A root the walk found gone: an error, unless another root still holds it."""
+        for top in self._roots.folders:
+            if str(top) in index.folders or top.is_dir():
+                continue
+            if not self._roots.covered(top):
+                return gone_error(top)  # nothing is left to serve there
+            log.warning("%s went away while the tree was being walked; skipped", top)
+        return None
+
     def _start_observer(self) -> BaseObserver:
         handler = _EventHandler(
             self._roots, self._queue.put, self._on_open, self._on_attrib, self._on_conflict
         )
-        try:
-            observer = Observer()
-        except OSError as exc:  # inotify_init fails here when the instance limit is hit
-            raise _start_error(exc, self._roots) from exc
-        try:
-            for folder, recursive in self._roots.watches():
-                observer.schedule(handler, str(folder), recursive=recursive)
-            observer.start()
-        except OSError as exc:
-            observer.stop()  # stops the emitters that did start
-            raise _start_error(exc, self._roots) from exc
+        observer = start_observer(self._roots, handler)
         log.debug("watching %s", self._roots)
         return observer
 
@@ -303,6 +292,8 @@ class Watcher:
         next_rescan = time.monotonic() + interval
         next_sweep = time.monotonic() + self._poll_interval * SWEEP_POLLS
         while not stop.is_set():
+            if self.failure is not None:
+                raise self.failure
             if self._collect(self._wait_time(next_rescan)):
                 interval = base  # activity: look again soon
                 next_rescan = min(next_rescan, time.monotonic() + interval)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import live_turn as live_turn
     from agentdoc.turn.status import make_state_dir as make_state_dir
     from agentdoc.turn.status import now_iso as now_iso
+    from agentdoc.turn.status import own_base as own_base
     from agentdoc.turn.status import own_write as own_write
     from agentdoc.turn.status import read_status as read_status
     from agentdoc.turn.status import remove_state as remove_state
@@ -73,6 +74,7 @@ __all__, __getattr__ = lazy_exports(
             "live_turn",
             "make_state_dir",
             "now_iso",
+            "own_base",
             "own_write",
             "read_status",
             "remove_state",

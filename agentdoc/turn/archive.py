@@ -79,7 +79,7 @@ def archive_document(path: Path, keep: int = DEFAULT_KEEP) -> Moved:
         )
     atomic_write(target, moved.archive.encode("utf-8"))
     new = set_meta(moved.document, {"archived": moved.archived}).encode("utf-8")
-    note_own_write(path, new, "archive")
+    note_own_write(path, new, "archive", text.encode("utf-8"))
     displaced = atomic_write(path, new, expected=text.encode("utf-8"))
     if displaced is not None:
         # A save landed meanwhile: it wins, and the archive's extra exchanges are not counted.

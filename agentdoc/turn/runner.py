@@ -129,6 +129,7 @@ class TurnRunner:
     def run(self) -> TurnOutcome:
         _text, doc = load(self.path, self._parsed)
         self._parsed = None  # only the first look: a later one reads the file as it is
+        self._writer.known = doc  # the reply opens in this very version, most of the time
         sub = detect.submission(
             doc, self.settings.submit_marker, require_marker=self.require_marker
         )

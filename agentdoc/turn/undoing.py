@@ -210,7 +210,7 @@ def _replace(path: Path, old: str, new: str) -> None:
     changed = AgentdocError(f"{path} changed while the turn was being undone; run undo again")
     if read_text(path) != old:
         raise changed
-    note_own_write(path, new.encode("utf-8"), "undo")
+    note_own_write(path, new.encode("utf-8"), "undo", old.encode("utf-8"))
     displaced = write_text(path, new, expected=old.encode("utf-8"))
     if displaced is not None:  # a save landed in the last instant: it wins
         write_text(path, displaced.decode("utf-8"))

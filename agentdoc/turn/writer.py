@@ -80,6 +80,9 @@ class ReplyWriter:
         # is merged against the last write (nothing typed is lost, only alignment is rougher).
         self._earlier: deque[str] = deque(maxlen=EARLIER_WRITES)
         self._before = ""  # the document as it was just before the reply region was opened
+        # The version the turn was started from, already parsed: `open` reuses it when the
+        # file still holds exactly its text (most turns), instead of parsing it again.
+        self.known: document.Document | None = None
         # The close put the fresh `## User` heading above text the user typed below the reply
         # while it streamed: that text is not a submitted prompt (see TurnOutcome.held).
         self.held = False
@@ -142,8 +145,10 @@ class ReplyWriter:
     def open(self) -> None:
         marker = self.submit_marker
 
+        known, self.known = self.known, None
+
         def transform(text: str) -> str:
-            doc = document.parse(text)
+            doc = known if known is not None and known.text == text else document.parse(text)
             notice = doc.unanswered()
             if notice is not None:
                 # The failure notice of an earlier attempt at this prompt: this reply replaces

@@ -1,0 +1,103 @@
+"""The daemon's handling of what synced folders bring: a sync tool's conflict copy, the remote's
+commits `git: sync` fetched, a prompt the gate held and now lets go, and the holding itself.
+
+Each comes in as an event of the loop (`ConflictCopy`, `Remote`, `Release`) or as the gate's
+verdict on a due prompt (`Hold(Held)`), and goes down the same path as a save: a snapshot,
+`classify`, and the daemon's `act`. This is a part the `Daemon` is composed of; it owns no
+document state, it works on the loop's (`docs`), on the loop's thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentdoc.config import Settings
+from agentdoc.daemon import capture
+from agentdoc.daemon.classify import Decision, Held, Known, classify
+from agentdoc.daemon.conflicts import original_of, take_in
+from agentdoc.daemon.events import ConflictCopy, Deadlines
+from agentdoc.daemon.gate import Gate
+from agentdoc.daemon.gitguard import git_busy
+from agentdoc.daemon.notices import hold
+from agentdoc.daemon.repair import Repairs
+from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.snapshot import Snapshot
+from agentdoc.daemon.tree import changed_ns
+from agentdoc.daemon.turns import DocState
+from agentdoc.document import WriteLedger, digest
+from agentdoc.turn import Progress, integrate
+
+log = logging.getLogger(__name__)
+
+Act = Callable[[Path, DocState, Snapshot, Known, Decision], None]
+
+
+@dataclass
+class Syncing:
+    docs: dict[Path, DocState]  # the loop's own: read and updated on its thread only
+    settings: Settings
+    ledger: WriteLedger
+    gate: Gate
+    repairs: Repairs
+    deadlines: Deadlines
+    act: Act  # the daemon's: what a decision about a version does
+    on_progress: Callable[[Progress], None]
+
+    def conversations(self) -> list[tuple[Path, str | None]]:
+        """Every document the daemon knows, with its text (what the git sync poll looks at)."""
+        return [(path, doc.text) for path, doc in list(self.docs.items())]
+
+    def pull(self, path: Path) -> None:
+        """Merge what the remote has for `path` and read it like a save (not while it runs)."""
+        doc = self.docs.get(path)
+        if doc is None or doc.thread is not None:
+            return  # the push after the turn merges the remote
+        if (why := integrate(path)) is not None:
+            log.warning("%s: the remote's commits were not merged: %s", path, why)
+        if (data := read_stable(path)) is None or digest(data) == doc.seen:
+            return
+        previous = doc.text
+        self._look(path, doc, data, Known("pulled", digest(data), previous))
+
+    def release(self, path: Path) -> None:
+        """The gate lets a prompt it held go: decide about the document as it now stands."""
+        self.gate.release(path)
+        doc = self.docs.get(path)
+        if doc is None or doc.thread is not None or (data := read_stable(path)) is None:
+            return
+        self._look(path, doc, data, Known("released", digest(data)))
+
+    def hold(self, path: Path, held: Held) -> None:
+        """A due prompt the gate keeps back: said once per reason, sent when it allows."""
+        changed, tell = self.gate.hold(path, held)
+        if changed:
+            log.log(logging.INFO if held.quiet else logging.WARNING, "%s: %s", path, held.why)
+            hold(path, held.why)
+        if tell:
+            self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
+
+    def on_conflict(self, copy: Path) -> None:
+        """Merge a sync tool's conflict copy into its session document, once no turn runs."""
+        original = original_of(copy)
+        doc = None if original is None else self.docs.get(original)
+        if original is None or doc is None:
+            return  # not a conversation of ours: the copy is the person's business
+        quiet = time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
+        if doc.thread is not None or git_busy(original) or not quiet:
+            self.deadlines.add(self.settings.settle_step, ConflictCopy(copy))
+            return
+        previous = doc.text
+        if (text := take_in(copy, original, doc, self.ledger)) is not None:
+            snap = capture.of_text(original, self.settings, self.ledger, text)
+            known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
+            self.act(original, doc, snap, known, classify(known, snap))
+
+    def _look(self, path: Path, doc: DocState, data: bytes, known: Known) -> None:
+        """Take `data`, just read, as the version the daemon knows, and act on it."""
+        snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+        doc.seen, doc.text = snap.digest, snap.loose_text
+        self.act(path, doc, snap, known, classify(known, snap))
