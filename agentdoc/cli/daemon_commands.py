@@ -65,7 +65,11 @@ def status_command(path: Path | None, as_json: bool) -> None:
         click.echo(
             json.dumps(
                 {
-                    "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
+                    "daemon": (
+                        {"pid": holder.pid, "roots": holder.roots, "polling": holder.polling}
+                        if holder
+                        else None
+                    ),
                     "documents": [s.model_dump() for s in statuses],
                     "merged_copies": [str(p) for p in copies],
                 },
@@ -78,6 +82,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
         if holder
         else "daemon: not running"
     )
+    if holder and holder.polling:
+        click.echo(f"  polling: {holder.polling}")
     for s in statuses:
         click.echo(s.describe())
     if target.is_file() and not statuses:

@@ -164,6 +164,7 @@ class Daemon:
             on_open=lambda path: self._events.put(Opened(path)),
             on_attrib=lambda path: self._events.put(AttribChanged(path)),
             on_conflict=lambda path: self._events.put(ConflictCopy(path)),
+            on_polling=partial(self._polling, lock),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -202,6 +203,11 @@ class Daemon:
             watcher.stop()
             stop_indexing(SHUTDOWN_GRACE)
             lock.release()
+
+    def _polling(self, lock: TreeLock, reason: str) -> None:
+        # Said once, where the person looks: the log, and `agentdoc status` (the lock file).
+        log.warning("%s", reason)
+        lock.tell_polling(reason)
 
     def _feed(self, watcher: Watcher, stop: threading.Event) -> None:
         for path in watcher.changes(stop):

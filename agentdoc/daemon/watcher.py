@@ -17,6 +17,9 @@ is passed to `on_open` (a hint that the person is about to write a prompt); agen
 are told apart by `fileio.take_own_open`. An attribute change (`chmod`) is passed to `on_attrib`
 and never settled as a save: it writes no content, and a document made writable again may be
 owed the close of a reply that could not be written.
+
+Out of inotify watches or instances (at start, or for a folder made later), the watcher polls
+the whole tree instead of missing saves, and tells `on_polling` why (see `watchlimit`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from watchdog.observers.api import BaseObserver
 from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
 from agentdoc.daemon.tree import TreeIndex, build, stamp_of
+from agentdoc.daemon.watchlimit import OVERFLOWS, REFUSALS, is_limit, polling_reason
 from agentdoc.document import conflict_original, take_own_open
 from agentdoc.errors import AgentdocError
 
@@ -64,32 +68,6 @@ BACKOFF_LIMIT = 8
 # intervals (a plain note rewritten in place, which no folder's mtime shows).
 POLL_BACKOFF_LIMIT = 2
 SWEEP_POLLS = 10
-OVERFLOW_LOGGER = "watchdog.observers.inotify_c"
-
-
-class _OverflowCounter(logging.Handler):
-    """Counts the kernel's "events were lost" reports.
-
-    watchdog rebuilds its own watches after an inotify queue overflow but tells handlers
-    nothing; its only report is this log record. Each watcher compares the count with the one
-    its last full walk saw, and walks again when it moved.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in record.getMessage().lower():
-            self.count += 1
-
-
-OVERFLOWS = _OverflowCounter()
-_overflow_log = logging.getLogger(OVERFLOW_LOGGER)
-_overflow_log.addHandler(OVERFLOWS)
-if _overflow_log.level == logging.NOTSET:
-    # The report must reach the counter even when the application logs only errors.
-    _overflow_log.setLevel(logging.WARNING)
 
 
 def _path(raw: bytes | str) -> Path:
@@ -158,20 +136,6 @@ def completions_trusted(poll: bool) -> bool:
 
 def _start_error(exc: OSError, roots: Roots) -> AgentdocError:
     where = ", ".join(str(p) for p in (*roots.folders, *sorted(roots.files)))
-    if exc.errno == errno.ENOSPC:
-        return AgentdocError(
-            f"cannot watch {where}: the inotify watch limit is reached (one watch per folder). "
-            "Raise it with `sudo sysctl fs.inotify.max_user_watches=524288` (add "
-            "`fs.inotify.max_user_watches=524288` to /etc/sysctl.d/90-inotify.conf to keep it), "
-            "watch a smaller tree, or use polling."
-        )
-    if exc.errno == errno.EMFILE:
-        return AgentdocError(
-            f"cannot watch {where}: the inotify instance limit is reached (too many programs are "
-            "watching files). Raise it with `sudo sysctl fs.inotify.max_user_instances=512` (add "
-            "`fs.inotify.max_user_instances=512` to /etc/sysctl.d/90-inotify.conf to keep it), "
-            "or use polling."
-        )
     return AgentdocError(f"cannot watch {where}: {exc.strerror or exc}")
 
 
@@ -193,11 +157,13 @@ class Watcher:
         on_open: Callable[[Path], None] = lambda _path: None,
         on_attrib: Callable[[Path], None] = lambda _path: None,
         on_conflict: Callable[[Path], None] = lambda _path: None,
+        on_polling: Callable[[str], None] = lambda _reason: None,
     ) -> None:
         """`rescan_interval` <= 0 turns the rescan off; `poll_interval` paces polling. `guard`
         (seconds) settles a save the kernel reports complete; None waits for quiet always.
         `on_open`, `on_attrib` and `on_conflict` (a sync tool's conflict copy written) are
-        called on watchdog's thread: they must be quick and must not raise."""
+        called on watchdog's thread: they must be quick and must not raise. `on_polling` is
+        told once why the watcher polls when inotify is out of watches or instances."""
         self._roots = plan_roots(roots)
         trusted = guard is not None and completions_trusted(poll)
         self._settler = Settler(step, max_wait, guard=guard if trusted else None)
@@ -207,6 +173,9 @@ class Watcher:
         self._on_open = on_open
         self._on_attrib = on_attrib
         self._on_conflict = on_conflict
+        self._on_polling = on_polling
+        self.polling: str | None = None  # why it polls though not asked to
+        self._refusals = REFUSALS.count
         self._queue: queue.SimpleQueue[tuple[Path, bool]] = queue.SimpleQueue()
         self._index: TreeIndex | None = None  # None until the first walk is done
         self._to_follow: set[Path] = set()  # asked for while the first walk went on
@@ -234,6 +203,8 @@ class Watcher:
             # would stat every file of the tree, `.git/` included, every interval.
             self._observer = None if self._poll else self._start_observer()
             self._overflows = OVERFLOWS.count
+        if self.polling is not None:
+            self._on_polling(self.polling)
         report = found or nowhere
         if not background:
             self._walk(report)
@@ -252,23 +223,53 @@ class Watcher:
         self.walked.set()
         log.debug("indexed %d folders under %s", len(index.folders), self._roots)
 
-    def _start_observer(self) -> BaseObserver:
+    def _start_observer(self) -> BaseObserver | None:
+        self._refusals = REFUSALS.count
         handler = _EventHandler(
             self._roots, self._queue.put, self._on_open, self._on_attrib, self._on_conflict
         )
         try:
             observer = Observer()
         except OSError as exc:  # inotify_init fails here when the instance limit is hit
-            raise _start_error(exc, self._roots) from exc
+            self._poll_instead(None, exc)
+            return None
         try:
             for folder, recursive in self._roots.watches():
                 observer.schedule(handler, str(folder), recursive=recursive)
             observer.start()
         except OSError as exc:
-            observer.stop()  # stops the emitters that did start
-            raise _start_error(exc, self._roots) from exc
+            self._poll_instead(observer, exc)
+            return None
+        if REFUSALS.count != self._refusals:  # a folder below a root could not be watched
+            self._poll_instead(observer, OSError(REFUSALS.last, "inotify limit"))
+            return None
         log.debug("watching %s", self._roots)
         return observer
+
+    def _poll_instead(self, observer: BaseObserver | None, exc: OSError) -> None:
+        """Stop what was watched and poll the whole tree: out of watches or instances, the
+        daemon would otherwise miss saves. Any other failure ends the start."""
+        if observer is not None:
+            observer.stop()  # stops the emitters that did start
+        if not is_limit(exc):
+            raise _start_error(exc, self._roots) from exc
+        self._poll = True
+        self.polling = polling_reason(exc.errno or errno.ENOSPC)
+        return None
+
+    def _check_limits(self) -> bool:
+        """Poll from now on if a folder created since the start could not be watched; True
+        if this call switched to polling (called on the consumer's thread)."""
+        if self._poll or REFUSALS.count == self._refusals:
+            return False
+        with self._lock:
+            observer, self._observer = self._observer, None
+        self._poll_instead(observer, OSError(REFUSALS.last, "inotify limit"))
+        if observer is not None:
+            observer.join()
+        assert self.polling is not None
+        self._on_polling(self.polling)
+        return True
 
     def stop(self) -> None:
         with self._lock:
@@ -303,6 +304,9 @@ class Watcher:
         next_rescan = time.monotonic() + interval
         next_sweep = time.monotonic() + self._poll_interval * SWEEP_POLLS
         while not stop.is_set():
+            if self._check_limits():
+                base, limit = self._poll_interval, POLL_BACKOFF_LIMIT
+                interval, next_rescan = base, time.monotonic()  # look at once
             if self._collect(self._wait_time(next_rescan)):
                 interval = base  # activity: look again soon
                 next_rescan = min(next_rescan, time.monotonic() + interval)
