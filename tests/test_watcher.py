@@ -21,8 +21,8 @@ from watchdog.events import FileSystemEvent
 from watchdog.observers import inotify_c
 from watchdog.observers.inotify import InotifyObserver
 
+from agentdoc.daemon import fsevents, watchlimit
 from agentdoc.daemon import watcher as watcher_mod
-from agentdoc.daemon import watchlimit
 from agentdoc.daemon.roots import changed_paths, is_ignored, plan_roots
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.watcher import Watcher
@@ -306,7 +306,7 @@ def _drop_events(monkeypatch: pytest.MonkeyPatch) -> None:
     def drop(self: object, event: FileSystemEvent) -> None:
         pass
 
-    monkeypatch.setattr(watcher_mod._EventHandler, "dispatch", drop)
+    monkeypatch.setattr(fsevents.EventHandler, "dispatch", drop)
 
 
 def test_rescan_catches_changes_the_observer_missed(
@@ -345,13 +345,13 @@ def test_rescan_does_not_repeat_what_events_reported(
     # The marker is only seen by the rescan, so the barrier spans rescans that ran after the
     # document settled: a rescan repeating the save would show up before the marker.
     marker = folder / "marker.md"
-    dispatch = watcher_mod._EventHandler.dispatch
+    dispatch = fsevents.EventHandler.dispatch
 
-    def blind_to_marker(self: watcher_mod._EventHandler, event: FileSystemEvent) -> None:
+    def blind_to_marker(self: fsevents.EventHandler, event: FileSystemEvent) -> None:
         if marker.name not in (Path(str(event.src_path)).name, Path(str(event.dest_path)).name):
             dispatch(self, event)
 
-    monkeypatch.setattr(watcher_mod._EventHandler, "dispatch", blind_to_marker)
+    monkeypatch.setattr(fsevents.EventHandler, "dispatch", blind_to_marker)
     doc = folder / "doc.md"
     run = watch([folder], rescan_interval=0.3)
     save(doc, "# v2\n", "in_place")

@@ -11,6 +11,7 @@ status file, and the loop goes on serving the others.
 
 from __future__ import annotations
 
+import gc
 import logging
 import queue
 import threading
@@ -190,6 +191,10 @@ class Daemon:
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
                     self.discovered.set()
                     log.info("start-up done: %d session documents", len(self._docs))
+                    # What start-up built (modules, parsers, the tree's index) lives as long as
+                    # the daemon: kept out of the collector's full passes, which otherwise walk
+                    # it all (tens of milliseconds) in the middle of a streaming reply.
+                    gc.freeze()
                     self._guarded(None, self.hints.start_up_done)
                 if self.pool is not None:
                     self._guarded(None, self.pool.close_idle)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
 import queue
 import sys
 import threading
@@ -35,15 +34,15 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
+from agentdoc.daemon.fsevents import EVENT_FILTER, EventHandler
 from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
 from agentdoc.daemon.tree import TreeIndex, build, stamp_of
 from agentdoc.daemon.watchlimit import OVERFLOWS, REFUSALS, is_limit, polling_reason
-from agentdoc.document import conflict_original, take_own_open
+from agentdoc.document import conflict_original
 from agentdoc.errors import AgentdocError
 
 log = logging.getLogger(__name__)
@@ -55,9 +54,6 @@ log = logging.getLogger(__name__)
 DOUBLE_WATCH_WARNING = r"Callback with id .* already exists for watch"
 warnings.filterwarnings("ignore", message=DOUBLE_WATCH_WARNING, category=RuntimeWarning)
 
-# Opened/closed-without-write events are left out: reading a document must not look like a save.
-# Attribute-only changes (chmod, touch) are left to the rescan, which compares mtimes.
-WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
 TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptly
 
 # A rescan that finds nothing doubles the wait before the next one, up to this many times the
@@ -68,64 +64,6 @@ BACKOFF_LIMIT = 8
 # intervals (a plain note rewritten in place, which no folder's mtime shows).
 POLL_BACKOFF_LIMIT = 2
 SWEEP_POLLS = 10
-
-
-def _path(raw: bytes | str) -> Path:
-    return Path(os.fsdecode(raw))
-
-
-def _event_paths(event: FileSystemEvent) -> list[tuple[Path, bool]]:
-    """The paths an event touched, each with whether the event completed a write to it: the
-    close of a file opened for writing, or a rename that put a finished file in place."""
-    if event.is_directory or event.event_type not in WATCHED_EVENTS:
-        return []
-    if event.event_type == "moved":
-        moved = [(event.src_path, False), (event.dest_path, True)]
-        return [(_path(p), done) for p, done in moved if p]
-    return [(_path(event.src_path), event.event_type == "closed")] if event.src_path else []
-
-
-def _opened_path(event: FileSystemEvent, kind: str = "opened") -> Path | None:
-    if event.is_directory or event.event_type != kind or not event.src_path:
-        return None
-    return _path(event.src_path)
-
-
-class _EventHandler(FileSystemEventHandler):
-    """Enqueues wanted paths; never raises, since that would stop watchdog's dispatcher."""
-
-    def __init__(
-        self,
-        roots: Roots,
-        sink: Callable[[tuple[Path, bool]], None],
-        on_open: Callable[[Path], None],
-        on_attrib: Callable[[Path], None] = lambda _path: None,
-        on_conflict: Callable[[Path], None] = lambda _path: None,
-    ) -> None:
-        super().__init__()
-        self._roots = roots
-        self._sink = sink
-        self._on_open = on_open
-        self._on_attrib = on_attrib
-        self._on_conflict = on_conflict
-
-    def dispatch(self, event: FileSystemEvent) -> None:
-        try:
-            for path, complete in _event_paths(event):
-                if self._roots.wants(path):
-                    self._sink((path, complete))
-                elif conflict_original(path.name) and self._roots.holds(path):
-                    # A sync tool's copy is no document, but its text belongs in one (the
-                    # daemon waits for it to be quiet: not every platform reports a write's end).
-                    self._on_conflict(path)
-            opened = _opened_path(event)
-            if opened is not None and self._roots.wants(opened) and not take_own_open(opened):
-                self._on_open(opened)
-            changed = _opened_path(event, "attrib")
-            if changed is not None and self._roots.wants(changed):
-                self._on_attrib(changed)
-        except Exception:
-            log.exception("ignoring a filesystem event that could not be handled: %r", event)
 
 
 def completions_trusted(poll: bool) -> bool:
@@ -225,7 +163,7 @@ class Watcher:
 
     def _start_observer(self) -> BaseObserver | None:
         self._refusals = REFUSALS.count
-        handler = _EventHandler(
+        handler = EventHandler(
             self._roots, self._queue.put, self._on_open, self._on_attrib, self._on_conflict
         )
         try:
@@ -235,7 +173,9 @@ class Watcher:
             return None
         try:
             for folder, recursive in self._roots.watches():
-                observer.schedule(handler, str(folder), recursive=recursive)
+                observer.schedule(
+                    handler, str(folder), recursive=recursive, event_filter=EVENT_FILTER
+                )
             observer.start()
         except OSError as exc:
             self._poll_instead(observer, exc)
