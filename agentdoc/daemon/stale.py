@@ -35,6 +35,10 @@ def stale_merge(saves: Sequence[str], ours: str | None, saved: str) -> Merged | 
     came since)."""
     if ours is None or saved == ours:
         return None
+    if ours.endswith("\n") and saved.startswith(ours):
+        # Made from ours (a prompt typed below the reply, the usual save): it has every line
+        # of ours, so nothing of ours can be missing from it. No look at a long document.
+        return None
     if not saves:
         return None
     # The copy the save was made from: itself when the person saved it before (an editor
