@@ -471,7 +471,7 @@ def test_a_folder_made_after_the_watch_ran_out_is_polled(
         assert watcher.polling is None
         refuse_watches(monkeypatch, folder / "later")
         (folder / "later").mkdir()
-        wait_for(lambda: watcher.polling is not None, what="the switch to polling")
+        wait_for(lambda: bool(polling), what="the switch to polling, told")
         assert polling == [watcher.polling]
         (folder / "later" / "doc.md").write_text("a prompt\n")
         assert run.next() == folder / "later" / "doc.md"
@@ -559,3 +559,36 @@ def test_changed_paths(
     changed: list[Path],
 ) -> None:
     assert changed_paths(old, new) == changed
+
+
+def _inotify_watches() -> set[int]:
+    """The inodes this process's inotify instances watch (Linux's /proc says)."""
+    inodes: set[int] = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            info = Path(f"/proc/self/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        inodes |= {int(m, 16) for m in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", info, re.M)}
+    return inodes
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+def test_agentdoc_state_and_repositories_take_no_watches(folder: Path) -> None:
+    # Nothing reads their events, and a repository's folders would spend the watch limit.
+    for sub in (".git/objects/ab", ".agentdoc", "notes/.git/refs", "notes/deeper"):
+        (folder / sub).mkdir(parents=True)
+    watcher = Watcher([folder], step=STEP, max_wait=MAX_WAIT)
+    watcher.start()
+    try:
+        (folder / "later" / ".agentdoc").mkdir(parents=True)  # made while watched
+        wait_for(lambda: (folder / "later").stat().st_ino in _inotify_watches(), what="a watch")
+        watched = _inotify_watches()
+        for sub in ("", "notes", "notes/deeper", "later"):
+            assert (folder / sub).stat().st_ino in watched, sub
+        for sub in (".git", ".git/objects/ab", ".agentdoc", "notes/.git", "later/.agentdoc"):
+            assert (folder / sub).stat().st_ino not in watched, sub
+    finally:
+        watcher.stop()

@@ -40,8 +40,14 @@ from watchdog.observers.api import BaseObserver
 from agentdoc.daemon.fsevents import EVENT_FILTER, EventHandler
 from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
-from agentdoc.daemon.tree import TreeIndex, build, stamp_of
-from agentdoc.daemon.watchlimit import OVERFLOWS, REFUSALS, is_limit, polling_reason
+from agentdoc.daemon.tree import IGNORED_DIRS, TreeIndex, build, stamp_of
+from agentdoc.daemon.watchlimit import (
+    OVERFLOWS,
+    REFUSALS,
+    UNWATCHED,
+    is_limit,
+    polling_reason,
+)
 from agentdoc.document import conflict_original
 from agentdoc.errors import AgentdocError
 
@@ -171,6 +177,8 @@ class Watcher:
         except OSError as exc:  # inotify_init fails here when the instance limit is hit
             self._poll_instead(None, exc)
             return None
+        for folder in self._roots.folders:
+            UNWATCHED.add(str(folder), IGNORED_DIRS)
         try:
             for folder, recursive in self._roots.watches():
                 observer.schedule(
@@ -218,6 +226,8 @@ class Watcher:
         if observer is not None:
             observer.stop()
             observer.join()
+        for folder in self._roots.folders:
+            UNWATCHED.remove(str(folder))
 
     def known_files(self) -> list[Path]:
         """Markdown files under the roots right now (a whole walk)."""

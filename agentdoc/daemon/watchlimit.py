@@ -1,4 +1,5 @@
-"""Noticing inotify's limits: a queue that overflowed, and running out of watches or instances.
+"""What inotify is asked to watch, and its limits: a queue that overflowed, running out of
+watches or instances.
 
 watchdog raises when the top folder of a watch cannot be watched, but it skips a folder below
 it that cannot (at start, or created later) without a word: saves there would never be seen.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import os
 import threading
 from typing import Any
 
@@ -79,6 +81,36 @@ def polling_reason(code: int) -> str:
     )
 
 
+class Unwatched:
+    """Folders below a watched root that get no watch: agentdoc's own state (`.agentdoc/`) and
+    other tools' (`.git/`, a sync tool's versions). Nothing reads their events, yet each costs
+    three threads' hand-offs (a streaming reply writes its status and journal there), and each
+    of their folders a watch (a repository has hundreds)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._below: dict[bytes, frozenset[bytes]] = {}
+
+    def add(self, root: str, names: frozenset[str]) -> None:
+        with self._lock:
+            self._below[os.fsencode(root).rstrip(b"/") + b"/"] = frozenset(map(os.fsencode, names))
+
+    def remove(self, root: str) -> None:
+        with self._lock:
+            self._below.pop(os.fsencode(root).rstrip(b"/") + b"/", None)
+
+    def skips(self, path: bytes) -> bool:
+        with self._lock:
+            below = list(self._below.items())
+        for root, names in below:
+            if path.startswith(root) and not names.isdisjoint(path[len(root) :].split(b"/")):
+                return True
+        return False
+
+
+UNWATCHED = Unwatched()
+
+
 def _count_refusals() -> None:
     # watchdog's own entry point for adding a watch: every watch of every folder, at start and
     # for folders created later, goes through it, whether watchdog then raises or skips.
@@ -90,9 +122,12 @@ def _count_refusals() -> None:
     if getattr(original, "counts_refusals", False):
         return
 
-    def add_callback(self: InotifyFD, *args: Any, **kwargs: Any) -> Any:
+    def add_callback(self: InotifyFD, path: bytes, *args: Any, **kwargs: Any) -> Any:
+        if UNWATCHED.skips(path):
+            # Below the watched folder, so watchdog skips it as one that vanished meanwhile.
+            raise OSError(errno.ENOENT, "not watched", os.fsdecode(path))
         try:
-            return original(self, *args, **kwargs)
+            return original(self, path, *args, **kwargs)
         except OSError as exc:
             if is_limit(exc):
                 REFUSALS.note(exc.errno or errno.ENOSPC)
