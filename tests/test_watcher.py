@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import itertools
 import logging
 import os
 import queue
+import re
 import stat
 import sys
 import threading
@@ -16,15 +18,17 @@ from pathlib import Path
 
 import pytest
 from watchdog.events import FileSystemEvent
+from watchdog.observers import inotify_c
 from watchdog.observers.inotify import InotifyObserver
 
-from agentdoc.daemon import observing
+from agentdoc.daemon import fsevents, observing, watchlimit
 from agentdoc.daemon import watcher as watcher_mod
 from agentdoc.daemon.roots import changed_paths, is_ignored, plan_roots
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.errors import AgentdocError
 from tests import editor_saves
+from tests.conftest import wait_for
 from tests.editor_saves import autosave_burst, save
 
 # The project turns warnings into errors, which puts test filters ahead of the one watcher.py
@@ -302,7 +306,7 @@ def _drop_events(monkeypatch: pytest.MonkeyPatch) -> None:
     def drop(self: object, event: FileSystemEvent) -> None:
         pass
 
-    monkeypatch.setattr(watcher_mod._EventHandler, "dispatch", drop)
+    monkeypatch.setattr(fsevents.EventHandler, "dispatch", drop)
 
 
 def test_rescan_catches_changes_the_observer_missed(
@@ -329,7 +333,7 @@ def test_a_reported_overflow_makes_the_rescan_look_at_every_file(
     run = watch([folder], rescan_interval=0.1)
     doc.write_text("# rewritten in place while the kernel's queue overflowed\n")
     # What watchdog logs when the kernel reports IN_Q_OVERFLOW (its only report of it).
-    logging.getLogger(watcher_mod.OVERFLOW_LOGGER).warning(
+    logging.getLogger(watchlimit.OVERFLOW_LOGGER).warning(
         "Inotify queue overflowed; filesystem events were lost"
     )
     assert run.next() == doc
@@ -341,13 +345,13 @@ def test_rescan_does_not_repeat_what_events_reported(
     # The marker is only seen by the rescan, so the barrier spans rescans that ran after the
     # document settled: a rescan repeating the save would show up before the marker.
     marker = folder / "marker.md"
-    dispatch = watcher_mod._EventHandler.dispatch
+    dispatch = fsevents.EventHandler.dispatch
 
-    def blind_to_marker(self: watcher_mod._EventHandler, event: FileSystemEvent) -> None:
+    def blind_to_marker(self: fsevents.EventHandler, event: FileSystemEvent) -> None:
         if marker.name not in (Path(str(event.src_path)).name, Path(str(event.dest_path)).name):
             dispatch(self, event)
 
-    monkeypatch.setattr(watcher_mod._EventHandler, "dispatch", blind_to_marker)
+    monkeypatch.setattr(fsevents.EventHandler, "dispatch", blind_to_marker)
     doc = folder / "doc.md"
     run = watch([folder], rescan_interval=0.3)
     save(doc, "# v2\n", "in_place")
@@ -369,6 +373,22 @@ def test_stop_is_idempotent(folder: Path) -> None:
     watcher.stop()
 
 
+def _told(folder: Path, polling: list[str]) -> Watcher:
+    return Watcher(
+        [folder],
+        step=STEP,
+        max_wait=MAX_WAIT,
+        poll_interval=POLL_INTERVAL,
+        on_polling=polling.append,
+    )
+
+
+def _running(watcher: Watcher, polling: list[str]) -> Running:
+    watcher.start()
+    assert polling == [watcher.polling]
+    return Running(watcher)
+
+
 @pytest.mark.parametrize(
     ("code", "sysctl"),
     [
@@ -376,26 +396,89 @@ def test_stop_is_idempotent(folder: Path) -> None:
         (errno.EMFILE, "fs.inotify.max_user_instances"),
     ],
 )
-def test_inotify_limits_explain_the_fix(
+def test_out_of_inotify_the_watcher_polls_and_says_how_to_fix_it(
     folder: Path, monkeypatch: pytest.MonkeyPatch, code: int, sysctl: str
 ) -> None:
     def hit_limit(self: InotifyObserver) -> None:
         raise OSError(code, "inotify limit reached")
 
     monkeypatch.setattr(InotifyObserver, "start", hit_limit)
-    watcher = Watcher([folder], step=STEP, max_wait=MAX_WAIT)
-    with pytest.raises(AgentdocError, match=rf"{sysctl}=\d+"):
-        watcher.start()
-    watcher.stop()
+    polling: list[str] = []
+    run = _running(_told(folder, polling), polling)
+    try:
+        assert re.search(rf"`sudo sysctl {sysctl}=\d+`", polling[0])
+        (folder / "doc.md").write_text("a prompt\n")
+        assert run.next() == folder / "doc.md"
+    finally:
+        run.close()
 
 
-def test_no_inotify_instance_left(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_inotify_instance_left_the_watcher_polls(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_instance() -> InotifyObserver:
         raise OSError(errno.EMFILE, "inotify instance limit reached")
 
     monkeypatch.setattr(observing, "Observer", no_instance)
-    with pytest.raises(AgentdocError, match=r"fs\.inotify\.max_user_instances=\d+"):
-        Watcher([folder], step=STEP, max_wait=MAX_WAIT).start()
+    polling: list[str] = []
+    run = _running(_told(folder, polling), polling)
+    try:
+        assert "fs.inotify.max_user_instances=" in polling[0]
+        (folder / "doc.md").write_text("a prompt\n")
+        assert run.next() == folder / "doc.md"
+    finally:
+        run.close()
+
+
+def refuse_watches(monkeypatch: pytest.MonkeyPatch, below: Path) -> None:
+    """inotify out of watches for `below` and every folder under it, as the kernel says it:
+    `inotify_add_watch` returns -1 with errno ENOSPC."""
+    real = inotify_c.inotify_add_watch
+
+    def add_watch(fd: int, path: bytes, mask: int) -> int:
+        if Path(os.fsdecode(path)).is_relative_to(below):
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+        return real(fd, path, mask)
+
+    monkeypatch.setattr(inotify_c, "inotify_add_watch", add_watch)
+
+
+def test_a_folder_inotify_could_not_watch_is_polled(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # watchdog skips a folder below the watched one that it cannot watch, without a word.
+    (folder / "sub").mkdir()
+    refuse_watches(monkeypatch, folder / "sub")
+    polling: list[str] = []
+    run = _running(_told(folder, polling), polling)
+    try:
+        assert "fs.inotify.max_user_watches=" in polling[0]
+        (folder / "sub" / "doc.md").write_text("written in place\n")
+        assert run.next() == folder / "sub" / "doc.md"
+    finally:
+        run.close()
+
+
+def test_a_folder_made_after_the_watch_ran_out_is_polled(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    polling: list[str] = []
+    watcher = _told(folder, polling)
+    watcher.start()
+    run = Running(watcher)
+    try:
+        assert watcher.polling is None
+        refuse_watches(monkeypatch, folder / "later")
+        (folder / "later").mkdir()
+        wait_for(lambda: bool(polling), what="the switch to polling, told")
+        assert polling == [watcher.polling]
+        (folder / "later" / "doc.md").write_text("a prompt\n")
+        assert run.next() == folder / "later" / "doc.md"
+        (folder / "later" / "doc.md").write_text("rewritten in place\n")
+        assert run.next() == folder / "later" / "doc.md"
+    finally:
+        run.close()
 
 
 def test_known_files(folder: Path) -> None:
@@ -476,3 +559,36 @@ def test_changed_paths(
     changed: list[Path],
 ) -> None:
     assert changed_paths(old, new) == changed
+
+
+def _inotify_watches() -> set[int]:
+    """The inodes this process's inotify instances watch (Linux's /proc says)."""
+    inodes: set[int] = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            info = Path(f"/proc/self/fdinfo/{fd}").read_text()
+        except OSError:
+            continue
+        inodes |= {int(m, 16) for m in re.findall(r"^inotify wd:\S+ ino:([0-9a-f]+)", info, re.M)}
+    return inodes
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+def test_agentdoc_state_and_repositories_take_no_watches(folder: Path) -> None:
+    # Nothing reads their events, and a repository's folders would spend the watch limit.
+    for sub in (".git/objects/ab", ".agentdoc", "notes/.git/refs", "notes/deeper"):
+        (folder / sub).mkdir(parents=True)
+    watcher = Watcher([folder], step=STEP, max_wait=MAX_WAIT)
+    watcher.start()
+    try:
+        (folder / "later" / ".agentdoc").mkdir(parents=True)  # made while watched
+        wait_for(lambda: (folder / "later").stat().st_ino in _inotify_watches(), what="a watch")
+        watched = _inotify_watches()
+        for sub in ("", "notes", "notes/deeper", "later"):
+            assert (folder / sub).stat().st_ino in watched, sub
+        for sub in (".git", ".git/objects/ab", ".agentdoc", "notes/.git", "later/.agentdoc"):
+            assert (folder / sub).stat().st_ino not in watched, sub
+    finally:
+        watcher.stop()

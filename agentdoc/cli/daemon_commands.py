@@ -76,8 +76,12 @@ def status_command(path: Path | None, as_json: bool) -> None:
         import dataclasses  # only for --json: quick commands import only what they use
         import json
 
-        report = {
-            "daemon": {"pid": holder.pid, "roots": holder.roots} if holder else None,
+        report: dict[str, object] = {
+            "daemon": (
+                {"pid": holder.pid, "roots": holder.roots, "polling": holder.polling}
+                if holder
+                else None
+            ),
             "documents": [s.model_dump() | {"agent": _as_json(o)} for s, o in rows],
             "merged_copies": [str(p) for p in copies],
         }
@@ -92,6 +96,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
         if holder
         else "daemon: not running"
     )
+    if holder and holder.polling:
+        click.echo(f"  polling: {holder.polling}")
     for s, shown in rows:
         brief = "" if own is not None or isinstance(shown, str) else f" — agent {shown.brief()}"
         click.echo(s.describe() + brief)

@@ -30,6 +30,7 @@ class Holder:
     pid: int
     roots: list[str]
     lock_file: Path
+    polling: str | None = None  # why the daemon polls though not asked to, if it does
 
 
 def _folder(root: Path) -> Path:
@@ -49,7 +50,13 @@ def _holder(lock_file: Path) -> Holder | None:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 info = json.loads(f.read() or "{}")
-                return Holder(int(info.get("pid", 0)), list(info.get("roots", [])), lock_file)
+                polling = info.get("polling")
+                return Holder(
+                    int(info.get("pid", 0)),
+                    list(info.get("roots", [])),
+                    lock_file,
+                    polling if isinstance(polling, str) else None,
+                )
             fcntl.flock(f, fcntl.LOCK_UN)
     except (OSError, ValueError):
         return None
@@ -106,11 +113,21 @@ class TreeLock:
                 self.release()
                 raise _refusal(other, folder)
             time.sleep(0.05)
+        self._files.append(f)
+        self._describe(f, {})
+
+    def _describe(self, f: IO[str], extra: dict[str, str]) -> None:
         f.seek(0)
         f.truncate()
-        f.write(json.dumps({"pid": os.getpid(), "roots": [str(x) for x in self.folders]}))
+        info = {"pid": os.getpid(), "roots": [str(x) for x in self.folders], **extra}
+        f.write(json.dumps(info))
         f.flush()
-        self._files.append(f)
+
+    def tell_polling(self, reason: str) -> None:
+        """Say in the lock files (which `agentdoc status` reads) why the daemon polls."""
+        for f in self._files:
+            with contextlib.suppress(OSError):
+                self._describe(f, {"polling": reason})
 
     def release(self) -> None:
         for f in self._files:

@@ -3,7 +3,8 @@
 The observer is started first and each folder scheduled after, so a watch that cannot be set
 up fails alone and is told by name: a folder that went away while the watch was being set up
 is skipped when a watched folder above it still covers the place (told in the log), and is a
-clear agentdoc error when it was a root itself. A kernel limit is told with how to raise it.
+clear agentdoc error when it was a root itself. A kernel limit is left to the watcher, which
+polls instead (`watchlimit`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import errno
 import logging
 from pathlib import Path
 
-from watchdog.events import FileSystemEventHandler
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from agentdoc.daemon.roots import Roots
+from agentdoc.daemon.watchlimit import is_limit
 from agentdoc.errors import AgentdocError
 
 log = logging.getLogger(__name__)
@@ -24,21 +26,24 @@ log = logging.getLogger(__name__)
 VANISHED = (errno.ENOENT, errno.ENOTDIR)
 
 
-def start_observer(roots: Roots, handler: FileSystemEventHandler) -> BaseObserver:
-    """A started observer with every watch of `roots` scheduled on `handler`."""
-    try:
-        observer = Observer()
-    except OSError as exc:  # inotify_init fails here when the instance limit is hit
-        raise start_error(exc, roots) from exc
+def start_observer(
+    roots: Roots,
+    handler: FileSystemEventHandler,
+    event_filter: list[type[FileSystemEvent]] | None = None,
+) -> BaseObserver:
+    """A started observer with every watch of `roots` scheduled on `handler`. The kernel's
+    limits (see `watchlimit.is_limit`) come out as the OSError, for the caller to poll instead;
+    any other failure is an AgentdocError that says what went wrong."""
+    observer = Observer()  # inotify_init fails here when the instance limit is hit
     try:
         observer.start()
         for folder, recursive in roots.watches():
-            _schedule(observer, handler, roots, folder, recursive)
+            _schedule(observer, handler, roots, folder, recursive, event_filter)
     except BaseException as exc:
         observer.stop()  # stops the emitters that did start, and the kernel's reader
         if observer.is_alive():
             observer.join()
-        if isinstance(exc, OSError):
+        if isinstance(exc, OSError) and not is_limit(exc):
             raise start_error(exc, roots) from exc
         raise
     return observer
@@ -50,12 +55,13 @@ def _schedule(
     roots: Roots,
     folder: Path,
     recursive: bool,
+    event_filter: list[type[FileSystemEvent]] | None,
 ) -> None:
     try:
-        observer.schedule(handler, str(folder), recursive=recursive)
+        observer.schedule(handler, str(folder), recursive=recursive, event_filter=event_filter)
     except OSError as exc:
         if exc.errno not in VANISHED:
-            raise start_error(exc, roots) from exc
+            raise
         if not roots.covered(folder):
             raise gone_error(folder) from exc
         # Inside another watched folder, whose recursive watch sees it if it comes back.
@@ -71,18 +77,4 @@ def gone_error(folder: Path) -> AgentdocError:
 
 def start_error(exc: OSError, roots: Roots) -> AgentdocError:
     where = ", ".join(str(p) for p in (*roots.folders, *sorted(roots.files)))
-    if exc.errno == errno.ENOSPC:
-        return AgentdocError(
-            f"cannot watch {where}: the inotify watch limit is reached (one watch per folder). "
-            "Raise it with `sudo sysctl fs.inotify.max_user_watches=524288` (add "
-            "`fs.inotify.max_user_watches=524288` to /etc/sysctl.d/90-inotify.conf to keep it), "
-            "watch a smaller tree, or use polling."
-        )
-    if exc.errno == errno.EMFILE:
-        return AgentdocError(
-            f"cannot watch {where}: the inotify instance limit is reached (too many programs are "
-            "watching files). Raise it with `sudo sysctl fs.inotify.max_user_instances=512` (add "
-            "`fs.inotify.max_user_instances=512` to /etc/sysctl.d/90-inotify.conf to keep it), "
-            "or use polling."
-        )
     return AgentdocError(f"cannot watch {where}: {exc.strerror or exc}")

@@ -11,6 +11,7 @@ status file, and the loop goes on serving the others.
 
 from __future__ import annotations
 
+import gc
 import logging
 import queue
 import threading
@@ -197,6 +198,7 @@ class Daemon:
             on_open=lambda path: self._events.put(Opened(path)),
             on_attrib=lambda path: self._events.put(AttribChanged(path)),
             on_conflict=lambda path: self._events.put(ConflictCopy(path)),
+            on_polling=partial(self._polling, lock),
         )
         self._watcher = watcher
         # Margin for filesystems whose clock is coarse: a save just after this moment may
@@ -225,6 +227,10 @@ class Daemon:
                 if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
                     self.discovered.set()
                     log.info("start-up done: %d session documents", len(self._docs))
+                    # What start-up built (modules, parsers, the tree's index) lives as long as
+                    # the daemon: kept out of the collector's full passes, which otherwise walk
+                    # it all (tens of milliseconds) in the middle of a streaming reply.
+                    gc.freeze()
                     self._guarded(None, self.hints.start_up_done)
                 if self.pool is not None:
                     self._guarded(None, self.pool.close_idle)
@@ -238,6 +244,11 @@ class Daemon:
             watcher.stop()
             stop_indexing(SHUTDOWN_GRACE)
             lock.release()
+
+    def _polling(self, lock: TreeLock, reason: str) -> None:
+        # Said once, where the person looks: the log, and `agentdoc status` (the lock file).
+        log.warning("%s", reason)
+        lock.tell_polling(reason)
 
     def _feed(self, watcher: Watcher, stop: threading.Event) -> None:
         try:

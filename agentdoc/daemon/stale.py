@@ -35,25 +35,33 @@ def stale_merge(saves: Sequence[str], ours: str | None, saved: str) -> Merged | 
     came since)."""
     if ours is None or saved == ours:
         return None
+    if ours.endswith("\n") and saved.startswith(ours):
+        # Made from ours (a prompt typed below the reply, the usual save): it has every line
+        # of ours, so nothing of ours can be missing from it. No look at a long document.
+        return None
     if not saves:
         return None
     # The copy the save was made from: itself when the person saved it before (an editor
     # writing its unchanged buffer again), else their last save.
     base = saved if saved in saves else saves[-1]
-    # What we wrote since, apart from what the person saved (typed text we merged in).
-    ours_new = _telling(ours) - set().union(*(_telling(s) for s in saves))
-    if base == ours or not ours_new or ours_new & _telling(saved):
+    if base == ours:
+        return None
+    # What we wrote since, apart from what the person saved (typed text we merged in). The
+    # sets are of all stripped lines (built at C speed: a long conversation has tens of
+    # thousands); only the few lines that differ are filtered to the telling ones.
+    ours_new = _telling(_lines(ours).difference(*(_lines(s) for s in saves)))
+    if not ours_new or ours_new & _lines(saved):
         return None
     return merge_document(base, ours, saved)
 
 
-def _telling(text: str) -> set[str]:
+def _lines(text: str) -> set[str]:
+    return set(map(str.strip, text.splitlines()))
+
+
+def _telling(lines: set[str]) -> set[str]:
     """Lines that identify a version: not blank, and not a bare heading a person also types."""
-    return {
-        line.strip()
-        for line in text.splitlines()
-        if line.strip() and not _bare_heading(line.strip())
-    }
+    return {line for line in lines if line and not _bare_heading(line)}
 
 
 def _bare_heading(line: str) -> bool:

@@ -17,12 +17,15 @@ is passed to `on_open` (a hint that the person is about to write a prompt); agen
 are told apart by `fileio.take_own_open`. An attribute change (`chmod`) is passed to `on_attrib`
 and never settled as a save: it writes no content, and a document made writable again may be
 owed the close of a reply that could not be written.
+
+Out of inotify watches or instances (at start, or for a folder made later), the watcher polls
+the whole tree instead of missing saves, and tells `on_polling` why (see `watchlimit`).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
-import os
 import queue
 import sys
 import threading
@@ -31,14 +34,21 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers.api import BaseObserver
 
-from agentdoc.daemon.observing import gone_error, start_observer
+from agentdoc.daemon.fsevents import EVENT_FILTER, EventHandler
+from agentdoc.daemon.observing import gone_error, start_error, start_observer
 from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
-from agentdoc.daemon.tree import TreeIndex, build, stamp_of
-from agentdoc.document import conflict_original, take_own_open
+from agentdoc.daemon.tree import IGNORED_DIRS, TreeIndex, build, stamp_of
+from agentdoc.daemon.watchlimit import (
+    OVERFLOWS,
+    REFUSALS,
+    UNWATCHED,
+    is_limit,
+    polling_reason,
+)
+from agentdoc.document import conflict_original
 from agentdoc.errors import AgentdocError
 
 log = logging.getLogger(__name__)
@@ -50,9 +60,6 @@ log = logging.getLogger(__name__)
 DOUBLE_WATCH_WARNING = r"Callback with id .* already exists for watch"
 warnings.filterwarnings("ignore", message=DOUBLE_WATCH_WARNING, category=RuntimeWarning)
 
-# Opened/closed-without-write events are left out: reading a document must not look like a save.
-# Attribute-only changes (chmod, touch) are left to the rescan, which compares mtimes.
-WATCHED_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
 TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptly
 
 # A rescan that finds nothing doubles the wait before the next one, up to this many times the
@@ -63,90 +70,6 @@ BACKOFF_LIMIT = 8
 # intervals (a plain note rewritten in place, which no folder's mtime shows).
 POLL_BACKOFF_LIMIT = 2
 SWEEP_POLLS = 10
-OVERFLOW_LOGGER = "watchdog.observers.inotify_c"
-
-
-class _OverflowCounter(logging.Handler):
-    """Counts the kernel's "events were lost" reports.
-
-    watchdog rebuilds its own watches after an inotify queue overflow but tells handlers
-    nothing; its only report is this log record. Each watcher compares the count with the one
-    its last full walk saw, and walks again when it moved.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in record.getMessage().lower():
-            self.count += 1
-
-
-OVERFLOWS = _OverflowCounter()
-_overflow_log = logging.getLogger(OVERFLOW_LOGGER)
-_overflow_log.addHandler(OVERFLOWS)
-if _overflow_log.level == logging.NOTSET:
-    # The report must reach the counter even when the application logs only errors.
-    _overflow_log.setLevel(logging.WARNING)
-
-
-def _path(raw: bytes | str) -> Path:
-    return Path(os.fsdecode(raw))
-
-
-def _event_paths(event: FileSystemEvent) -> list[tuple[Path, bool]]:
-    """The paths an event touched, each with whether the event completed a write to it: the
-    close of a file opened for writing, or a rename that put a finished file in place."""
-    if event.is_directory or event.event_type not in WATCHED_EVENTS:
-        return []
-    if event.event_type == "moved":
-        moved = [(event.src_path, False), (event.dest_path, True)]
-        return [(_path(p), done) for p, done in moved if p]
-    return [(_path(event.src_path), event.event_type == "closed")] if event.src_path else []
-
-
-def _opened_path(event: FileSystemEvent, kind: str = "opened") -> Path | None:
-    if event.is_directory or event.event_type != kind or not event.src_path:
-        return None
-    return _path(event.src_path)
-
-
-class _EventHandler(FileSystemEventHandler):
-    """Enqueues wanted paths; never raises, since that would stop watchdog's dispatcher."""
-
-    def __init__(
-        self,
-        roots: Roots,
-        sink: Callable[[tuple[Path, bool]], None],
-        on_open: Callable[[Path], None],
-        on_attrib: Callable[[Path], None] = lambda _path: None,
-        on_conflict: Callable[[Path], None] = lambda _path: None,
-    ) -> None:
-        super().__init__()
-        self._roots = roots
-        self._sink = sink
-        self._on_open = on_open
-        self._on_attrib = on_attrib
-        self._on_conflict = on_conflict
-
-    def dispatch(self, event: FileSystemEvent) -> None:
-        try:
-            for path, complete in _event_paths(event):
-                if self._roots.wants(path):
-                    self._sink((path, complete))
-                elif conflict_original(path.name) and self._roots.holds(path):
-                    # A sync tool's copy is no document, but its text belongs in one (the
-                    # daemon waits for it to be quiet: not every platform reports a write's end).
-                    self._on_conflict(path)
-            opened = _opened_path(event)
-            if opened is not None and self._roots.wants(opened) and not take_own_open(opened):
-                self._on_open(opened)
-            changed = _opened_path(event, "attrib")
-            if changed is not None and self._roots.wants(changed):
-                self._on_attrib(changed)
-        except Exception:
-            log.exception("ignoring a filesystem event that could not be handled: %r", event)
 
 
 def completions_trusted(poll: bool) -> bool:
@@ -173,11 +96,13 @@ class Watcher:
         on_open: Callable[[Path], None] = lambda _path: None,
         on_attrib: Callable[[Path], None] = lambda _path: None,
         on_conflict: Callable[[Path], None] = lambda _path: None,
+        on_polling: Callable[[str], None] = lambda _reason: None,
     ) -> None:
         """`rescan_interval` <= 0 turns the rescan off; `poll_interval` paces polling. `guard`
         (seconds) settles a save the kernel reports complete; None waits for quiet always.
         `on_open`, `on_attrib` and `on_conflict` (a sync tool's conflict copy written) are
-        called on watchdog's thread: they must be quick and must not raise."""
+        called on watchdog's thread: they must be quick and must not raise. `on_polling` is
+        told once why the watcher polls when inotify is out of watches or instances."""
         self._roots = plan_roots(roots)
         trusted = guard is not None and completions_trusted(poll)
         self._settler = Settler(step, max_wait, guard=guard if trusted else None)
@@ -187,6 +112,9 @@ class Watcher:
         self._on_open = on_open
         self._on_attrib = on_attrib
         self._on_conflict = on_conflict
+        self._on_polling = on_polling
+        self.polling: str | None = None  # why it polls though not asked to
+        self._refusals = REFUSALS.count
         self._queue: queue.SimpleQueue[tuple[Path, bool]] = queue.SimpleQueue()
         self._index: TreeIndex | None = None  # None until the first walk is done
         self._to_follow: set[Path] = set()  # asked for while the first walk went on
@@ -215,6 +143,8 @@ class Watcher:
             # would stat every file of the tree, `.git/` included, every interval.
             self._observer = None if self._poll else self._start_observer()
             self._overflows = OVERFLOWS.count
+        if self.polling is not None:
+            self._on_polling(self.polling)
         report = found or nowhere
         if not background:
             self._walk(report)
@@ -251,13 +181,48 @@ class Watcher:
             log.warning("%s went away while the tree was being walked; skipped", top)
         return None
 
-    def _start_observer(self) -> BaseObserver:
-        handler = _EventHandler(
+    def _start_observer(self) -> BaseObserver | None:
+        self._refusals = REFUSALS.count
+        handler = EventHandler(
             self._roots, self._queue.put, self._on_open, self._on_attrib, self._on_conflict
         )
-        observer = start_observer(self._roots, handler)
+        for folder in self._roots.folders:
+            UNWATCHED.add(str(folder), IGNORED_DIRS)
+        try:
+            observer = start_observer(self._roots, handler, EVENT_FILTER)
+        except OSError as exc:  # the kernel's limits: every other failure is told by name
+            self._poll_instead(None, exc)
+            return None
+        if REFUSALS.count != self._refusals:  # a folder below a root could not be watched
+            self._poll_instead(observer, OSError(REFUSALS.last, "inotify limit"))
+            return None
         log.debug("watching %s", self._roots)
         return observer
+
+    def _poll_instead(self, observer: BaseObserver | None, exc: OSError) -> None:
+        """Stop what was watched and poll the whole tree: out of watches or instances, the
+        daemon would otherwise miss saves. Any other failure ends the start."""
+        if observer is not None:
+            observer.stop()  # stops the emitters that did start
+        if not is_limit(exc):
+            raise start_error(exc, self._roots) from exc
+        self._poll = True
+        self.polling = polling_reason(exc.errno or errno.ENOSPC)
+        return None
+
+    def _check_limits(self) -> bool:
+        """Poll from now on if a folder created since the start could not be watched; True
+        if this call switched to polling (called on the consumer's thread)."""
+        if self._poll or REFUSALS.count == self._refusals:
+            return False
+        with self._lock:
+            observer, self._observer = self._observer, None
+        self._poll_instead(observer, OSError(REFUSALS.last, "inotify limit"))
+        if observer is not None:
+            observer.join()
+        assert self.polling is not None
+        self._on_polling(self.polling)
+        return True
 
     def stop(self) -> None:
         with self._lock:
@@ -266,6 +231,8 @@ class Watcher:
         if observer is not None:
             observer.stop()
             observer.join()
+        for folder in self._roots.folders:
+            UNWATCHED.remove(str(folder))
 
     def known_files(self) -> list[Path]:
         """Markdown files under the roots right now (a whole walk)."""
@@ -294,6 +261,9 @@ class Watcher:
         while not stop.is_set():
             if self.failure is not None:
                 raise self.failure
+            if self._check_limits():
+                base, limit = self._poll_interval, POLL_BACKOFF_LIMIT
+                interval, next_rescan = base, time.monotonic()  # look at once
             if self._collect(self._wait_time(next_rescan)):
                 interval = base  # activity: look again soon
                 next_rescan = min(next_rescan, time.monotonic() + interval)

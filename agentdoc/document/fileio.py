@@ -437,18 +437,27 @@ def write_bytes(
     *,
     expected: bytes | None = None,
     hashed: str | None = None,
+    stamped: Callable[[tuple[int, int, int]], None] | None = None,
 ) -> bytes | None:
     """`write_text` of text the caller has already encoded (UTF-8), so a long document
     written on every streamed flush is not encoded twice; `hashed` is its `digest`, if the
-    caller knows it more cheaply (`PrefixDigest`)."""
+    caller knows it more cheaply (`PrefixDigest`). `stamped` is told the written file's
+    (mtime_ns, size, inode), as the ledger is."""
     _check_writable(path)
     if ledger is not None:
         whole = data if isinstance(data, bytes) else b""
         if hashed is None and not isinstance(data, bytes):
             raise ValueError("a document written in pieces needs its digest")
         ledger.record(path, whole, hashed)
-    stamped = None if ledger is None else functools.partial(ledger.record_stamp, path)
+    told = [] if stamped is None else [stamped]
+    if ledger is not None:
+        told.append(functools.partial(ledger.record_stamp, path))
+
+    def tell(stamp: tuple[int, int, int]) -> None:
+        for f in told:
+            f(stamp)
+
     try:
-        return atomic_write(path, data, expected=expected, stamped=stamped)
+        return atomic_write(path, data, expected=expected, stamped=tell if told else None)
     except OSError as exc:
         raise _write_error(path, exc) from exc

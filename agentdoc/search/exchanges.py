@@ -48,29 +48,29 @@ class _Lines:
         return bisect.bisect_right(self._breaks, offset) + 1
 
 
-def _pairs(text: str, turns: tuple[Turn, ...], first: int) -> list[Exchange]:
-    line_of = _Lines(text)
+def _pairs(turns: tuple[Turn, ...], first: int) -> list[Exchange]:
     found: list[Exchange] = []
     prompt: Turn | None = None
     number = first
     for turn in turns:
         if turn.role == "user":
             if prompt is not None:  # two prompts in a row: the first was never answered
-                found.append(_exchange(line_of, number, prompt, None))
+                found.append(_exchange(number, prompt, None))
             prompt = turn
         elif not is_unanswered(turn):
-            found.append(_exchange(line_of, number, prompt, turn))
+            found.append(_exchange(number, prompt, turn))
             number += 1
             prompt = None
     if prompt is not None and prompt.content.strip():
-        found.append(_exchange(line_of, number, prompt, None))
+        found.append(_exchange(number, prompt, None))
     return found
 
 
-def _exchange(line_of: _Lines, number: int, prompt: Turn | None, reply: Turn | None) -> Exchange:
+def _exchange(number: int, prompt: Turn | None, reply: Turn | None) -> Exchange:
+    # The parse knows each heading's line: no walk over the lines of a long conversation.
     first = prompt or reply
-    p_line = line_of(first.start if first else 0)
-    r_line = line_of(reply.start) if reply else p_line
+    p_line = first.heading_line + 1 if first else 1
+    r_line = reply.heading_line + 1 if reply else p_line
     return Exchange(
         number,
         prompt.content if prompt else "",
@@ -86,11 +86,11 @@ def exchanges(text: str, kind: Kind) -> list[Exchange]:
         if kind == "thinking":
             return _sections(text)
         if kind == "archive":
-            return _pairs(text, parse_archive(text).turns, 1)
+            return _pairs(parse_archive(text).turns, 1)
         doc = parse(text)
     except (DocumentError, FrontmatterError):
         return []
-    return _pairs(text, doc.turns, (doc.meta.archived or 0) + 1)
+    return _pairs(doc.turns, (doc.meta.archived or 0) + 1)
 
 
 def _sections(text: str) -> list[Exchange]:

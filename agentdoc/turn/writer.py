@@ -12,6 +12,7 @@ conversation above the reply is neither decoded, encoded nor hashed again on eve
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -87,6 +88,11 @@ class ReplyWriter:
         # while it streamed: that text is not a submitted prompt (see TurnOutcome.held).
         self.held = False
         self._digests = document.PrefixDigest()
+        # The bytes of our last write and the stamp it left: while the file still has that
+        # stamp, the next write starts from them instead of reading a long document again. A
+        # save that the stamp would not show is still caught: the write swaps files atomically
+        # and checks what it displaced (`atomic_write`).
+        self._wrote: tuple[tuple[int, int, int], bytes] | None = None
 
     def update(
         self,
@@ -98,7 +104,7 @@ class ReplyWriter:
         `splice`, if given, is tried first on the bytes as read: the same change, for the case
         it can make without decoding the document (it returns None otherwise).
         """
-        on_disk = read_present(self.path)
+        on_disk = self._as_written() or read_present(self.path)
         spliced = splice(on_disk) if splice is not None else None
         if spliced is None:
             self._merge_and_write(transform, on_disk, on_disk)
@@ -107,12 +113,39 @@ class ReplyWriter:
             return
         rest = spliced.pieces()[1:]
         hashed = self._digests.digest(on_disk, spliced.start, rest)
-        displaced = document.write_bytes(
-            self.path, spliced.pieces(), self.ledger, expected=on_disk, hashed=hashed
-        )
+        displaced = self._write(spliced.pieces(), on_disk, hashed, spliced.whole)
         if displaced is not None:
             log.info("%s: a save landed while we wrote; merging it", self.path)
             self._merge_and_write(transform, displaced, spliced.whole())
+
+    def _as_written(self) -> bytes | None:
+        """The file's bytes if it is still as our last write left it (a stat, no read)."""
+        if self._wrote is None:
+            return None
+        stamp, data = self._wrote
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return data if (st.st_mtime_ns, st.st_size, st.st_ino) == stamp else None
+
+    def _write(
+        self,
+        data: bytes | list[bytes | memoryview],
+        expected: bytes,
+        hashed: str | None = None,
+        whole: Callable[[], bytes] | None = None,
+    ) -> bytes | None:
+        """Write `data` over `expected` (see `atomic_write`), remembering what was written."""
+        self._wrote = None
+        stamps: list[tuple[int, int, int]] = []
+        displaced = document.write_bytes(
+            self.path, data, self.ledger, expected=expected, hashed=hashed, stamped=stamps.append
+        )
+        if displaced is None and stamps:
+            written = data if isinstance(data, bytes) else whole() if whole else b"".join(data)
+            self._wrote = (stamps[-1], written)
+        return displaced
 
     def _merge_and_write(
         self, transform: Callable[[str], str | None], base: bytes, on_disk: bytes
@@ -135,7 +168,7 @@ class ReplyWriter:
             data = new.encode("utf-8")
             if data == on_disk:
                 return
-            displaced = document.write_bytes(self.path, data, self.ledger, expected=on_disk)
+            displaced = self._write(data, on_disk)
             if displaced is None:
                 return
             log.info("%s: a save landed while we wrote; merging it", self.path)
