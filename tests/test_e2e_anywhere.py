@@ -106,7 +106,7 @@ def test_a_prompt_typed_on_the_phone_while_the_reply_streams_is_answered_once(
     phone, server, phone_dir, server_dir = syncthing_pair
     first = {"content": [{"type": "text", "text": WORDS}], "pause_after_deltas": 20}
     second = [{"type": "text", "text": "The second answer."}]
-    with served(tmp_path, syncthing_pair, [first, second]) as (api, _daemon):
+    with served(tmp_path, syncthing_pair, [first, second]) as (api, daemon):
         (phone_dir / "chat.md").write_text(DOC + "First question?\n")
         api.wait_paused(timeout=2 * SYNC)
         on_phone = phone_dir / "chat.md"
@@ -121,8 +121,11 @@ def test_a_prompt_typed_on_the_phone_while_the_reply_streams_is_answered_once(
             SYNC,
         )
         api.release()
-        for side in (phone_dir, server_dir):
-            wait_for(partial(_done, side), f"both replies in {side.parent.name}", 3 * SYNC)
+        try:
+            for side in (phone_dir, server_dir):
+                wait_for(partial(_done, side), f"both replies in {side.parent.name}", 3 * SYNC)
+        except AssertionError as exc:
+            raise AssertionError(_explained(exc, syncthing_pair, daemon)) from None
         wait_in_sync([phone, server])
     assert len(api.requests) == 2
     for side in (phone_dir, server_dir):
@@ -206,6 +209,18 @@ class _OurWrites(FileSystemEventHandler):
 def _done(folder: Path) -> bool:
     text = _text(folder / "chat.md")
     return "The second answer." in text and "agentdoc:reply" not in text
+
+
+def _explained(exc: AssertionError, pair: Pair, daemon: WatchProcess) -> str:
+    """The failure with what each side holds and what the daemon said: a sync race is read
+    from these, not reproduced."""
+    _, _, phone_dir, server_dir = pair
+    sides = [
+        f"--- {folder.parent.name}: {sorted(p.name for p in folder.iterdir())}\n"
+        + _text(folder / "chat.md")[-1500:]
+        for folder in (phone_dir, server_dir)
+    ]
+    return "\n".join([str(exc), *sides, "--- the daemon's log:", daemon.log()[-4000:]])
 
 
 def _text(path: Path) -> str:
