@@ -110,6 +110,7 @@ class _Mode:
         doc = self.docs.resolve() / f"doc-{self.count}.md"
         doc.write_text(DOC, encoding="utf-8")
         self._turn(doc, "first")  # the document now has a session
+        self.daemon.hints.drain()  # the turn's end is a hint too: it must not come after this
         pool.forget(doc)  # and no CLI, as after a restart
         time.sleep(self.pause)
         hinted = self.daemon.hints.warmed

@@ -141,6 +141,11 @@ class Hints:
         if pool.holds(path):
             self._checked[path] = head
 
+    def drain(self) -> None:
+        """Wait until every hint given so far is handled (the worker takes them in order)."""
+        with contextlib.suppress(RuntimeError):  # shut down: nothing is left to handle
+            self._worker.submit(lambda: None).result()
+
     def close(self) -> None:
         """Drop hints not yet handled and wait for the one in hand: after this, none starts
         a process."""
