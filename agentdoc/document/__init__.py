@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.fileio import PrefixDigest as PrefixDigest
     from agentdoc.document.fileio import WriteLedger as WriteLedger
     from agentdoc.document.fileio import atomic_write as atomic_write
+    from agentdoc.document.fileio import check_writable as check_writable
     from agentdoc.document.fileio import decode as decode
     from agentdoc.document.fileio import digest as digest
     from agentdoc.document.fileio import fitting_name as fitting_name
@@ -108,6 +109,7 @@ __all__, __getattr__ = lazy_exports(
             "PrefixDigest",
             "WriteLedger",
             "atomic_write",
+            "check_writable",
             "decode",
             "digest",
             "fitting_name",

@@ -395,7 +395,7 @@ class WriteLedger:
             return stamp is not None and self._stamps.get(path.absolute()) == stamp
 
 
-def _check_writable(path: Path) -> None:
+def check_writable(path: Path) -> None:
     """Refuse to replace a file its owner marked read-only (a rename would not notice)."""
     try:
         mode = path.stat().st_mode
@@ -443,7 +443,7 @@ def write_bytes(
     written on every streamed flush is not encoded twice; `hashed` is its `digest`, if the
     caller knows it more cheaply (`PrefixDigest`). `stamped` is told the written file's
     (mtime_ns, size, inode), as the ledger is."""
-    _check_writable(path)
+    check_writable(path)
     if ledger is not None:
         whole = data if isinstance(data, bytes) else b""
         if hashed is None and not isinstance(data, bytes):

@@ -35,6 +35,7 @@ from agentdoc.document import (
     Document,
     ThinkingSidecar,
     WriteLedger,
+    check_writable,
     render_body,
     render_refusal,
     retry_words,
@@ -212,6 +213,9 @@ class TurnRunner:
         snapshots.before_turn(
             self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
         )
+        # A document its owner made read-only has nowhere for the reply: refused before the
+        # agent starts, so the prompt is never sent for it.
+        check_writable(self.path)
         # Started before the document is touched: a CLI that cannot start (missing, not
         # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
         try:
