@@ -293,23 +293,13 @@ def _agent(
     found = f"{program}: {info.describe()}"
     try:
         offer = inspect_agent(agent, env, policy, timeout)
-    except NotLoggedIn as exc:
-        said = "" if exc.said.casefold() == "not logged in" else f" ({exc.said})"
-        ways = f" (it offers: {', '.join(exc.methods)})" if exc.methods else ""
-        return Check(
-            name=name,
-            outcome="fail" if default else "warn",
-            detail=f"{found}; not logged in{said}{ways}",
-            fix=f"run `{' '.join(agent.command)}` yourself and log in, or set its API key in "
-            f"[agents.{agent.name}.env]",
-        )
     except AgentdocError as exc:
         # The handshake needs no account; a session does: this is where a login shows.
         return Check(
             name=name,
             outcome="fail" if default else "warn",
-            detail=f"{found}; cannot open a session: {exc}",
-            fix=f"run `{' '.join(agent.command)}` yourself and log in, or set its key in "
+            detail=f"{found}; {_session_refused(exc)}",
+            fix=f"run `{' '.join(agent.command)}` yourself and log in, or set its API key in "
             f"[agents.{agent.name}.env]",
         )
     if offer is None:
@@ -324,6 +314,14 @@ def _agent(
             fix=f"make {agent.name} ask in its own settings, or use another agent",
         )
     return Check(name=name, outcome="ok", detail=found)
+
+
+def _session_refused(exc: AgentdocError) -> str:
+    if not isinstance(exc, NotLoggedIn):
+        return f"cannot open a session: {exc}"
+    said = "" if exc.said.casefold() == "not logged in" else f" ({exc.said})"
+    ways = f" (it offers: {', '.join(exc.methods)})" if exc.methods else ""
+    return f"not logged in{said}{ways}"
 
 
 def _install(agent: AgentSpec) -> str:
