@@ -37,7 +37,7 @@ from pathlib import Path
 from watchdog.observers.api import BaseObserver
 
 from agentdoc.daemon.fsevents import EVENT_FILTER, EventHandler
-from agentdoc.daemon.observing import gone_error, start_error, start_observer
+from agentdoc.daemon.observing import gone_error, start_observer
 from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.settle import Settler
 from agentdoc.daemon.tree import IGNORED_DIRS, TreeIndex, build, stamp_of
@@ -45,7 +45,6 @@ from agentdoc.daemon.watchlimit import (
     OVERFLOWS,
     REFUSALS,
     UNWATCHED,
-    is_limit,
     polling_reason,
 )
 from agentdoc.document import conflict_original
@@ -191,24 +190,21 @@ class Watcher:
         try:
             observer = start_observer(self._roots, handler, EVENT_FILTER)
         except OSError as exc:  # the kernel's limits: every other failure is told by name
-            self._poll_instead(None, exc)
+            self._poll_instead(None, exc.errno or errno.ENOSPC)
             return None
         if REFUSALS.count != self._refusals:  # a folder below a root could not be watched
-            self._poll_instead(observer, OSError(REFUSALS.last, "inotify limit"))
+            self._poll_instead(observer, REFUSALS.last)
             return None
         log.debug("watching %s", self._roots)
         return observer
 
-    def _poll_instead(self, observer: BaseObserver | None, exc: OSError) -> None:
-        """Stop what was watched and poll the whole tree: out of watches or instances, the
-        daemon would otherwise miss saves. Any other failure ends the start."""
+    def _poll_instead(self, observer: BaseObserver | None, code: int) -> None:
+        """Stop what was watched and poll the whole tree: out of watches or instances (`code`,
+        the errno), the daemon would otherwise miss saves."""
         if observer is not None:
             observer.stop()  # stops the emitters that did start
-        if not is_limit(exc):
-            raise start_error(exc, self._roots) from exc
         self._poll = True
-        self.polling = polling_reason(exc.errno or errno.ENOSPC)
-        return None
+        self.polling = polling_reason(code)
 
     def _check_limits(self) -> bool:
         """Poll from now on if a folder created since the start could not be watched; True
@@ -217,7 +213,7 @@ class Watcher:
             return False
         with self._lock:
             observer, self._observer = self._observer, None
-        self._poll_instead(observer, OSError(REFUSALS.last, "inotify limit"))
+        self._poll_instead(observer, REFUSALS.last)
         if observer is not None:
             observer.join()
         assert self.polling is not None
