@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import functools
 import hashlib
 import os
 import stat
@@ -449,15 +448,15 @@ def write_bytes(
         if hashed is None and not isinstance(data, bytes):
             raise ValueError("a document written in pieces needs its digest")
         ledger.record(path, whole, hashed)
-    told = [] if stamped is None else [stamped]
-    if ledger is not None:
-        told.append(functools.partial(ledger.record_stamp, path))
 
     def tell(stamp: tuple[int, int, int]) -> None:
-        for f in told:
-            f(stamp)
+        if ledger is not None:
+            ledger.record_stamp(path, stamp)
+        if stamped is not None:
+            stamped(stamp)
 
     try:
-        return atomic_write(path, data, expected=expected, stamped=tell if told else None)
+        wanted = ledger is not None or stamped is not None  # else spare the written file's stat
+        return atomic_write(path, data, expected=expected, stamped=tell if wanted else None)
     except OSError as exc:
         raise _write_error(path, exc) from exc
