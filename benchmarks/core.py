@@ -25,6 +25,7 @@ from agentdoc.agents.claude.events import Result
 from agentdoc.agents.claude.stream import convert, load_line, parse_line, streamed_text
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.config import Settings
+from agentdoc.daemon import own_command
 from agentdoc.document import parser as document
 from agentdoc.document import splice
 from agentdoc.document.fileio import WriteLedger
@@ -186,7 +187,7 @@ def _feed_acp(lines: list[bytes]) -> ReplyBuilder:
         for event in translator.update(params["update"]):
             builder.feed(event)
 
-    connection = Connection(["agent"], Path("."), {}, lambda *_: None, notified)
+    connection = Connection(["agent"], Path("."), {}, lambda *_: None, notified, clearance=None)
     for line in lines:
         connection._dispatch(line)  # the private method is the point: every line goes there
     return builder
@@ -210,7 +211,10 @@ class _Flusher:
     def __init__(self, path: Path, size: int) -> None:
         self.path = path
         self.count = 0
-        self.runner = TurnRunner(path, Settings(), ledger=WriteLedger())
+        settings = Settings()
+        self.runner = TurnRunner(
+            path, settings, clear=own_command(path, settings), ledger=WriteLedger()
+        )
         path.write_text(streaming_document(size, self.runner._writer.nonce), encoding="utf-8")
         self.flush()  # the first flush fills the empty region; later ones replace a 2 KB body
 

@@ -25,6 +25,7 @@ from core import FRONTMATTER, exchange
 from live import POLL, TIMEOUT, FakeClaude, _Ends, _idle, install_fake, running
 from measure import CheckFailed, Row, format_seconds, wait_until
 
+from agentdoc.daemon import own_command
 from agentdoc.daemon.service import Daemon
 from agentdoc.turn.runner import TurnRunner
 
@@ -118,7 +119,8 @@ def _first_word(folder: Path, fake: FakeClaude, rep: int) -> float:
     doc.parent.mkdir()
     doc.write_text(conversation(10 * 1024) + "tell me a long story\n", encoding="utf-8")
     gate = doc.parent / "gate"
-    runner = TurnRunner(doc, fake.settings(), environ=_gated(fake, gate))
+    settings = fake.settings()
+    runner = TurnRunner(doc, settings, clear=own_command(doc, settings), environ=_gated(fake, gate))
     thread = threading.Thread(target=runner.run, daemon=True)
     calls = fake.call_count()
     thread.start()

@@ -23,6 +23,7 @@ from pathlib import Path
 from measure import CheckFailed, Row, alternate, format_seconds, wait_until
 
 from agentdoc.config import Settings
+from agentdoc.daemon import own_command
 from agentdoc.daemon.service import Daemon
 from agentdoc.turn.outcome import Progress
 from agentdoc.turn.runner import TurnRunner
@@ -98,7 +99,10 @@ class _Turns:
 
     def run(self) -> None:
         path = self.pending.pop()
-        runner = TurnRunner(path, self.fake.settings(), environ=self.fake.env)
+        settings = self.fake.settings()
+        runner = TurnRunner(
+            path, settings, clear=own_command(path, settings), environ=self.fake.env
+        )
         self.states.append(runner.run().state)
         self.last = path
 

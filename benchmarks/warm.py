@@ -32,8 +32,10 @@ from measure import CheckFailed, Row, alternate, wait_until
 from agentdoc.agents import END, AgentRequest, AgentTurn
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
+from agentdoc.daemon import own_command
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
+from agentdoc.document import parse
 
 REPO = Path(__file__).resolve().parent.parent
 WARM_DOCS = 4  # documents kept warm for the memory figure (the default `warm_sessions`)
@@ -153,20 +155,36 @@ def _cli_alone(
     (cwd / "home").mkdir(parents=True)
     doc, session = cwd / "doc.md", str(uuid.uuid4())
     settings, env = Settings(claude=claude), _env(api, cwd / "home")
+    # The CLI in a folder only this machine writes: the leave `agentdoc run` gets there.
+    leave = own_command(doc, settings)(cwd, parse(DOC))
     pool = WarmPool(capacity=1)
     warm: list[float] = []
     ahead: list[float] = []
     try:
         _drain(
-            pool.begin(doc, AgentRequest("first", cwd, session_id=session, turn=1), settings, env)
+            pool.begin(
+                doc,
+                AgentRequest("first", cwd, session_id=session, turn=1, clearance=leave),
+                settings,
+                env,
+            )
         )
         for turn in range(2, 2 * reps + 4, 2):
             pool.forget(doc)
-            pool.prewarm(doc, AgentRequest("", cwd, resume=session, turn=turn), settings, env)
+            pool.prewarm(
+                doc,
+                AgentRequest("", cwd, resume=session, turn=turn, clearance=leave),
+                settings,
+                env,
+            )
             time.sleep(TYPING)
-            request = AgentRequest(f"prompt {turn}", cwd, resume=session, turn=turn)
+            request = AgentRequest(
+                f"prompt {turn}", cwd, resume=session, turn=turn, clearance=leave
+            )
             ahead.append(_timed_turn(_Alone(pool, doc, settings, env), request, api))
-            request = AgentRequest(f"prompt {turn + 1}", cwd, resume=session, turn=turn + 1)
+            request = AgentRequest(
+                f"prompt {turn + 1}", cwd, resume=session, turn=turn + 1, clearance=leave
+            )
             warm.append(_timed_turn(_Alone(pool, doc, settings, env), request, api))
     finally:
         pool.close_all()

@@ -22,6 +22,7 @@ from core import FRONTMATTER, exchange
 from live import REPO, install_fake
 from measure import CheckFailed, Row, wait_until
 
+from agentdoc.daemon import own_command
 from agentdoc.document import parse
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.writer import ReplyWriter
@@ -168,7 +169,8 @@ def bench_stream(folder: Path, reps: int, check: bool) -> list[Row]:
             doc.write_text(f"{text}## User\n\ntell me a long story\n", encoding="utf-8")
             # The daemon has parsed the document once already when it starts a turn.
             parse(doc.read_text(encoding="utf-8"))
-            runner = TurnRunner(doc, fake.settings(), environ=env)
+            settings = fake.settings()
+            runner = TurnRunner(doc, settings, clear=own_command(doc, settings), environ=env)
             with _CountedFlushes() as writes:
                 cpu = time.process_time()
                 state = runner.run().state

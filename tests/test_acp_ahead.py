@@ -13,7 +13,7 @@ import pytest
 
 from agentdoc.agents.acp.launch import AheadProcess, WarmAcp, warm
 from agentdoc.agents.base import AgentRequest
-from tests.conftest import wait_for
+from tests.conftest import leave_for, wait_for
 from tests.test_acp_process import caps, chunk, end_of, events_of, text_of
 
 FAKE = Path(__file__).parent / "fake_acp_agent.py"
@@ -28,7 +28,9 @@ def ahead(tmp_path: Path) -> Iterator[Callable[..., Started]]:
         log = tmp_path / "acp-log.jsonl"
         (tmp_path / "script.json").write_text(json.dumps(script))
         argv = [sys.executable, str(FAKE), str(tmp_path / "script.json"), str(log)]
-        plan = AgentRequest(prompt="", cwd=tmp_path, agent="fake", **request)
+        plan = AgentRequest(
+            prompt="", cwd=tmp_path, agent="fake", **request, clearance=leave_for(tmp_path)
+        )
         handle = warm(plan, argv, {"PATH": ""}, environ={}, policy=policy).start_ahead()
         assert handle is not None
         made.append(handle)
@@ -56,7 +58,13 @@ def test_a_new_document_has_its_session_before_the_prompt(
     handle, received = ahead({"session/prompt": {"steps": [chunk("Hi.")]}}, turn=1)
     opened_ahead(handle)
     assert len(received("session/new")) == 1 and not received("session/prompt")
-    first = AgentRequest(prompt="hello", cwd=handle.process.cwd, turn=1, session_id="drawn")
+    first = AgentRequest(
+        prompt="hello",
+        cwd=handle.process.cwd,
+        turn=1,
+        session_id="drawn",
+        clearance=leave_for(handle.process.cwd),
+    )
     assert handle.reusable_for(first)
     events = events_of(handle.begin(first))
     assert text_of(events) == "Hi." and end_of(events).session_id == "sess-1"
@@ -71,10 +79,17 @@ def test_an_imported_document_sends_its_transcript_in_the_session_opened_ahead(
     opened_ahead(handle)
     seeded = "User: earlier\n\nnext"
     first = AgentRequest(
-        prompt="next", cwd=handle.process.cwd, turn=2, resume="gone", seeded_prompt=seeded
+        prompt="next",
+        cwd=handle.process.cwd,
+        turn=2,
+        resume="gone",
+        seeded_prompt=seeded,
+        clearance=leave_for(handle.process.cwd),
     )
     assert not handle.reusable_for(first)  # a stored session it was not started for
-    request = AgentRequest(prompt=seeded, cwd=handle.process.cwd, turn=2)
+    request = AgentRequest(
+        prompt=seeded, cwd=handle.process.cwd, turn=2, clearance=leave_for(handle.process.cwd)
+    )
     events_of(handle.begin(request))
     (prompt,) = received("session/prompt")
     assert prompt["params"]["prompt"][0]["text"] == seeded
@@ -87,9 +102,19 @@ def test_a_stored_session_is_resumed_ahead_and_the_turn_says_so(
     handle, received = ahead(script, resume="old", turn=3)
     opened_ahead(handle)
     assert len(received("session/resume")) == 1 and not received("session/new")
-    next_turn = AgentRequest(prompt="more", cwd=handle.process.cwd, resume="old", turn=3)
+    next_turn = AgentRequest(
+        prompt="more",
+        cwd=handle.process.cwd,
+        resume="old",
+        turn=3,
+        clearance=leave_for(handle.process.cwd),
+    )
     assert handle.reusable_for(next_turn)
-    assert not handle.reusable_for(AgentRequest(prompt="x", cwd=handle.process.cwd, turn=3))
+    assert not handle.reusable_for(
+        AgentRequest(
+            prompt="x", cwd=handle.process.cwd, turn=3, clearance=leave_for(handle.process.cwd)
+        )
+    )
     events = events_of(handle.begin(next_turn))
     assert end_of(events).session_id == "old"
     assert len(received("session/resume")) == 1
@@ -126,7 +151,13 @@ def test_a_session_opened_ahead_is_put_in_the_users_policy_before_the_prompt(
     handle, received = ahead({"session/new": LAX}, policy=policy, turn=1)
     opened_ahead(handle)
     assert not received("session/set_config_option")  # not yet: set when the turn takes it
-    events_of(handle.begin(AgentRequest(prompt="hi", cwd=handle.process.cwd, turn=1)))
+    events_of(
+        handle.begin(
+            AgentRequest(
+                prompt="hi", cwd=handle.process.cwd, turn=1, clearance=leave_for(handle.process.cwd)
+            )
+        )
+    )
     (setting,) = received("session/set_config_option")
     assert setting["params"] == {"sessionId": "s-1", "configId": "mode", "value": mode}
     log = (handle.process.cwd / "acp-log.jsonl").read_text().splitlines()

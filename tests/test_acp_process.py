@@ -17,6 +17,7 @@ from agentdoc.agents.base import (
     END,
     WORD_JOINER,
     BlockDelta,
+    Clearance,
     Event,
     PermissionAsked,
     PermissionWithdrawn,
@@ -59,6 +60,7 @@ class Agent:
         path.write_text(json.dumps(script))
         argv = [sys.executable, str(FAKE), str(path), str(self.log)]
         options.setdefault("handshake_timeout", 10.0)
+        options.setdefault("clearance", Clearance.scratch(tmp_path))
         self.process = AcpProcess(argv, tmp_path, {"PATH": ""}, name="fake", **options)
 
     def received(self, method: str | None = None) -> list[dict[str, Any]]:
@@ -415,7 +417,11 @@ def test_a_failed_handshake_says_why(
 
 def test_a_missing_binary_says_so(tmp_path: Path) -> None:
     process = AcpProcess(
-        ["no-such-agent-here", "acp"], tmp_path, {"PATH": str(tmp_path)}, name="mine"
+        ["no-such-agent-here", "acp"],
+        tmp_path,
+        {"PATH": str(tmp_path)},
+        name="mine",
+        clearance=Clearance.scratch(tmp_path),
     )
     with pytest.raises(AgentCannotStart, match="cannot find 'no-such-agent-here'"):
         process.start()

@@ -18,7 +18,7 @@ from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import wait_for
+from tests.conftest import own_leave, wait_for
 from tests.test_daemon import Running
 
 FAKE = Path(__file__).parent / "fake_acp_agent.py"
@@ -88,7 +88,7 @@ def doc(tmp_path: Path) -> Path:
 
 
 def run(path: Path, agent: FakeAgent, **settings: Any) -> str:
-    TurnRunner(path, agent.settings(**settings)).run()
+    TurnRunner(path, agent.settings(**settings), clear=own_leave).run()
     return path.read_text(encoding="utf-8")
 
 
@@ -201,7 +201,7 @@ def test_a_permission_shows_one_box_per_option_and_the_ticked_one_is_sent(
     doc: Path, fake: Callable[[dict[str, Any]], FakeAgent]
 ) -> None:
     agent = fake(permission_script({"path": "notes.txt"}))
-    runner = TurnRunner(doc, agent.settings())
+    runner = TurnRunner(doc, agent.settings(), clear=own_leave)
     thread = threading.Thread(target=runner.run)
     thread.start()
     wait_for(lambda: "agentdoc:approval " in doc.read_text(), "the approval block")
@@ -252,7 +252,7 @@ def test_a_missing_agent_program_leaves_the_document_untouched(
     before = doc.read_bytes()
     settings = Settings.model_validate({"agents": {"fake": {"command": ["no-such-agent-program"]}}})
     with pytest.raises(AgentdocError, match="cannot find 'no-such-agent-program'"):
-        TurnRunner(doc, settings).run()
+        TurnRunner(doc, settings, clear=own_leave).run()
     assert doc.read_bytes() == before
 
 
@@ -268,7 +268,7 @@ def test_a_cancel_sends_session_cancel_and_keeps_the_partial_text(
         }
     )
     cancel = threading.Event()
-    runner = TurnRunner(doc, agent.settings(), cancel=cancel)
+    runner = TurnRunner(doc, agent.settings(), clear=own_leave, cancel=cancel)
     outcome: list[Any] = []
     thread = threading.Thread(target=lambda: outcome.append(runner.run()))
     thread.start()

@@ -36,7 +36,7 @@ from agentdoc.turn.approvals import (
     request_answer,
     take_answer,
 )
-from tests.conftest import wait_for
+from tests.conftest import leave_for, wait_for
 
 NONCE = "0123456789abcdef"
 WRITE = {"file_path": "/w/notes/out.txt", "content": "hello\n"}
@@ -320,16 +320,48 @@ KEY = ("claude", "-p")
 @pytest.mark.parametrize(
     ("proc", "req", "expected"),
     [
-        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s1", turn=2), True),
+        (
+            _Proc(KEY, "s1"),
+            AgentRequest("p", Path("."), resume="s1", turn=2, clearance=leave_for(Path("."))),
+            True,
+        ),
         # turn 2 ran elsewhere (`agentdoc run`): this process never saw it
-        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s1", turn=3), False),
-        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s2", turn=2), False),
-        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), session_id="new"), False),
-        (_Proc(KEY, "s1"), AgentRequest("p", Path("."), resume="s1", fork=True), False),
-        (_Proc(("other",), "s1"), AgentRequest("p", Path("."), resume="s1"), False),
-        (_Proc(KEY, "s1", busy=True), AgentRequest("p", Path("."), resume="s1"), False),
-        (_Proc(KEY, "s1", alive=False), AgentRequest("p", Path("."), resume="s1"), False),
-        (_Proc(KEY, None), AgentRequest("p", Path(".")), False),
+        (
+            _Proc(KEY, "s1"),
+            AgentRequest("p", Path("."), resume="s1", turn=3, clearance=leave_for(Path("."))),
+            False,
+        ),
+        (
+            _Proc(KEY, "s1"),
+            AgentRequest("p", Path("."), resume="s2", turn=2, clearance=leave_for(Path("."))),
+            False,
+        ),
+        (
+            _Proc(KEY, "s1"),
+            AgentRequest("p", Path("."), session_id="new", clearance=leave_for(Path("."))),
+            False,
+        ),
+        (
+            _Proc(KEY, "s1"),
+            AgentRequest("p", Path("."), resume="s1", fork=True, clearance=leave_for(Path("."))),
+            False,
+        ),
+        (
+            _Proc(("other",), "s1"),
+            AgentRequest("p", Path("."), resume="s1", clearance=leave_for(Path("."))),
+            False,
+        ),
+        (
+            _Proc(KEY, "s1", busy=True),
+            AgentRequest("p", Path("."), resume="s1", clearance=leave_for(Path("."))),
+            False,
+        ),
+        (
+            _Proc(KEY, "s1", alive=False),
+            AgentRequest("p", Path("."), resume="s1", clearance=leave_for(Path("."))),
+            False,
+        ),
+        (_Proc(KEY, None), AgentRequest("p", Path("."), clearance=leave_for(Path("."))), False),
     ],
 )
 def test_reusable(proc: _Proc, req: AgentRequest, expected: bool) -> None:

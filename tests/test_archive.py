@@ -15,6 +15,7 @@ from agentdoc.errors import AgentdocError
 from agentdoc.turn import archive_document as archive
 from agentdoc.turn import fork, history
 from agentdoc.turn.session import prepare_turn
+from tests.conftest import own_leave
 
 SESSION = "1c0e5d6a-0000-4000-8000-000000000001"
 
@@ -205,7 +206,7 @@ def test_undo_after_an_archive_keeps_the_history_whole(tmp_path: Path) -> None:
     doc = tmp_path / "long.md"
     doc.write_text(conversation(4))
     archive(doc, keep=1)
-    undone = undo(doc, Settings(), environ={})
+    undone = undo(doc, Settings(), environ={}, clear=own_leave)
     assert undone.turn == 4
     snapshot = history.read_snapshot(doc)
     assert snapshot is not None and snapshot.turns == 3
@@ -213,4 +214,4 @@ def test_undo_after_an_archive_keeps_the_history_whole(tmp_path: Path) -> None:
     with pytest.raises(AgentdocError, match="turn 3 is in its archive"):
         text = doc.read_text()
         doc.write_text(text[: text.rindex("## User")] + "## User\n\n")
-        undo(doc, Settings(), environ={})
+        undo(doc, Settings(), environ={}, clear=own_leave)

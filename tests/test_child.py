@@ -8,7 +8,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from agentdoc.agents.base import Child, StderrTail, child_env, group_gone, spawn
+from agentdoc.agents.base import Child, Clearance, StderrTail, child_env, group_gone, spawn
+
+SCRATCH = Clearance.scratch
 
 # A stand-in agent: says it is ready, then waits for its input to end; how it answers SIGINT
 # and SIGTERM is the test's to say (argv[1]: "exit" or "ignore").
@@ -27,7 +29,12 @@ sys.exit(3)
 
 @contextlib.contextmanager
 def _started(tmp_path: Path, mode: str) -> Iterator[Child]:
-    with spawn([sys.executable, "-c", AGENT, mode], tmp_path, child_env(os.environ)) as proc:
+    with spawn(
+        [sys.executable, "-c", AGENT, mode],
+        tmp_path,
+        child_env(os.environ),
+        clearance=SCRATCH(tmp_path),
+    ) as proc:
         assert proc.stdout is not None
         assert proc.stdout.readline() == b"ready\n"  # its signal handlers are in place
         yield Child(proc, "interrupt" if mode == "exit" else "end_of_input", "stand-in")
@@ -57,7 +64,9 @@ def test_a_child_that_ignores_the_polite_steps_is_killed(tmp_path: Path) -> None
 def test_writes_go_to_stdin_until_it_is_gone(tmp_path: Path) -> None:
     # Its exit code says how long the line it read was.
     measure = "import sys; sys.exit(len(sys.stdin.readline()))"
-    with spawn([sys.executable, "-c", measure], tmp_path, os.environ) as proc:
+    with spawn(
+        [sys.executable, "-c", measure], tmp_path, os.environ, clearance=SCRATCH(tmp_path)
+    ) as proc:
         child = Child(proc, "end_of_input")
         assert child.write(b"hello\n")
         assert child.wait(10.0) == 6
@@ -70,7 +79,9 @@ def test_the_sweep_stops_what_the_child_left_in_its_group(tmp_path: Path) -> Non
         "import subprocess, sys; "
         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])"
     )
-    with spawn([sys.executable, "-c", leaves], tmp_path, os.environ) as proc:
+    with spawn(
+        [sys.executable, "-c", leaves], tmp_path, os.environ, clearance=SCRATCH(tmp_path)
+    ) as proc:
         child = Child(proc, "end_of_input")
         assert child.wait(10.0) == 0
         assert not group_gone(proc.pid, 0.0)  # the grandchild still runs in the group

@@ -27,6 +27,7 @@ from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
+from tests.conftest import leave_for
 
 
 class Lines:
@@ -233,7 +234,7 @@ def test_a_process_that_ends_without_a_result_ends_the_turn_from_close(
 
 
 def test_an_agent_the_launcher_does_not_know_is_refused(tmp_path: Path) -> None:
-    request = AgentRequest("hi", tmp_path, agent="nonesuch")
+    request = AgentRequest("hi", tmp_path, agent="nonesuch", clearance=leave_for(tmp_path))
     with pytest.raises(
         AgentdocError, match=r"'nonesuch' is not an agent's name; known agents: claude"
     ):

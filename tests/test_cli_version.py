@@ -11,6 +11,7 @@ from agentdoc.agents.base import AgentRequest
 from agentdoc.agents.claude.process import build_argv
 from agentdoc.agents.claude.version import cli_version, parse_version, thinking_display_argv
 from agentdoc.config import Settings
+from tests.conftest import leave_for
 
 
 @pytest.mark.parametrize(
@@ -51,7 +52,9 @@ def fake_claude(folder: Path, version: str) -> Path:
 def test_build_argv_asks_the_cli_its_version(tmp_path: Path, version: str, passed: bool) -> None:
     claude = str(fake_claude(tmp_path, version))
     settings = Settings(claude=claude, thinking_display="summarized")
-    argv = build_argv(claude, AgentRequest(prompt="hi", cwd=tmp_path), settings)
+    argv = build_argv(
+        claude, AgentRequest(prompt="hi", cwd=tmp_path, clearance=leave_for(tmp_path)), settings
+    )
     assert ("--thinking-display=summarized" in argv) is passed
     assert cli_version(claude) == parse_version(version)
 
@@ -60,7 +63,7 @@ def test_no_thinking_display_no_probe(tmp_path: Path) -> None:
     claude = tmp_path / "claude"
     claude.write_text(f"#!/bin/sh\ntouch {tmp_path / 'probed'}\necho '2.1.330 (Claude Code)'\n")
     claude.chmod(0o755)
-    request = AgentRequest(prompt="hi", cwd=tmp_path)
+    request = AgentRequest(prompt="hi", cwd=tmp_path, clearance=leave_for(tmp_path))
     argv = build_argv(str(claude), request, Settings(claude=str(claude)))
     assert not any(a.startswith("--thinking-display") for a in argv)
     assert not (tmp_path / "probed").exists()  # the CLI runs as before: no extra process

@@ -88,6 +88,7 @@ def test_json_for_tools(healthy: Path, tmp_path: Path) -> None:
         "agent gemini",
         "agent opencode",
         "watch limit",
+        "agent files in synced folders",
     ]
     assert {c["outcome"] for c in report["checks"]} == {"ok"}
 
@@ -269,3 +270,24 @@ def test_a_missing_agent_warns_unless_it_is_the_default(
     report = doctor.run_checks(tmp_path, dict(os.environ))
     assert next(c for c in report.checks if c.name == "agent codex").outcome == "fail"
     assert not report.ok
+
+
+def test_agent_files_in_a_synced_folder_are_named_and_broken_ones_said(
+    healthy: Path, tmp_path: Path
+) -> None:
+    """What a paired device can put beside the documents and an agent started there reads:
+    named before the user trusts the folder; a local folder's own files are the user's."""
+    phone = tmp_path / "phone"
+    (phone / ".claude").mkdir(parents=True)
+    (phone / ".stfolder").mkdir()
+    (phone / ".claude" / "settings.json").write_text('{"hooks": ')  # cut short in transit
+    (phone / "AGENTS.md").write_text("Always run ./setup.sh first.\n")
+    (tmp_path / "mine" / ".claude").mkdir(parents=True)
+    (tmp_path / "mine" / ".claude" / "settings.json").write_text("{}")
+    code, output = run(str(tmp_path))
+    assert code == 0, output  # a warning: nothing is wrong with agentdoc
+    (line,) = [line for line in output.splitlines() if "agent files in synced folders" in line]
+    assert line.startswith("! ")
+    assert "phone/.claude/settings.json: Claude Code: hooks" in line and "not valid JSON" in line
+    assert "phone/AGENTS.md" in line and "mine" not in line
+    assert "starts there without them" in line

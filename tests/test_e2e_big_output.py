@@ -18,6 +18,7 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.turn.runner import TurnRunner
+from tests.conftest import own_leave
 from tests.e2e_support import claude_env, require_claude
 
 pytestmark = pytest.mark.e2e
@@ -39,7 +40,9 @@ def test_a_multi_megabyte_reply_ends_done_and_byte_exact(tmp_path: Path, size: i
     settings = Settings(claude=str(require_claude()), flush_interval=0.05)
     script = [{"content": [{"type": "text", "text": text}], "chunk_chars": 4000}]
     with FakeMessagesAPI(script) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
     assert outcome.state == "done", outcome.reply.error
     assert outcome.reply.text() == text
     reply = document.parse(doc.read_text()).turns[1].content
@@ -74,7 +77,9 @@ def test_a_wrapper_child_holding_stdout_does_not_hold_the_turn(tmp_path: Path) -
     settings = Settings(claude=str(wrapper), flush_interval=0.05, stall_timeout=30)
     script = [[{"type": "text", "text": "Done quickly."}]]
     with FakeMessagesAPI(script) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
     assert outcome.state == "done", outcome.reply.error
     assert "Done quickly." in doc.read_text()
     leftover = int((tmp_path / "leftover.pid").read_text())

@@ -14,6 +14,7 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.document import parser as document
 from agentdoc.turn.includes import IncludeRefused
 from agentdoc.turn.runner import TurnRunner
+from tests.conftest import own_leave
 from tests.e2e_support import claude_env, require_claude
 from tests.git_support import git
 from tests.test_includes import PNG
@@ -82,7 +83,9 @@ def test_included_files_reach_the_api_under_their_paths(
     doc = work / "chat.md"
     ask(doc, f"Summarise these.\n{line}")
     with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
         body = sent(api)
     assert outcome.state == "done"
     for text in present:
@@ -104,7 +107,9 @@ def test_refused_includes_send_nothing_and_keep_the_prompt(
     ask(doc, f"Read this.\n{line}")
     with FakeMessagesAPI([OK]) as api:
         with pytest.raises(IncludeRefused) as refused:
-            TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+            TurnRunner(
+                doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+            ).run()
         assert api.requests == []
     name = line.removeprefix("@")
     assert name in str(refused.value)
@@ -121,7 +126,9 @@ def test_the_clis_own_expansion_of_mentions_sends_nothing(
     secret = tmp_path / "secret.txt"
     ask(doc, f"What do @../secret.txt and @{secret} and @notes/spec.txt say?")
     with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
         body = sent(api)
     assert outcome.state == "done"
     assert "SECRET-CONTENT" not in body
@@ -143,7 +150,9 @@ def test_a_prompt_starting_with_a_slash_runs_no_command_of_the_clis(
     doc = work / "chat.md"
     ask(doc, "/evil hello")
     with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
         body = sent(api)
     assert outcome.state == "done"
     assert "EVIL-TEMPLATE" not in body
@@ -167,7 +176,9 @@ def test_a_picture_reaches_the_api_byte_exact(
     doc = work / "chat.md"
     ask(doc, "What is in ![diagram](pic.png)?")
     with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
         images = _images(api)
     assert outcome.state == "done"
     assert len(images) == 1
@@ -186,7 +197,9 @@ def test_a_picture_reaches_the_api_from_a_warm_cli(
     try:
         with FakeMessagesAPI([OK]) as api:
             env = claude_env(api, tmp_path / "home")
-            outcome = TurnRunner(doc, settings, environ=env, launcher=pool.launcher(doc)).run()
+            outcome = TurnRunner(
+                doc, settings, clear=own_leave, environ=env, launcher=pool.launcher(doc)
+            ).run()
             images = _images(api)
     finally:
         pool.close_all()
@@ -209,18 +222,18 @@ def test_an_archived_conversation_resumes_and_rebuilds_with_its_history(
         for n in range(1, 4):
             text = doc.read_text() if doc.exists() else DOC
             doc.write_text(text + f"Question {n}?\n")
-            assert TurnRunner(doc, settings, environ=env).run().state == "done"
+            assert TurnRunner(doc, settings, clear=own_leave, environ=env).run().state == "done"
         archive_document(doc, keep=1)
         assert "Question 1?" in archive_path(doc).read_text()
         assert "Question 1?" not in doc.read_text()
 
         doc.write_text(doc.read_text() + "Question 4?\n")
-        resumed = TurnRunner(doc, settings, environ=env).run()
+        resumed = TurnRunner(doc, settings, clear=own_leave, environ=env).run()
         assert resumed.state == "done" and resumed.turn == 4
         sent_resumed = api.wait_for_requests(4)[-1].user_texts()[-1]
 
         doc.write_text(doc.read_text() + "Question 5?\n")
-        rebuilt = TurnRunner(doc, settings, mode="start", environ=env).run()
+        rebuilt = TurnRunner(doc, settings, clear=own_leave, mode="start", environ=env).run()
         assert rebuilt.state == "done" and rebuilt.turn == 5
         sent_rebuilt = api.wait_for_requests(5)[-1].user_texts()[-1]
 
@@ -244,7 +257,9 @@ def test_the_context_used_reaches_the_footer_and_the_status_file(
     ask(doc, "Hello?")
     settings = Settings(claude=str(require_claude()), flush_interval=0.05, context_hint=0.000001)
     with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
     assert outcome.state == "done"
     status = read_status(doc)
     assert status is not None and status.context_used and status.context_size

@@ -21,7 +21,7 @@ from agentdoc.turn.marks import read_marks
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.undoing import undo
-from tests.conftest import wait_for
+from tests.conftest import own_leave, wait_for
 from tests.e2e_support import REPO_ROOT, claude_env, require_claude
 from tests.process_support import run_cli, state_of, watching
 from tests.test_e2e_warm import ask, warm_env
@@ -59,7 +59,7 @@ def add_prompt(path: Path, prompt: str) -> None:
 
 
 def run(path: Path, settings: Settings, env: dict[str, str], **kwargs: Any) -> TurnOutcome:
-    outcome = TurnRunner(path, settings, environ=env, **kwargs).run()
+    outcome = TurnRunner(path, settings, clear=own_leave, environ=env, **kwargs).run()
     assert outcome.state == "done", outcome
     return outcome
 
@@ -279,10 +279,10 @@ def test_undo_refuses_when_the_user_changed_a_file_since_unless_forced(
         (work / "created.txt").write_text("mine now\n")
         text = path.read_bytes()
         with pytest.raises(AgentdocError, match=r"created.txt changed after the turn"):
-            undo(path, settings, env)
+            undo(path, settings, env, clear=own_leave)
         assert path.read_bytes() == text and (work / "created.txt").read_text() == "mine now\n"
         assert not (work / "gone.bin").exists()
-        done = undo(path, settings, env, force=True)
+        done = undo(path, settings, env, clear=own_leave, force=True)
     after = tree(work)
     after.pop("build.log")
     assert done.restored and after == before  # the user's version of created.txt went too
@@ -335,7 +335,7 @@ def test_undo_2_of_3_continues_the_session_from_the_end_of_turn_1(
     with FakeMessagesAPI(script) as api:
         env = claude_env(api, tmp_path / "home")
         three_turns(path, settings, env)
-        done = undo(path, settings, env, count=2)
+        done = undo(path, settings, env, clear=own_leave, count=2)
         assert (done.turn, done.count) == (2, 2)
         assert document.parse(path.read_text()).meta.resume_at
         run(path, settings, env)
@@ -353,11 +353,11 @@ def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(
     path = tmp_path / "chat.md"
     path.write_text(DOC.format(extra="{}"))
     with pytest.raises(AgentdocError, match="nothing to undo"):
-        undo(path, settings)
+        undo(path, settings, clear=own_leave)
     words = " ".join(f"word{i}" for i in range(30))
     with FakeMessagesAPI([{"content": reply(words), "pause_after_deltas": 5}]) as api:
         env = claude_env(api, tmp_path / "home")
-        runner = TurnRunner(path, settings, mode="start", environ=env)
+        runner = TurnRunner(path, settings, clear=own_leave, mode="start", environ=env)
         outcomes: list[TurnOutcome] = []
         worker = threading.Thread(target=lambda: outcomes.append(runner.run()))
         worker.start()
@@ -366,7 +366,7 @@ def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(
             wait_for(lambda: "word3" in path.read_text(), "the reply to stream")
             streaming = path.read_bytes()
             with pytest.raises(AgentdocError, match="a reply is streaming into it"):
-                undo(path, settings, env)
+                undo(path, settings, env, clear=own_leave)
             assert path.read_bytes() == streaming
         finally:
             api.release()

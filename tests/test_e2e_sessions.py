@@ -18,6 +18,7 @@ from agentdoc.turn.forking import fork
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE
+from tests.conftest import own_leave
 from tests.e2e_support import claude_env, require_claude
 
 pytestmark = pytest.mark.e2e
@@ -65,7 +66,7 @@ def session_files(home: Path, session: str) -> list[Path]:
 
 
 def run(path: Path, settings: Settings, env: dict[str, str], **kwargs: Any) -> TurnOutcome:
-    return TurnRunner(path, settings, environ=env, **kwargs).run()
+    return TurnRunner(path, settings, clear=own_leave, environ=env, **kwargs).run()
 
 
 def test_fork_at_the_last_turn_continues_a_copy_of_the_parent_session(
@@ -147,7 +148,9 @@ def test_resume_after_a_cancelled_turn_sends_the_interrupted_text(
     with FakeMessagesAPI(script) as api:
         env = claude_env(api, tmp_path / "home")
         cancel = threading.Event()
-        runner = TurnRunner(path, settings, mode="start", environ=env, cancel=cancel)
+        runner = TurnRunner(
+            path, settings, clear=own_leave, mode="start", environ=env, cancel=cancel
+        )
         outcomes: list[TurnOutcome] = []
         worker = threading.Thread(target=lambda: outcomes.append(runner.run()))
         worker.start()

@@ -12,6 +12,7 @@ from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.document.thinking import OMITTED
 from agentdoc.turn.runner import TurnRunner
+from tests.conftest import own_leave
 from tests.e2e_support import claude_env, require_claude
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +37,9 @@ def test_signature_only_thinking_is_said_to_be_omitted(tmp_path: Path) -> None:
     doc.write_text(DOC)
     settings = Settings(claude=str(require_claude()), flush_interval=0.05)
     with FakeMessagesAPI([SIGNATURE_ONLY]) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
     assert outcome.state == "done"
     sidecar = (tmp_path / "sky.thinking.md").read_text()
     turn = sidecar[sidecar.index('<a id="turn-1"></a>') :]
@@ -56,7 +59,9 @@ def test_thinking_display_reaches_the_request_on_a_cli_that_knows_it(
     doc.write_text(DOC)
     settings = Settings(claude=claude, flush_interval=0.05, thinking_display=display)
     with FakeMessagesAPI([SIGNATURE_ONLY]) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
         [request] = api.requests
     assert outcome.state == "done"
     sent = (request.body.get("thinking") or {}).get("display")

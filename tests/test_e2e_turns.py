@@ -12,6 +12,7 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.turn.runner import TurnRunner
+from tests.conftest import own_leave
 from tests.e2e_support import claude_env, require_claude
 
 pytestmark = pytest.mark.e2e
@@ -47,7 +48,7 @@ def test_start_then_resume_keeps_the_session_and_its_history(
     doc.write_text(DOC)
     with FakeMessagesAPI([FIRST, SECOND]) as api:
         env = claude_env(api, tmp_path / "home")
-        first = TurnRunner(doc, settings, mode="start", environ=env).run()
+        first = TurnRunner(doc, settings, clear=own_leave, mode="start", environ=env).run()
         assert first.state == "done"
         parsed = document.parse(doc.read_text())
         assert parsed.meta.session == first.session_id
@@ -58,7 +59,7 @@ def test_start_then_resume_keeps_the_session_and_its_history(
 
         with doc.open("a") as f:
             f.write("Is a mutable borrow exclusive?\n")
-        second = TurnRunner(doc, settings, mode="resume", environ=env).run()
+        second = TurnRunner(doc, settings, clear=own_leave, mode="resume", environ=env).run()
         assert second.state == "done"
         assert second.session_id == first.session_id
 
@@ -91,7 +92,7 @@ def test_reply_streams_into_the_file_while_the_user_types(
     script = [{"content": [{"type": "text", "text": words}], "pause_after_deltas": 20}]
     with FakeMessagesAPI(script) as api:
         env = claude_env(api, tmp_path / "home")
-        runner = TurnRunner(doc, settings, mode="start", environ=env)
+        runner = TurnRunner(doc, settings, clear=own_leave, mode="start", environ=env)
         done = threading.Event()
 
         def turn() -> None:

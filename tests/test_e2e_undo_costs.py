@@ -14,6 +14,7 @@ from agentdoc.cli import cli
 from agentdoc.config import Settings
 from agentdoc.turn.marks import spent
 from agentdoc.turn.undoing import undo
+from tests.conftest import own_leave
 from tests.e2e_support import claude_env
 from tests.test_e2e_history import DOC, add_prompt, reply, run, three_turns
 from tests.test_e2e_history import settings as settings  # a fixture
@@ -39,7 +40,7 @@ def test_undone_turns_stay_counted_and_the_next_turn_costs_its_own(
         costs = footer_costs(path)
         assert len(costs) == 3 and all(costs), costs
         before = spent(path)
-        undo(path, settings, env, count=2)
+        undo(path, settings, env, clear=own_leave, count=2)
         after = spent(path)
         assert (after.total, after.turns, after.undone_turns) == (before.total, 3, 2)
         assert after.undone == pytest.approx(costs[1] + costs[2], abs=0.002)

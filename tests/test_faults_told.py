@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.document import parser as document
 from agentdoc.turn import Progress, status
-from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
+from tests.conftest import TRANSCRIPTS, FakeClaude, own_leave, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
 ANSWERED = DOC + "asked\n\n## Assistant\n\nanswered\n\n## User\n\n"
@@ -175,7 +175,7 @@ def test_an_interrupted_turn_counts_the_text_it_kept(
     fake = fake_claude(str(transcript))
     doc = tmp_path / "chat.md"
     doc.write_text(DOC + "hello\n")
-    TurnRunner(doc, fake.settings(), environ=fake.env).run()
+    TurnRunner(doc, fake.settings(), clear=own_leave, environ=fake.env).run()
     assert "plain reply from the mock" in doc.read_text()
     counted = _status(doc)
     assert counted.tokens > 0 and counted.tokens_estimated

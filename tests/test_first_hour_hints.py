@@ -15,7 +15,7 @@ from agentdoc.document.render import render_footer
 from agentdoc.turn import status
 from agentdoc.turn.detect import heading_hint
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import FakeClaude
+from tests.conftest import FakeClaude, own_leave
 
 HEAD = "---\nagentdoc: {}\n---\n\n"
 
@@ -52,7 +52,7 @@ def test_a_typo_under_agentdoc_is_named_with_the_known_keys(
     path = tmp_path / "chat.md"
     path.write_text("---\nagentdoc:\n  sesion: abc\n---\n\n## User\n\nhi\n")
     with caplog.at_level(logging.WARNING):
-        TurnRunner(path, fake.settings(), environ=fake.env).run()
+        TurnRunner(path, fake.settings(), clear=own_leave, environ=fake.env).run()
     warned = " ".join(r.getMessage() for r in caplog.records)
     assert "unknown key under `agentdoc:`: sesion" in warned
     assert "session, model" in warned
@@ -64,7 +64,7 @@ def test_the_status_reports_the_clis_own_token_count_at_the_end(
     fake = fake_claude("plain_text.ndjson")
     path = tmp_path / "chat.md"
     path.write_text(HEAD + "## User\n\nhi\n")
-    outcome = TurnRunner(path, fake.settings(), environ=fake.env).run()
+    outcome = TurnRunner(path, fake.settings(), clear=own_leave, environ=fake.env).run()
     shown = status.read_status(path)
     assert outcome.reply.usage is not None and shown is not None
     assert shown.tokens == outcome.reply.usage.output_tokens

@@ -18,7 +18,7 @@ from agentdoc.turn import history
 from agentdoc.turn.forking import fork
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import working_dir
-from tests.conftest import FakeClaude
+from tests.conftest import FakeClaude, own_leave
 
 PARENT_SESSION = "11111111-2222-4333-8444-555555555555"
 
@@ -118,7 +118,7 @@ def test_fork_first_prompt_continues_the_parent_session_as_a_fork(
     fork(parent, new)
     new.write_text(new.read_text() + "what about statics?\n")
     fake = fake_claude("plain_text.ndjson")
-    outcome = TurnRunner(new, fake.settings(), environ=fake.env).run()
+    outcome = TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
     (call,) = fake.calls()
     argv = argv_of(call)
     assert f"--resume={PARENT_SESSION}" in argv and "--fork-session" in argv
@@ -134,7 +134,7 @@ def test_fork_first_prompt_continues_the_parent_session_as_a_fork(
     assert parent.read_text() == PARENT
     # From now on the fork resumes its own session, never the parent's.
     new.write_text(new.read_text() + "and then?\n")
-    TurnRunner(new, fake.settings(), environ=fake.env).run()
+    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
     argv = argv_of(fake.calls()[-1])
     assert f"--resume={after.meta.session}" in argv and "--fork-session" not in argv
 
@@ -146,7 +146,7 @@ def test_fork_at_an_earlier_turn_starts_a_session_seeded_with_turns_1_to_n(
     fork(parent, new, turn=1)
     new.write_text(new.read_text() + "something else entirely\n")
     fake = fake_claude("plain_text.ndjson")
-    TurnRunner(new, fake.settings(), environ=fake.env).run()
+    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
     (call,) = fake.calls()
     argv = argv_of(call)
     assert not any(a.startswith("--resume") for a in argv) and "--fork-session" not in argv
@@ -168,7 +168,7 @@ def test_fork_of_a_document_without_a_session_is_seeded(
     assert plan.lineage.session is None and not plan.lineage.fork_session
     new.write_text(new.read_text() + "go\n")
     fake = fake_claude("plain_text.ndjson")
-    TurnRunner(new, fake.settings(), environ=fake.env).run()
+    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
     (call,) = fake.calls()
     assert not any(a.startswith("--resume") for a in argv_of(call))
     assert "second answer" in call["stdin"]
@@ -182,7 +182,7 @@ def test_lost_parent_session_rebuilds_the_fork_from_its_transcript(
     new.write_text(new.read_text() + "go\n")
     fake = fake_claude("plain_text.ndjson")
     env = {**fake.env, "HOME": str(tmp_path / "empty-home")}
-    TurnRunner(new, fake.settings(), environ=env).run()
+    TurnRunner(new, fake.settings(), clear=own_leave, environ=env).run()
     (call,) = fake.calls()
     assert not any(a.startswith("--resume") for a in argv_of(call))
     assert "second answer" in call["stdin"]
@@ -206,7 +206,7 @@ def test_fork_outside_the_parents_tree_starts_its_own_session(
     assert "[thinking](../../chat.thinking.md#turn-2)" in new.read_text()
     new.write_text(new.read_text() + "go\n")
     fake = fake_claude("plain_text.ndjson")
-    TurnRunner(new, fake.settings(), environ=fake.env).run()
+    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
     (call,) = fake.calls()
     assert call["cwd"] == str(sub)
     assert not any(a.startswith("--resume") for a in argv_of(call))
@@ -226,12 +226,12 @@ def test_fork_into_another_folder_runs_in_the_parents_folder_when_allowed(
     new.write_text(new.read_text() + "go\n")
     fake = fake_claude("plain_text.ndjson")
     settings = fake.settings(allow_cwd_outside=True)
-    TurnRunner(new, settings, environ=fake.env).run()
+    TurnRunner(new, settings, clear=own_leave, environ=fake.env).run()
     assert fake.calls()[0]["cwd"] == str(parent.parent.resolve())
     # Without the user's permission the same document is refused, not run elsewhere.
     new.write_text(new.read_text() + "again\n")
     with pytest.raises(AgentdocError, match="outside the document's folder"):
-        TurnRunner(new, fake.settings(), environ=fake.env).run()
+        TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
 
 
 def test_fork_keeps_a_parent_cwd_working(tmp_path: Path) -> None:
@@ -332,7 +332,7 @@ def test_fork_carries_the_snapshot_so_parent_edits_are_still_sent(
     fork(parent, new)
     new.write_text(new.read_text() + "go\n")
     fake = fake_claude("plain_text.ndjson")
-    TurnRunner(new, fake.settings(), environ=fake.env).run()
+    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
     stdin = fake.calls()[0]["stdin"]
     assert "-Assistant: first answer\n+Assistant: first answer, corrected" in stdin
     assert "--fork-session" in argv_of(fake.calls()[0])

@@ -19,11 +19,12 @@ from agentdoc.agents import END, AgentRequest, AgentTurn
 from agentdoc.config import Settings
 from agentdoc.daemon import hints as hints_module
 from agentdoc.daemon.bulk import awaits_prompt
-from agentdoc.daemon.hints import Hints, next_request
+from agentdoc.daemon.gate import gate_for
+from agentdoc.daemon.hints import Ahead, Hints, next_request
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import note_own_open, parse
-from tests.conftest import wait_for
+from tests.conftest import leave_for, wait_for
 from tests.test_warm import STAND_IN
 
 SESSION = "0b7f8c52-5d1e-4c3a-9f6e-2a4b8d0c1e37"
@@ -63,6 +64,11 @@ def folder(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     return docs
+
+
+def ahead_of(found: Settings) -> Ahead:
+    """The daemon's gate's leave ahead of a prompt, with these settings."""
+    return gate_for(found, None, None).ahead
 
 
 def settings(claude: Path, **overrides: object) -> Settings:
@@ -108,7 +114,8 @@ def test_awaits_prompt_is_false_after_a_reply() -> None:
 
 
 def test_next_request_resumes_the_documents_session(folder: Path, claude: Path) -> None:
-    request = next_request(folder / "chat.md", CONVERSATION, settings(claude), ENV)
+    found = settings(claude)
+    request = next_request(folder / "chat.md", CONVERSATION, found, ENV, ahead_of(found))
     assert request is not None
     assert (request.resume, request.turn, request.session_id) == (SESSION, 2, None)
 
@@ -125,7 +132,8 @@ def test_next_request_resumes_the_documents_session(folder: Path, claude: Path) 
 def test_next_request_is_none_when_there_is_no_turn_to_prepare(
     folder: Path, claude: Path, text: str
 ) -> None:
-    assert next_request(folder / "chat.md", text, settings(claude), ENV) is None
+    found = settings(claude)
+    assert next_request(folder / "chat.md", text, found, ENV, ahead_of(found)) is None
 
 
 # -- the pool ---------------------------------------------------------------------------------
@@ -148,7 +156,7 @@ def pool() -> Iterator[WarmPool]:
 
 
 def resume(folder: Path, prompt: str = "") -> AgentRequest:
-    return AgentRequest(prompt, folder, resume=SESSION, turn=2)
+    return AgentRequest(prompt, folder, resume=SESSION, turn=2, clearance=leave_for(folder))
 
 
 def test_a_prewarmed_process_runs_the_next_turn(pool: WarmPool, folder: Path, claude: Path) -> None:
@@ -161,7 +169,15 @@ def test_a_prewarmed_process_runs_the_next_turn(pool: WarmPool, folder: Path, cl
 
 
 def test_no_process_ahead_of_a_fork(pool: WarmPool, folder: Path, claude: Path) -> None:
-    fork = AgentRequest("", Path("."), resume=SESSION, fork=True, session_id="fork", turn=2)
+    fork = AgentRequest(
+        "",
+        Path("."),
+        resume=SESSION,
+        fork=True,
+        session_id="fork",
+        turn=2,
+        clearance=leave_for(Path(".")),
+    )
     assert not pool.prewarm(folder / "chat.md", fork, settings(claude), ENV)
     assert pool.started == 0
 
@@ -170,11 +186,15 @@ def test_a_new_sessions_first_turn_runs_in_the_process_started_ahead(
     pool: WarmPool, folder: Path, claude: Path
 ) -> None:
     doc, config = folder / "chat.md", settings(claude)
-    ahead = AgentRequest("", folder, session_id="drawn-at-the-open", turn=1)
+    ahead = AgentRequest(
+        "", folder, session_id="drawn-at-the-open", turn=1, clearance=leave_for(folder)
+    )
     assert pool.prewarm(doc, ahead, config, ENV)
     warmed = pool.pids()
     # The turn's own plan drew another id; the process started ahead takes the turn anyway.
-    first = AgentRequest("hello", folder, session_id="drawn-at-the-save", turn=1)
+    first = AgentRequest(
+        "hello", folder, session_id="drawn-at-the-save", turn=1, clearance=leave_for(folder)
+    )
     turn = pool.begin(doc, first, config, ENV)
     assert "echo hello" in [getattr(event, "text", None) for event in run_turn(turn)]
     assert turn.pid in warmed and pool.started == 1
@@ -312,7 +332,7 @@ def test_a_hint_plans_again_only_when_the_frontmatter_changed(
     folder: Path, claude: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pool = WarmPool(capacity=2, idle_timeout=600)
-    hints = Hints(pool, settings(claude), ENV)
+    hints = Hints(pool, settings(claude), ENV, ahead_of(settings(claude)))
     planned: list[str] = []
     real = hints_module.next_request
 

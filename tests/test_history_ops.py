@@ -25,6 +25,7 @@ from agentdoc.turn import gitcommit, marks
 from agentdoc.turn.forking import fork
 from agentdoc.turn.session import Facts, plan_turn
 from agentdoc.turn.undoing import check_undo, forget, undo, undone_text
+from tests.conftest import leave_for, own_leave
 
 S1 = "11111111-2222-4333-8444-555555555555"
 S2 = "22222222-2222-4333-8444-555555555555"
@@ -199,14 +200,16 @@ def test_the_warm_prompt_carries_the_id_the_session_records() -> None:
 
 
 def test_a_fork_at_a_turn_is_cut_there_in_one_argv_token() -> None:
-    request = AgentRequest("p", Path("."), resume=S1, fork=True, resume_at=AT)
+    request = AgentRequest(
+        "p", Path("."), resume=S1, fork=True, resume_at=AT, clearance=leave_for(Path("."))
+    )
     argv = build_argv("claude", request, SETTINGS)
     assert [a for a in argv if "resume" in a or "fork" in a] == [
         f"--resume={S1}",
         "--fork-session",
         f"--resume-session-at={AT}",
     ]
-    plain = AgentRequest("p", Path("."), resume=S1, resume_at=AT)
+    plain = AgentRequest("p", Path("."), resume=S1, resume_at=AT, clearance=leave_for(Path(".")))
     assert not any("session-at" in a for a in build_argv("claude", plain, SETTINGS))
 
 
@@ -319,11 +322,11 @@ def test_an_unmarked_turn_is_undone_only_if_no_tool_ran(tmp_path: Path) -> None:
     path.write_text(conversation(("one", "One."), ("two", tools), meta=f"session: {S1}"))
     before = path.read_bytes()
     with pytest.raises(AgentdocError, match="its tools ran"):
-        undo(path, SETTINGS, {})
+        undo(path, SETTINGS, {}, clear=own_leave)
     assert path.read_bytes() == before
 
     path.write_text(conversation(("one", "One."), ("two", "Two."), meta=f"session: {S1}"))
-    done = undo(path, SETTINGS, {})
+    done = undo(path, SETTINGS, {}, clear=own_leave)
     assert (done.turn, done.restored, done.committed) == (2, False, False)
     doc = document.parse(path.read_text())
     # No mark of turn 1: the next prompt starts a session seeded with the transcript.
@@ -438,7 +441,7 @@ def test_with_git_per_turn_an_undo_is_committed_too(repo: Path) -> None:
     git(repo, "commit", "-q", "-m", "two turns")
     (repo / "other.txt").write_text("staged\n")
     git(repo, "add", "other.txt")
-    done = undo(path, SETTINGS, {})
+    done = undo(path, SETTINGS, {}, clear=own_leave)
     assert done.committed
     assert git(repo, "log", "-1", "--format=%s") == "chat.md: undo turn 2 (agentdoc)\n"
     assert git(repo, "show", "HEAD:chat.md") == path.read_text()
@@ -451,7 +454,7 @@ def test_undo_takes_the_turns_thinking_out_of_the_sidecar(tmp_path: Path) -> Non
     sidecar = tmp_path / "chat.thinking.md"
     sections = [f'<a id="turn-{n}"></a>\n## Turn {n}\n\nthought {n}\n' for n in (1, 2)]
     sidecar.write_text("# Thinking: chat.md\n\n" + "\n".join(sections))
-    undo(path, SETTINGS, {})
+    undo(path, SETTINGS, {}, clear=own_leave)
     assert sidecar.read_text() == "# Thinking: chat.md\n\n" + sections[0]
 
 

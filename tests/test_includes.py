@@ -27,7 +27,7 @@ from agentdoc.turn.includes import (
     place_for,
     resolve,
 )
-from tests.conftest import FakeClaude
+from tests.conftest import FakeClaude, leave_for, own_leave
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
@@ -255,7 +255,9 @@ def test_a_prompt_with_pictures_goes_as_one_stream_json_message(tmp_path: Path) 
     from agentdoc.agents import ImagePart
 
     image = ImagePart("pic.png", "image/png", PNG)
-    request = AgentRequest(prompt="look @x", cwd=tmp_path, images=(image,))
+    request = AgentRequest(
+        prompt="look @x", cwd=tmp_path, images=(image,), clearance=leave_for(tmp_path)
+    )
     argv = build_argv("claude", request, Settings())
     assert "--input-format=stream-json" in argv
     line = json.loads(stdin_text(request))
@@ -263,7 +265,7 @@ def test_a_prompt_with_pictures_goes_as_one_stream_json_message(tmp_path: Path) 
     assert content[0] == {"type": "text", "text": f"look {WORD_JOINER}@x"}
     assert content[1]["source"]["media_type"] == "image/png"
     assert content[1]["source"]["data"] == image.base64()
-    plain = AgentRequest(prompt="@x", cwd=tmp_path)
+    plain = AgentRequest(prompt="@x", cwd=tmp_path, clearance=leave_for(tmp_path))
     assert "--input-format=stream-json" not in build_argv("claude", plain, Settings())
     assert stdin_text(plain) == f"{WORD_JOINER}@x"
     assert user_content("hi") == "hi"
@@ -322,7 +324,7 @@ def test_an_agent_that_takes_no_pictures_refuses_before_anything_is_sent(tmp_pat
         seen.append(request)
         raise PromptRefused("this agent does not accept pictures; remove ![…](pic.png)")
 
-    runner = TurnRunner(doc, Settings(), launcher=no_pictures)  # type: ignore[arg-type]
+    runner = TurnRunner(doc, Settings(), clear=own_leave, launcher=no_pictures)  # type: ignore[arg-type]
     with pytest.raises(PromptRefused):
         runner.run()
     assert [len(r.images) for r in seen] == [1]

@@ -21,7 +21,7 @@ from agentdoc.agents.claude.process import ClaudeCannotStart, build_argv, check_
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import FakeClaude
+from tests.conftest import FakeClaude, leave_for, own_leave
 from tests.e2e_support import claude_env, require_claude
 
 BASE_ARGV = ["-p", "--output-format=stream-json", "--verbose", "--include-partial-messages"]
@@ -39,6 +39,7 @@ VALUE_FLAGS = frozenset(
         "--permission-mode",
         "--allowed-tools",
         "--add-dir",
+        "--setting-sources",
     }
 )
 PERMISSION_FLAGS = ("--permission-mode", "--allowed-tools", "--add-dir", "--dangerously")
@@ -53,7 +54,7 @@ def run_turn(
 ) -> tuple[dict[str, Any], Path]:
     path = tmp_path / "chat.md"
     path.write_text(text, encoding="utf-8")
-    outcome = TurnRunner(path, fake.settings(**settings), environ=fake.env).run()
+    outcome = TurnRunner(path, fake.settings(**settings), clear=own_leave, environ=fake.env).run()
     assert outcome.state == "done", outcome.reply.error
     (call,) = fake.calls()
     return call, path
@@ -197,6 +198,7 @@ def test_every_token_is_a_known_flag_and_values_stay_whole(
         model=model,
         effort=effort,
         append_system=system,
+        clearance=leave_for(Path("/")),
     )
     argv = build_argv("claude", request, Settings())
     assert argv[0] == "claude"
@@ -234,7 +236,7 @@ def test_the_real_cli_takes_dash_values_as_values(tmp_path: Path) -> None:
     with FakeMessagesAPI([[{"type": "text", "text": "Fine."}]]) as api:
         env = claude_env(api, tmp_path / "home")
         settings = Settings(claude=str(require_claude()), flush_interval=0.05)
-        outcome = TurnRunner(path, settings, environ=env).run()
+        outcome = TurnRunner(path, settings, clear=own_leave, environ=env).run()
         (request,) = api.wait_for_requests(1)
     assert outcome.state == "done", outcome.reply.error
     assert request.user_texts()[-1] == prompt

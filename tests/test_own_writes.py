@@ -15,7 +15,7 @@ from agentdoc.cli import cli
 from agentdoc.document import digest
 from agentdoc.turn import status
 from agentdoc.turn.undoing import undo
-from tests.conftest import FakeClaude, wait_for
+from tests.conftest import FakeClaude, own_leave, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
 
@@ -33,7 +33,7 @@ def test_an_undo_is_not_taken_for_a_bulk_change_and_the_next_save_sends(
         doc.write_text(DOC + "a question\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply")
         wait_for(lambda: _state(doc) == ("idle", None), "the turn's end")
-        undo(doc, fake.settings(), fake.env)
+        undo(doc, fake.settings(), fake.env, clear=own_leave)
         assert roles(doc) == ["user"]
         wait_for(lambda: "after `agentdoc undo`" in (_state(doc)[1] or ""), "the undo told")
         assert len(fake.calls()) == 1  # taken back, not sent again on its own
@@ -62,7 +62,7 @@ def test_a_save_right_after_an_undo_is_judged_against_the_undo(
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply")
         wait_for(lambda: _state(doc) == ("idle", None), "the turn's end")
         wait_for(lambda: not daemon._deadlines._heap, "the look after the turn")
-        undo(doc, fake.settings(), fake.env)
+        undo(doc, fake.settings(), fake.env, clear=own_leave)
         # No wait for the daemon to see the undo: the next save lands at once.
         doc.write_text(doc.read_text().replace("a question", "a better question"))
         wait_for(lambda: len(fake.calls()) == 2, "the new prompt sent")

@@ -26,7 +26,7 @@ from agentdoc.turn import history
 from agentdoc.turn.compose import compose_prompt
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE, Facts, Mode, plan_turn
-from tests.conftest import TESTS, TRANSCRIPTS, FakeClaude
+from tests.conftest import TESTS, TRANSCRIPTS, FakeClaude, own_leave
 
 OLD = "11111111-2222-4333-8444-555555555555"
 PLAIN_SESSION = json.loads((TRANSCRIPTS / "plain_text.ndjson").read_text().splitlines()[0])[
@@ -370,7 +370,7 @@ def test_has_session_with_claude_config_dir(tmp_path: Path) -> None:
 
 
 def run_turn(path: Path, fake: FakeClaude, environ: dict[str, str], **kwargs: Any) -> Any:
-    return TurnRunner(path, fake.settings(), environ=environ, **kwargs).run()
+    return TurnRunner(path, fake.settings(), clear=own_leave, environ=environ, **kwargs).run()
 
 
 @pytest.fixture
@@ -447,7 +447,9 @@ def test_no_conversation_found_is_retried_once_as_a_rebuild(
     fake = fake_claude()
     exe = routing_claude(tmp_path, fake)
     settings = fake.settings(claude=str(exe))
-    outcome = TurnRunner(chat, settings, environ=fake.env).run()  # no HOME: store unknown
+    outcome = TurnRunner(
+        chat, settings, clear=own_leave, environ=fake.env
+    ).run()  # no HOME: store unknown
     first, second = fake.calls()
     assert f"--resume={OLD}" in first["argv"] and first["stdin"] == "second question"
     assert not any(a.startswith("--resume") for a in second["argv"])
@@ -467,7 +469,7 @@ def test_no_conversation_found_for_an_explicit_session_stays_an_error(
 ) -> None:
     fake = fake_claude()
     settings = fake.settings(claude=str(routing_claude(tmp_path, fake)))
-    outcome = TurnRunner(chat, settings, environ=fake.env, session=OLD).run()
+    outcome = TurnRunner(chat, settings, clear=own_leave, environ=fake.env, session=OLD).run()
     assert len(fake.calls()) == 1
     assert "No conversation found" in chat.read_text() and outcome.state == "failed"
 

@@ -15,7 +15,7 @@ from agentdoc.document import parse as document_parse
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import restoring, shadow, snapshots
 from agentdoc.turn.undoing import undo
-from tests.conftest import wait_for
+from tests.conftest import own_leave, wait_for
 
 
 @pytest.fixture
@@ -211,13 +211,13 @@ def test_undo_of_a_turn_without_tools_or_snapshots_still_takes_the_reply(
         "---\nagentdoc: {}\n---\n\n## User\n\nq1\n\n## Assistant\n\na1\n\n"
         "## User\n\nq2\n\n## Assistant\n\na2\n\n## User\n\n"
     )
-    done = undo(path, Settings(), count=2)
+    done = undo(path, Settings(), clear=own_leave, count=2)
     assert (done.turn, done.count, done.restored) == (1, 2, False)
     assert path.read_text().rstrip().endswith("q1")
     kept = (tmp_path / ".agentdoc" / "chat.md.undone.md").read_text()
     assert "a1" in kept and "q2" in kept and "a2" in kept
     with pytest.raises(AgentdocError, match="nothing to undo"):
-        undo(path, Settings())
+        undo(path, Settings(), clear=own_leave)
 
 
 def test_archiving_forgets_the_archived_turns_snapshots(tmp_path: Path, work: Path) -> None:
@@ -274,9 +274,9 @@ def test_undo_again_goes_on_back_until_the_person_edits_the_prompt(tmp_path: Pat
     path = tmp_path / "chat.md"
     exchanges = "".join(f"## User\n\nq{n}\n\n## Assistant\n\na{n}\n\n" for n in (1, 2, 3))
     path.write_text(f"---\nagentdoc: {{}}\n---\n\n{exchanges}## User\n\n<!-- a note -->\n")
-    assert undo(path, Settings()).turn == 3
+    assert undo(path, Settings(), clear=own_leave).turn == 3
     assert "<!-- a note -->" in path.read_text()
-    assert undo(path, Settings()).turn == 2
+    assert undo(path, Settings(), clear=own_leave).turn == 2
     doc = document_parse(path.read_text())
     assert doc.pending_prompt() == "q2" and doc.turn_count() == 1
     assert "q3" not in path.read_text() and "<!-- a note -->" not in path.read_text()
@@ -284,7 +284,7 @@ def test_undo_again_goes_on_back_until_the_person_edits_the_prompt(tmp_path: Pat
     assert "q3" in kept and "<!-- a note -->" in kept and "a2" in kept
     path.write_text(path.read_text().replace("q2", "q2, reworded"))
     with pytest.raises(AgentdocError, match="a prompt waits below the last reply"):
-        undo(path, Settings())
+        undo(path, Settings(), clear=own_leave)
 
 
 def test_a_folder_inside_a_repository_follows_the_gitignore_above_it(tmp_path: Path) -> None:
@@ -312,7 +312,7 @@ def test_undo_of_more_turns_than_the_document_holds_says_how_many_it_has(tmp_pat
     with pytest.raises(
         AgentdocError, match=r"cannot undo 3 turns; the document holds 2 \(turns 1-2"
     ):
-        undo(path, Settings(), count=3)
+        undo(path, Settings(), clear=own_leave, count=3)
     assert path.read_text() == text
 
 
@@ -322,7 +322,7 @@ def test_the_daemon_can_tell_undos_own_write_from_a_save(tmp_path: Path) -> None
     path = tmp_path / "chat.md"
     path.write_text("---\nagentdoc: {}\n---\n\n## User\n\nq\n\n## Assistant\n\na\n\n## User\n\n")
     assert not undo_wrote(path, path.read_text())
-    undo(path, Settings())
+    undo(path, Settings(), clear=own_leave)
     assert undo_wrote(path, path.read_text())
     assert not undo_wrote(path, path.read_text() + "an edit\n")
 

@@ -13,7 +13,7 @@ from agentdoc.document import frontmatter
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError, NoPendingPrompt
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
+from tests.conftest import TRANSCRIPTS, FakeClaude, own_leave, wait_for
 
 DOC = """---
 title: Test
@@ -37,7 +37,7 @@ def script_text(name: str) -> str:
 
 
 def run(path: Path, fake: FakeClaude, **settings: object) -> tuple[str, object]:
-    runner = TurnRunner(path, fake.settings(**settings), environ=fake.env)
+    runner = TurnRunner(path, fake.settings(**settings), clear=own_leave, environ=fake.env)
     outcome = runner.run()
     return path.read_text(encoding="utf-8"), outcome
 
@@ -163,7 +163,7 @@ def test_missing_claude_is_refused_before_the_document_is_touched(
     before = doc.read_bytes()
     settings = Settings(claude=str(tmp_path / "no-such-claude"))
     with pytest.raises(AgentNotFound, match="cannot find the Claude Code CLI"):
-        TurnRunner(doc, settings).run()
+        TurnRunner(doc, settings, clear=own_leave).run()
     assert doc.read_bytes() == before
 
 
@@ -172,7 +172,7 @@ def test_user_edits_made_while_the_reply_streams_survive(
 ) -> None:
     gate = tmp_path / "gate"
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="400")
-    runner = TurnRunner(doc, fake.settings(), environ=fake.env)
+    runner = TurnRunner(doc, fake.settings(), clear=own_leave, environ=fake.env)
     result: list[object] = []
     worker = threading.Thread(target=lambda: result.append(runner.run()))
     worker.start()
@@ -262,7 +262,7 @@ def test_the_first_text_is_written_at_once_and_the_rest_coalesced(
     the document to write the words before the gate.)"""
     gate = tmp_path / "gate"
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300", delay="0.01")
-    runner = TurnRunner(doc, fake.settings(flush_interval=60.0), environ=fake.env)
+    runner = TurnRunner(doc, fake.settings(flush_interval=60.0), clear=own_leave, environ=fake.env)
     thread = threading.Thread(target=runner.run)
     thread.start()
     try:

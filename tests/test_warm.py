@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents import END, AgentRequest
+from agentdoc.agents import END, AgentRequest, Clearance
 from agentdoc.agents.claude import WarmProcess
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
-from tests.conftest import wait_for
+from tests.conftest import leave_for, wait_for
 from tests.process_support import alive
 
 STAND_IN = r"""
@@ -51,7 +51,12 @@ def stand_in(tmp_path: Path) -> Path:
 
 
 def start(stand_in: Path, **env: str) -> WarmProcess:
-    return WarmProcess([sys.executable, str(stand_in)], stand_in.parent, dict(env)).start()
+    return WarmProcess(
+        [sys.executable, str(stand_in)],
+        stand_in.parent,
+        dict(env),
+        Clearance.scratch(stand_in.parent),
+    ).start()
 
 
 def lines_of(turn: object) -> list[dict[str, object]]:
@@ -117,7 +122,12 @@ def test_the_pool_trims_to_its_limit_once_busy_processes_are_idle(
     settings = Settings(claude=str(exe))
     try:
         turns = [
-            pool.begin(tmp_path / name, AgentRequest("hi", tmp_path, turn=1), settings, {})
+            pool.begin(
+                tmp_path / name,
+                AgentRequest("hi", tmp_path, turn=1, clearance=leave_for(tmp_path)),
+                settings,
+                {},
+            )
             for name in ("a.md", "b.md")
         ]
         assert len(pool.pids()) == 2  # both busy: nothing to evict yet

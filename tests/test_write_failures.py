@@ -24,7 +24,7 @@ from agentdoc.errors import AgentdocError
 from agentdoc.turn import journal, status
 from agentdoc.turn.recovery import open_regions
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import FakeClaude, wait_for
+from tests.conftest import FakeClaude, own_leave, wait_for
 from tests.test_daemon import DOC, Running, gate, make_daemon
 
 __all__ = ["gate"]  # the fixture, shared with the daemon tests
@@ -54,7 +54,7 @@ def test_a_full_disk_mid_reply_fails_the_turn_and_the_next_run_closes_it(
 
     monkeypatch.setattr(fileio, "_write_all", write_all)
     raised: list[BaseException] = []
-    runner = TurnRunner(doc, fake.settings(), environ=fake.env)
+    runner = TurnRunner(doc, fake.settings(), clear=own_leave, environ=fake.env)
 
     def run() -> None:
         try:

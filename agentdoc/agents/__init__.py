@@ -29,6 +29,7 @@ from agentdoc.agents.base import (
     BlockKind,
     BlockStart,
     Capabilities,
+    Clearance,
     EndOfStream,
     Event,
     Failure,
@@ -37,6 +38,7 @@ from agentdoc.agents.base import (
     ImageType,
     MessageStart,
     MessageStop,
+    NotCleared,
     Notice,
     Offer,
     OptionKind,
@@ -60,6 +62,7 @@ from agentdoc.agents.base import (
     WarmAgent,
     WarmStart,
 )
+from agentdoc.agents.folderfiles import FolderFile, folder_files
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import prepare_warm, start_turn
 from agentdoc.agents.options import SessionOptions, session_options
@@ -88,14 +91,17 @@ __all__ = [
     "BlockKind",
     "BlockStart",
     "Capabilities",
+    "Clearance",
     "EndOfStream",
     "Event",
     "Failure",
     "FailureKind",
+    "FolderFile",
     "ImagePart",
     "ImageType",
     "MessageStart",
     "MessageStop",
+    "NotCleared",
     "Notice",
     "Offer",
     "OptionKind",
@@ -123,6 +129,7 @@ __all__ = [
     "branch_point",
     "builtin_agents",
     "find_program",
+    "folder_files",
     "handshake",
     "inspect_agent",
     "known_agents",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from agentdoc.agents.base import TurnMark
+from agentdoc.agents.base import Clearance, TurnMark
 from agentdoc.agents.registry import agent_named
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
@@ -57,10 +57,10 @@ def restore_files(
     settings: Settings,
     environ: Mapping[str, str],
     mark: TurnMark,
-    cwd: Path,
+    clearance: Clearance,
 ) -> None:
     """Put the files the marked turn's tools changed back as they were before it."""
     history = agent_named(mark.agent).history
     if history is None:
         raise AgentdocError(f"{mark.agent} cannot take back what its tools changed")
-    history.restore_files(settings, environ, mark, cwd)
+    history.restore_files(settings, environ, mark, clearance)

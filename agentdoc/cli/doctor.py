@@ -23,12 +23,15 @@ from agentdoc.agents import (
     AgentSpec,
     agent_named,
     find_program,
+    folder_files,
     handshake,
     inspect_agent,
     known_agents,
     package_of,
 )
 from agentdoc.config import Settings, config_path, load_settings
+from agentdoc.daemon import synced_root
+from agentdoc.document import shown_name
 from agentdoc.errors import AgentdocError, NotLoggedIn
 
 # The Claude Code releases agentdoc is tested with: the suite runs against the pinned 2.1.197,
@@ -83,8 +86,9 @@ def run_checks(
     if executable is not None:
         checks += _claude_runs(executable, env)
     checks.append(_authentication(env, home or Path.home()))
-    checks += _agents(env, folder, handshake_timeout)
+    checks += _agents(env, handshake_timeout)
     checks.append(_watch_limit(folder))
+    checks.append(_shared_agent_files(folder, _settings(env) or Settings()))
     return Report(ok=all(c.outcome != "fail" for c in checks), checks=checks)
 
 
@@ -241,7 +245,7 @@ def _authentication(env: Mapping[str, str], home: Path) -> Check:
     )
 
 
-def _agents(env: Mapping[str, str], folder: Path, timeout: float) -> list[Check]:
+def _agents(env: Mapping[str, str], timeout: float) -> list[Check]:
     """One line naming the agents documents may use, then one per ACP agent: found, its
     version and capabilities from the `initialize` handshake (run side by side: each takes
     seconds)."""
@@ -258,7 +262,7 @@ def _agents(env: Mapping[str, str], folder: Path, timeout: float) -> list[Check]
     policy = settings.permission_mode
     with ThreadPoolExecutor(max_workers=max(1, len(acp))) as pool:
         checks = pool.map(
-            lambda agent: _agent(agent, agent.name == settings.agent, env, folder, timeout, policy),
+            lambda agent: _agent(agent, agent.name == settings.agent, env, timeout, policy),
             acp,
         )
         return [listed, *checks]
@@ -268,7 +272,6 @@ def _agent(
     agent: AgentSpec,
     default: bool,
     env: Mapping[str, str],
-    folder: Path,
     timeout: float,
     policy: str | None = None,
 ) -> Check:
@@ -281,7 +284,7 @@ def _agent(
             name=name, outcome="fail" if default else "warn", detail=str(exc), fix=_install(agent)
         )
     try:
-        info = handshake(agent, env, str(folder), timeout)
+        info = handshake(agent, env, timeout)
     except AgentdocError as exc:
         shown = " ".join(agent.command)
         return Check(
@@ -371,3 +374,27 @@ def render(report: Report, echo: Callable[[str], None]) -> None:
         echo(line)
         if check.fix and check.outcome != "ok":
             echo(f"    fix: {check.fix}")
+
+
+def _shared_agent_files(folder: Path, settings: Settings) -> Check:
+    """The agents' own settings and instructions found in synced folders under `folder`: a
+    paired device put them there as much as you did (docs/security.md)."""
+    name = "agent files in synced folders"
+    shared = [f for f in folder_files(folder) if synced_root(f.folder, settings) is not None]
+    if not shared:
+        return Check(name=name, outcome="ok", detail=f"none under {folder}")
+    lines = [
+        f"{shown_name(str(f.path))}: {f.what}" + (f"; {f.problem}" if f.problem else "")
+        for f in shared
+    ]
+    used = (
+        "agents started there read them (folder_agent_settings = true)"
+        if settings.folder_agent_settings
+        else "Claude Code starts there without them; other agents read them"
+    )
+    return Check(
+        name=name,
+        outcome="warn",
+        detail="; ".join(lines) + f" — {used}",
+        fix="read them before `agentdoc trust`: anyone who can write into the folder wrote them",
+    )

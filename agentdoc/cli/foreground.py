@@ -24,7 +24,7 @@ from agentdoc.cli.interrupt import stop_on_signals
 from agentdoc.cli.logs import Escaping
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
-from agentdoc.daemon import Daemon, WarmPool, paced
+from agentdoc.daemon import Daemon, WarmPool, own_command, paced
 from agentdoc.document import NOT_ASKED_HINT, WriteLedger, byproduct_kind, conflict_original
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
 from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
@@ -102,6 +102,7 @@ def run_turn(
         runner = TurnRunner(
             path,
             settings,
+            clear=own_command(path, settings),
             mode=mode,
             session=session,
             on_progress=asker or report,

@@ -73,11 +73,13 @@ def undo(path: Path, count: int, force: bool) -> None:
     """
     from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.config import load_settings
+    from agentdoc.daemon import own_command
     from agentdoc.turn import undo as undo_turn
 
     require_existing(path)
     refuse_byproduct(path)
-    done = undo_turn(path, load_settings(), count=count, force=force)
+    settings = load_settings()
+    done = undo_turn(path, settings, clear=own_command(path, settings), count=count, force=force)
     last = done.turn + done.count - 1
     which = f"turn {done.turn}" if done.count == 1 else f"turns {done.turn}-{last}"
     files = ""

@@ -11,6 +11,7 @@ from agentdoc.lazy import lazy_exports
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.daemon.claims import adopt as adopt
     from agentdoc.daemon.claims import machine_id as machine_id
+    from agentdoc.daemon.gate import own_command as own_command
     from agentdoc.daemon.kept import kept_copies as kept_copies
     from agentdoc.daemon.lock import find_daemon as find_daemon
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
@@ -29,6 +30,7 @@ __all__, __getattr__ = lazy_exports(
     __name__,
     {
         "claims": ("adopt", "machine_id"),
+        "gate": ("own_command",),
         "kept": ("kept_copies",),
         "lock": ("find_daemon", "stop_daemon"),
         "pool": ("WarmPool",),

@@ -1,23 +1,38 @@
-"""Whether a due prompt may be sent now: trust on this machine and the turn budget.
+"""Whether an agent may start, and whether a due prompt may be sent now: trust on this
+machine, the turn budget and other machines' claims.
+
+An agent started in a folder runs that folder's own settings as this machine's user (Claude
+Code's hooks), so the gate decides every *start* of an agent, not only every prompt: a turn, a
+start ahead of the prompt (an editor's open, an empty `## User`, a restart), `agentdoc run`,
+`ask`, a fork, an undo's replay. It is the only code that issues a `Clearance`, the leave
+without which the agent layer starts no process (`agentdoc/agents/base/clearance.py`). A
+synced or `git: sync` folder this machine does not trust gets none; a trusted one gets leave
+without the folder's own agent settings unless `folder_agent_settings` is on.
 
 A prompt the gate holds is not lost: the status says why and what releases it, and the daemon
 asks again (`due`) until the reason is gone — the folder trusted, the hour's window moved on.
-`agentdoc run FILE` is the user's own local action and never comes through here.
+`agentdoc run FILE` is the user's own local action: its prompt is never held, but its agent
+starts with the same leave (`own_command`), the folder's settings off where others write.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentdoc.agents import Clearance
 from agentdoc.config import Settings
 from agentdoc.daemon.claims import Claims
 from agentdoc.daemon.classify import Held as Held  # a reason classify holds a prompt for
 from agentdoc.daemon.synced import synced_root
 from agentdoc.daemon.trust import TrustList
+from agentdoc.document import Document
+from agentdoc.errors import AgentdocError
+from agentdoc.turn import Clearer, sync_on, toplevel
 
 HOUR = 3600.0
 LOOK_EVERY = 1.0  # seconds between looks at held prompts (and at the config's trusted list)
@@ -47,6 +62,70 @@ def budget_wait(started: deque[float], limit: int, now: float) -> float:
     return started[-limit] + HOUR - now
 
 
+class NotTrusted(AgentdocError):
+    """An agent would start in a synced folder this machine does not trust."""
+
+
+def shared_root(
+    path: Path, synced: Callable[[Path], Path | None], git_root: Path | None
+) -> Path | None:
+    """The folder others write into that holds `path`: its sync tool's, or the `git: sync`
+    repository `git_root`; None for a folder only this machine writes."""
+    root = synced(path)
+    if root is None and git_root is not None:
+        inside = Path(path).absolute()
+        root = git_root if inside == git_root or git_root in inside.parents else None
+    return root
+
+
+def leave(
+    document: Path,
+    cwd: Path,
+    synced: Callable[[Path], Path | None],
+    git_root: Path | None,
+    folder_settings: bool,
+    trusted: Callable[[Path], bool] | None,
+) -> Clearance | Path:
+    """Leave to start `document`'s agent in `cwd`, or the shared folder this machine does not
+    trust (`trusted` None: the user's own command, which needs no trust). Both the document's
+    folder and the working folder count: a document may set its `cwd` into a synced folder."""
+    shared = False
+    for place in (document, cwd):
+        root = shared_root(place, synced, git_root)
+        if root is None:
+            continue
+        if trusted is not None and not trusted(place):
+            return root
+        shared = True
+    if not shared:
+        return Clearance(cwd, folder_settings=True, why="a folder only this machine writes")
+    why = "a trusted shared folder" if trusted is not None else "your own command"
+    return Clearance(cwd, folder_settings=folder_settings, why=why)
+
+
+def _git_root(document: Path, parsed: Document, settings: Settings) -> Path | None:
+    return toplevel(document) if sync_on(parsed, settings) else None
+
+
+def own_command(document: Path, settings: Settings) -> Clearer:
+    """Leave for the user's own command on `document` (`agentdoc run`, `ask`, `undo`…): no
+    trust asked, the folder's own agent settings off where others write into it."""
+
+    def clear(cwd: Path, parsed: Document) -> Clearance:
+        granted = leave(
+            document,
+            cwd,
+            lambda path: synced_root(path, settings),
+            _git_root(document, parsed, settings),
+            settings.folder_agent_settings,
+            None,
+        )
+        assert isinstance(granted, Clearance)  # no trust asked, none refused
+        return granted
+
+    return clear
+
+
 @dataclass
 class Gate:
     trust: TrustList
@@ -54,10 +133,50 @@ class Gate:
     synced_root: Callable[[Path], Path | None]
     claims: Claims | None = None  # None: this daemon answers whatever it is given
     clock: Callable[[], float] = time.monotonic
+    folder_settings: bool = False  # the config's folder_agent_settings
+    settings: Settings | None = None  # for a document's `git: sync` (the config's `git`)
     held: dict[Path, Held] = field(default_factory=dict)  # document → why it waits
     _told: dict[Path, str] = field(default_factory=dict)  # document → the kind last told
     _started: dict[Path, deque[float]] = field(default_factory=dict)
     _looked: float = float("-inf")
+    # Turn threads and the hints thread ask for leave beside the loop's own questions.
+    _lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def clearance(self, document: Path, cwd: Path, git_root: Path | None) -> Clearance:
+        """Leave to start `document`'s agent in `cwd`; NotTrusted when a shared folder it
+        touches is not trusted here."""
+        with self._lock:
+            self.trust.refresh()  # a stat; `agentdoc trust` may have just written the file
+            granted = leave(
+                document, cwd, self.synced_root, git_root, self.folder_settings, self.trust.covers
+            )
+        if isinstance(granted, Path):
+            raise NotTrusted(untrusted_reason(granted))
+        return granted
+
+    def clearer(self, document: Path) -> Clearer:
+        """What a daemon's turn of `document` asks for its agent's leave."""
+        settings = self.settings or Settings()
+        return lambda cwd, parsed: self.clearance(
+            document, cwd, _git_root(document, parsed, settings)
+        )
+
+    def ahead(self, document: Path, cwd: Path, parsed: Document) -> Clearance | None:
+        """Leave to start `document`'s agent before any prompt: only where its prompt would
+        be sent now (trusted, within the budget, claimed by no other machine)."""
+        settings = self.settings or Settings()
+        git_root = _git_root(document, parsed, settings)
+        try:
+            granted = self.clearance(document, cwd, git_root)
+        except NotTrusted:
+            return None
+        with self._lock:
+            started = self._started.setdefault(document, deque())
+            if budget_wait(started, self.limit, self.clock()) > 0:
+                return None
+        if self.answered_elsewhere(document):
+            return None
+        return granted
 
     def why_held(self, path: Path, git_root: Path | None = None) -> Held | None:
         """Why a prompt of `path` may not be sent now, or None; `git_root`: the repository a
@@ -67,7 +186,9 @@ class Gate:
             self.trust.refresh()  # a stat; `agentdoc trust` may have just written the file
             if not self.trust.covers(path):
                 return Held(untrusted_reason(shared), "trust", git_root=git_root)
-        wait = budget_wait(self._started.setdefault(path, deque()), self.limit, self.clock())
+        with self._lock:
+            started = self._started.setdefault(path, deque())
+            wait = budget_wait(started, self.limit, self.clock())
         if wait > 0:
             return Held(budget_reason(path.name, self.limit, wait), "budget", git_root=git_root)
         if root is not None and self.claims is not None:
@@ -97,12 +218,14 @@ class Gate:
     def started(self, path: Path) -> None:
         self.held.pop(path, None)
         self._told.pop(path, None)
-        self._started.setdefault(path, deque()).append(self.clock())
+        with self._lock:
+            self._started.setdefault(path, deque()).append(self.clock())
 
     def forget(self, path: Path) -> None:
         self.held.pop(path, None)
         self._told.pop(path, None)
-        self._started.pop(path, None)
+        with self._lock:
+            self._started.pop(path, None)
 
     def due(self) -> list[Path]:
         """Held documents whose reason is gone or changed (trust is read again first)."""
@@ -128,4 +251,6 @@ def gate_for(
         settings.max_turns_per_hour,
         synced or (lambda path: synced_root(path, settings)),
         Claims(machine, wait=settings.claim_wait),
+        folder_settings=settings.folder_agent_settings,
+        settings=settings,
     )

@@ -7,7 +7,10 @@ document is read and parsed, which fills the headings cache (so the first save o
 conversation costs what later saves cost), and, with warm sessions on, the CLI its next turn
 would start is started (`WarmPool.prewarm`, which decides whether there is room and a session to
 resume). Nothing is sent: the process waits for the prompt, and goes idle as any warm process
-does if none comes.
+does if none comes. Nothing starts, either, where the document's prompt would not be sent now:
+the gate gives leave ahead (`Gate.ahead`) only in a folder this machine trusts, within the
+budget and unclaimed by another machine; an agent started in a folder runs that folder's own
+settings before any prompt.
 
 Hints are handled on one background thread, so the daemon's loop never waits for a parse or a
 process start; a hint for a document whose last hint is still waiting there adds nothing.
@@ -20,15 +23,16 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from agentdoc.agents import AgentRequest, resolve_agent
+from agentdoc.agents import AgentRequest, Clearance, resolve_agent
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.tree import maybe_session
 from agentdoc.document import (
+    Document,
     DocumentError,
     FrontmatterError,
     decode,
@@ -42,11 +46,16 @@ from agentdoc.turn import open_regions, prepare_turn
 log = logging.getLogger(__name__)
 
 
+# The gate's leave to start a document's agent ahead of its prompt (document, cwd, parsed).
+Ahead = Callable[[Path, Path, Document], Clearance | None]
+
+
 def next_request(
-    path: Path, text: str, settings: Settings, environ: Mapping[str, str] | None
+    path: Path, text: str, settings: Settings, environ: Mapping[str, str] | None, ahead: Ahead
 ) -> AgentRequest | None:
-    """What the document's next turn would ask of the CLI, its prompt not yet known; None for
-    a document that is not a conversation, or has a reply still open."""
+    """What the document's next turn would ask of the CLI, its prompt not yet known, with the
+    gate's leave to start it; None for a document that is not a conversation, has a reply
+    still open, or may not start its agent now."""
     if not is_session_document(text) or open_regions(text):
         return None
     try:
@@ -58,7 +67,11 @@ def next_request(
     except (DocumentError, FrontmatterError, AgentdocError) as exc:
         log.debug("%s: nothing to prepare: %s", path, exc)
         return None
-    return dataclasses.replace(plan.request, turn=plan.turn)
+    leave = ahead(path, plan.request.cwd, doc)
+    if leave is None:
+        log.debug("%s: not started ahead: the gate would hold its prompt", path)
+        return None
+    return dataclasses.replace(plan.request, turn=plan.turn, clearance=leave)
 
 
 def frontmatter_block(text: str) -> str:
@@ -77,9 +90,14 @@ class Hints:
     """Hints handed to one background thread; see the module's docstring."""
 
     def __init__(
-        self, pool: WarmPool | None, settings: Settings, environ: Mapping[str, str] | None
+        self,
+        pool: WarmPool | None,
+        settings: Settings,
+        environ: Mapping[str, str] | None,
+        ahead: Ahead,
     ) -> None:
         self._pool = pool
+        self._ahead = ahead
         self._settings = settings
         self._environ = environ
         self._waiting: set[Path] = set()
@@ -131,7 +149,7 @@ class Hints:
         head = frontmatter_block(text)
         if pool.holds(path) and self._checked.get(path) == head:
             return
-        request = next_request(path, text, self._settings, self._environ)
+        request = next_request(path, text, self._settings, self._environ, self._ahead)
         if request is None:
             return
         if pool.prewarm(path, request, self._settings, self._environ):

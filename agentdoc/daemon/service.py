@@ -134,7 +134,7 @@ class Daemon:
         self.on_progress = self.notifier.wrap(self.on_progress)
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
-        self.hints = Hints(self.pool, self.settings, self.environ)
+        self.hints = Hints(self.pool, self.settings, self.environ, self.gate.ahead)
         self.turns = Turns(
             self._docs,
             self.settings,

@@ -63,6 +63,7 @@ class Turns:
         runner = TurnRunner(
             path,
             paced(path, self.settings),
+            clear=self.gate.clearer(path),
             mode="run",
             ledger=self.ledger,
             environ=self.environ,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.recovery import marked as marked
     from agentdoc.turn.recovery import open_regions as open_regions
     from agentdoc.turn.recovery import recover as recover
+    from agentdoc.turn.runner import Clearer as Clearer
     from agentdoc.turn.runner import TurnRunner as TurnRunner
     from agentdoc.turn.session import Mode as Mode
     from agentdoc.turn.session import prepare_turn as prepare_turn
@@ -63,7 +64,7 @@ __all__, __getattr__ = lazy_exports(
         "presets": ("apply_preset", "list_presets", "load_preset", "presets_dir"),
         "recovery": ("marked", "open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),
-        "runner": ("TurnRunner",),
+        "runner": ("Clearer", "TurnRunner"),
         "session": ("Mode", "prepare_turn"),
         "status": (
             "Status",

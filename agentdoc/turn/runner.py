@@ -22,6 +22,7 @@ from agentdoc.agents import (
     Activity,
     AgentRequest,
     AgentTurn,
+    Clearance,
     EndOfStream,
     Event,
     PermissionAsked,
@@ -68,6 +69,9 @@ STREAM_PACE = 0.02
 
 # Starts the agent for a turn: a fresh process (`start_turn`), or a warm process's next turn.
 Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTurn]
+# The gate's leave to start the document's agent in a working folder, for the document as
+# parsed (its `git: sync`); AgentdocError when refused. Without it no agent process starts.
+Clearer = Callable[[Path, Document], Clearance]
 
 
 class TurnRunner:
@@ -76,6 +80,7 @@ class TurnRunner:
         path: Path,
         settings: Settings,
         *,
+        clear: Clearer,
         mode: Mode = "run",
         session: str | None = None,
         model: str | None = None,
@@ -94,6 +99,8 @@ class TurnRunner:
         `parsed`: the version the caller already parsed, not parsed again if still current."""
         self.path = path
         self.settings = settings
+        self.clear = clear
+        self._leave: Clearance | None = None  # the gate's, once the turn knows its cwd
         self.mode: Mode = mode
         self.session = session
         self.model = model
@@ -209,6 +216,13 @@ class TurnRunner:
         self._status.report(turn, "failed", 0, None, str(exc))
 
     def _run(self, plan: TurnPlan, doc: Document) -> TurnOutcome:
+        # Leave first: nothing runs in a folder the gate refuses, not even git for the snapshot.
+        try:
+            self._leave = self.clear(plan.request.cwd, doc)
+        except AgentdocError as exc:
+            if not self.notice_start_failure:
+                raise
+            return self._end.end_not_started(plan, exc)
         # What the agent may change, as it is before it can: `undo` takes the turn's changes back.
         snapshots.before_turn(
             self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
@@ -256,7 +270,9 @@ class TurnRunner:
         # What the person said to the last turn's tool requests, where the agent's answers had
         # no room for it: this prompt carries it (the agent sends it only in that session).
         said = () if self._approvals.carries_reason else reasons.carried(self.path)
-        request = dataclasses.replace(plan.request, turn=plan.turn, said_before=said)
+        request = dataclasses.replace(
+            plan.request, turn=plan.turn, said_before=said, clearance=self._leave
+        )
         self._said = len(said)
         proc = self.launcher(request, self.settings, self.environ)
         self._journal.note_process(proc.pid)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from agentdoc.agents import TurnMark, restore_files, unrestorable
+from agentdoc.agents import Clearance, TurnMark, restore_files, unrestorable
 from agentdoc.config import Settings
 from agentdoc.document import Document, is_unanswered
 from agentdoc.errors import AgentdocError
@@ -44,6 +44,7 @@ def files_to_restore(
     cwd: Path,
     settings: Settings,
     environ: Mapping[str, str],
+    leave: Callable[[], Clearance],
     *,
     force: bool = False,
 ) -> Restore | None:
@@ -59,7 +60,8 @@ def files_to_restore(
             recorded.append(entries)
         elif _TOOL_BLOCK.search(_reply(doc, turn)):
             if len(turns) == 1:
-                return _by_agent(path, doc, turn, marks.get(turn), cwd, settings, environ)
+                by_agent = _by_agent(path, doc, turn, marks.get(turn), cwd, environ)
+                return None if by_agent is None else _replay(by_agent, settings, environ, leave)
             why = next((e.problem for e in entries or [] if e.problem), None)
             raise AgentdocError(
                 f"{path}: cannot undo turn {turn}: its tools ran and agentdoc kept no snapshot of "
@@ -93,10 +95,10 @@ def _by_agent(
     turn: int,
     mark: TurnMark | None,
     cwd: Path,
-    settings: Settings,
     environ: Mapping[str, str],
-) -> Restore | None:
-    """A turn without snapshots: the agent's own record of what its tools changed."""
+) -> TurnMark | None:
+    """A turn without snapshots: its mark, where the agent's own record says its tools
+    changed files (None: they changed none), or AgentdocError why it cannot be undone."""
     found = None if mark is None else unrestorable(environ, mark, cwd)
     if found is None or mark is None:
         raise AgentdocError(
@@ -109,11 +111,20 @@ def _by_agent(
             f"{path}: cannot undo turn {turn} exactly: " + "; ".join(reasons) + ". Nothing was "
             "changed; take the reply out by hand and repair the files if you want to go back"
         )
-    if not changed:
-        return None
+    return mark if changed else None
+
+
+def _replay(
+    mark: TurnMark,
+    settings: Settings,
+    environ: Mapping[str, str],
+    leave: Callable[[], Clearance],
+) -> Restore:
+    """Have the agent put back what its tools changed in the marked turn: an agent start like
+    any other, with the gate's leave asked when it runs."""
 
     def restore() -> int:
-        restore_files(settings, environ, mark, cwd)
+        restore_files(settings, environ, mark, leave())
         return -1
 
     return restore

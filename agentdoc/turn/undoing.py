@@ -24,6 +24,7 @@ import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from agentdoc.document import (
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import gitcommit, history, marks, snapshots
+from agentdoc.turn.runner import Clearer
 from agentdoc.turn.session import working_dir
 from agentdoc.turn.status import live_turn, note_own_write, own_write, state_file
 from agentdoc.turn.undofiles import files_to_restore
@@ -144,10 +146,12 @@ def undo(
     settings: Settings,
     environ: Mapping[str, str] | None = None,
     *,
+    clear: Clearer,
     count: int = 1,
     force: bool = False,
 ) -> Undone:
-    """Take the last ``count`` completed exchanges of ``path`` back (see the module's doc)."""
+    """Take the last ``count`` completed exchanges of ``path`` back (see the module's doc);
+    `clear`: the gate's leave for the agent an undo replays to restore files."""
     if count < 1:
         raise AgentdocError(f"undo takes back at least one turn, not {count}")
     env = os.environ if environ is None else environ
@@ -161,7 +165,8 @@ def undo(
     known = marks.read_marks(path)
     cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
     turns = range(first, last + 1)
-    restore = files_to_restore(path, doc, turns, known, cwd, settings, env, force=force)
+    leave = partial(clear, cwd, doc)
+    restore = files_to_restore(path, doc, turns, known, cwd, settings, env, leave, force=force)
     before = _before(known.get(first - 1), cwd, env)
     new_text = set_meta(undone_text(doc, count), forget(first, before))
     if read_text(path) != text:  # a save since: nothing restored yet, nothing lost

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from agentdoc.agents.acp.inspect import inspect, known
 from agentdoc.agents.acp.launch import start, warm
-from agentdoc.agents.base import Agent, Capabilities, TurnMark, classify_with
+from agentdoc.agents.base import Agent, Capabilities, Clearance, TurnMark, classify_with
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError, AgentNotFound
 
@@ -56,7 +56,7 @@ class ForkedSessions:
         return None  # ACP does not say which files a turn's tools changed
 
     def restore_files(
-        self, settings: Settings, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+        self, settings: Settings, environ: Mapping[str, str], mark: TurnMark, clearance: Clearance
     ) -> None:
         raise AgentdocError(f"{mark.agent} cannot take back what its tools changed")
 

@@ -16,7 +16,7 @@ from agentdoc.agents.acp.options import DEFAULT_POLICY, POLICY_MODES, mode_call,
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.sessions import Refused
-from agentdoc.agents.base import Environ, Known, Offer, recall, remember
+from agentdoc.agents.base import Clearance, Environ, Known, Offer, recall, remember
 
 
 def inspect(
@@ -34,7 +34,7 @@ def inspect(
         env.update(by_env)
         process = AcpProcess(
             list(command), Path(scratch), env, name=name, handshake_timeout=timeout,
-            session_timeout=timeout,
+            session_timeout=timeout, clearance=Clearance.scratch(Path(scratch)),
         )  # fmt: skip
         try:
             opened = process.start().open_session(None)

@@ -80,7 +80,7 @@ def start(
     env.update(by_env)
     process = AcpProcess(
         list(command), request.cwd, env, name=request.agent, turn_type=OneShotTurn,
-        policy=policy, policy_set=bool(by_env),
+        policy=policy, policy_set=bool(by_env), clearance=request.clearance,
     )  # fmt: skip
     process.start()
     try:
@@ -167,7 +167,7 @@ class WarmAcpStart:
         """The user's permission policy, put to the agent as its mode (or, for an agent
         without an asking mode, through its environment)."""
         by_env = bool(policy_env(self.command, self.policy or DEFAULT_POLICY))
-        return {"policy": self.policy, "policy_set": by_env}
+        return {"policy": self.policy, "policy_set": by_env, "clearance": self.request.clearance}
 
     def start(self) -> WarmAcp:
         process = AcpProcess(

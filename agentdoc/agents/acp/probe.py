@@ -21,7 +21,7 @@ from typing import IO, Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from agentdoc.agents.acp.agent import find_command
-from agentdoc.agents.base import Child, child_env, spawn
+from agentdoc.agents.base import Child, Clearance, child_env, spawn
 from agentdoc.errors import AgentdocError
 
 PROTOCOL_VERSION = 1
@@ -72,13 +72,23 @@ def find_program(agent: AgentSpec, environ: Mapping[str, str]) -> str:
     return find_command(agent.command, environ)
 
 
-def handshake(agent: AgentSpec, environ: Mapping[str, str], cwd: str, timeout: float) -> AgentInfo:
-    """Run `initialize` against the agent; AgentdocError saying what went wrong otherwise."""
+def handshake(agent: AgentSpec, environ: Mapping[str, str], timeout: float) -> AgentInfo:
+    """Run `initialize` against the agent, in an empty folder of its own (an agent reads the
+    settings of the folder it starts in); AgentdocError saying what went wrong otherwise."""
     program = find_program(agent, environ)
     env = child_env(environ, agent.env)
-    with tempfile.TemporaryFile() as stderr:
+    with (
+        tempfile.TemporaryFile() as stderr,
+        tempfile.TemporaryDirectory(prefix="agentdoc-doctor-") as scratch,
+    ):
         try:
-            process = spawn([program, *agent.command[1:]], Path(cwd), env, stderr=stderr)
+            process = spawn(
+                [program, *agent.command[1:]],
+                Path(scratch),
+                env,
+                clearance=Clearance.scratch(Path(scratch)),
+                stderr=stderr,
+            )
         except OSError as exc:
             raise AgentdocError(f"cannot start {program}: {exc.strerror or exc}") from exc
         try:

@@ -55,7 +55,13 @@ from agentdoc.agents.acp.sessions import (
 from agentdoc.agents.acp.store import keep_loadable
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import Offer, neutralise_command, neutralise_mentions, remember
+from agentdoc.agents.base import (
+    Clearance,
+    Offer,
+    neutralise_command,
+    neutralise_mentions,
+    remember,
+)
 from agentdoc.errors import AgentCannotStart, NotLoggedIn
 
 log = logging.getLogger(__name__)
@@ -80,6 +86,7 @@ class AcpProcess:
         turn_type: type[AcpTurn] = AcpTurn,
         policy: str | None = None,
         policy_set: bool = False,
+        clearance: Clearance | None,
     ) -> None:
         self.name = name
         self.command = tuple(argv)
@@ -93,7 +100,9 @@ class AcpProcess:
         self.env = env
         self.handshake_timeout = handshake_timeout
         self.session_timeout = session_timeout
-        self.connection = Connection(argv, cwd, env, self._on_request, self._on_update, name)
+        self.connection = Connection(
+            argv, cwd, env, self._on_request, self._on_update, name, clearance=clearance
+        )
         self.connection.on_stderr_line = self._on_stderr_line
         self.info: InitializeResult | None = None
         self.session_id: str | None = None  # the session the agent is in after the last turn

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentdoc.agents.acp.schema import RpcError
-from agentdoc.agents.base import Child, StderrTail, read_lines, spawn
+from agentdoc.agents.base import Child, Clearance, StderrTail, read_lines, spawn
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)
@@ -96,8 +96,11 @@ class Connection:
         on_request: OnRequest,
         on_notification: OnNotification,
         name: str = "the agent",
+        *,
+        clearance: Clearance | None,
     ) -> None:
-        self.name = name  # for messages: the agent's name in the user's config
+        self.name = name
+        self.clearance = clearance  # for messages: the agent's name in the user's config
         self.argv = argv
         self.cwd = cwd
         self.env = dict(env)
@@ -118,7 +121,7 @@ class Connection:
     def start(self) -> Connection:
         argv = resolve_command(self.argv, self.env)
         try:
-            self._proc = spawn(argv, self.cwd, self.env)
+            self._proc = spawn(argv, self.cwd, self.env, clearance=self.clearance)
         except (OSError, ValueError) as exc:
             raise AgentCannotStart(f"cannot run {argv[0]!r}: {exc}") from exc
         self._child = Child(self._proc, "end_of_input", self.name)

@@ -24,6 +24,7 @@ from agentdoc.agents.base.child import (
     read_lines,
     spawn,
 )
+from agentdoc.agents.base.clearance import Clearance, NotCleared, cleared
 from agentdoc.agents.base.events import (
     Activity,
     BlockDelta,
@@ -76,6 +77,7 @@ __all__ = [
     "BlockStart",
     "Capabilities",
     "Child",
+    "Clearance",
     "EndOfStream",
     "Environ",
     "Event",
@@ -89,6 +91,7 @@ __all__ = [
     "KnownOptions",
     "MessageStart",
     "MessageStop",
+    "NotCleared",
     "Notice",
     "Offer",
     "OptionKind",
@@ -118,6 +121,7 @@ __all__ = [
     "WarmStart",
     "child_env",
     "classify_with",
+    "cleared",
     "group_gone",
     "neutralise_command",
     "neutralise_mentions",

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from agentdoc.agents.base.clearance import Clearance
 from agentdoc.agents.base.failure import Failure
 from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.base.offers import Offer
@@ -88,9 +89,10 @@ class TurnHistory(Protocol):
         ...
 
     def restore_files(
-        self, settings: Settings, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+        self, settings: Settings, environ: Mapping[str, str], mark: TurnMark, clearance: Clearance
     ) -> None:
-        """Put the files the marked turn's tools changed back as they were before it."""
+        """Put the files the marked turn's tools changed back as they were before it, running
+        the agent in `clearance.cwd` (the turn's working folder, with the gate's leave)."""
         ...
 
 

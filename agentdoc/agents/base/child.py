@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Literal
 
+from agentdoc.agents.base.clearance import Clearance, cleared
+
 log = logging.getLogger(__name__)
 
 FirstStep = Literal["interrupt", "end_of_input"]
@@ -43,11 +45,14 @@ def spawn(
     cwd: Path,
     env: Mapping[str, str],
     *,
+    clearance: Clearance | None,
     stdout: int | IO[bytes] = subprocess.PIPE,
     stderr: int | IO[bytes] = subprocess.PIPE,
 ) -> subprocess.Popen[bytes]:
-    """Start ``argv`` (never through a shell) in a process group of its own, stdin a pipe.
+    """Start ``argv`` (never through a shell) in a process group of its own, stdin a pipe,
+    given the gate's leave for ``cwd`` (NotCleared without it, before anything runs).
     OSError and ValueError are the caller's to word: each protocol knows what to suggest."""
+    cleared(clearance, cwd)
     return subprocess.Popen(
         list(argv),
         cwd=cwd,

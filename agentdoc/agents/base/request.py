@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentdoc.agents.base.clearance import Clearance
 from agentdoc.agents.base.prompt import ImagePart
 
 
@@ -48,3 +49,6 @@ class AgentRequest:
     # has no field for it (kept by agentdoc till now): the prompt opens with it when the
     # session is the one those requests were in.
     said_before: tuple[str, ...] = ()
+    # The gate's leave to start an agent in `cwd` (agents/base/clearance.py): a request without
+    # one starts nothing.
+    clearance: Clearance | None = None

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from agentdoc.agents.base import Agent, Capabilities, Environ, Known, TurnMark
+from agentdoc.agents.base import Agent, Capabilities, Clearance, Environ, Known, TurnMark
 from agentdoc.agents.claude import sessionstore
 from agentdoc.agents.claude.failures import classify
 from agentdoc.agents.claude.launch import start, warm
@@ -71,9 +71,9 @@ class SessionHistory:
         return changes_files(found), files_unrestorable(found, cwd)
 
     def restore_files(
-        self, settings: Settings, environ: Mapping[str, str], mark: TurnMark, cwd: Path
+        self, settings: Settings, environ: Mapping[str, str], mark: TurnMark, clearance: Clearance
     ) -> None:
-        rewind_files(settings, environ, mark.session, mark.start, cwd)
+        rewind_files(settings, environ, mark.session, mark.start, clearance)
 
 
 def _find(command: Sequence[str], _environ: Mapping[str, str]) -> str:

@@ -68,7 +68,9 @@ class WarmClaudeStart:
     request: AgentRequest
 
     def start(self) -> WarmClaude:
-        return WarmClaude(WarmProcess(self.argv, self.cwd, self.env, self.key).start())
+        return WarmClaude(
+            WarmProcess(self.argv, self.cwd, self.env, self.request.clearance, self.key).start()
+        )
 
     def start_ahead(self) -> WarmClaude | None:
         request = self.request
@@ -79,7 +81,7 @@ class WarmClaudeStart:
                 return None
             # A new session: the CLI starts with the id drawn now, and its first prompt
             # (the transcript, for a document with history) is sent when it is saved.
-            process = WarmProcess(self.argv, self.cwd, self.env, self.key)
+            process = WarmProcess(self.argv, self.cwd, self.env, self.request.clearance, self.key)
             ahead = WarmClaude(process.start(), ahead=True)
             ahead.process.last_turn = request.turn - 1
             return ahead

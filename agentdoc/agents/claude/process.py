@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.agents.base import AgentRequest, Child, StderrTail, child_env
+from agentdoc.agents.base import AgentRequest, Child, Clearance, StderrTail, child_env
 from agentdoc.agents.base import spawn as spawn_child
 from agentdoc.agents.claude.output import (
     MemoryOutput,
@@ -105,6 +105,10 @@ def build_argv(
         argv.append(f"--effort={request.effort}")
     if request.append_system:
         argv.append(f"--append-system-prompt={request.append_system}")
+    if request.clearance is not None and not request.clearance.folder_settings:
+        # Only the user's own settings: a synced folder's `.claude/settings.json` (its hooks
+        # run as this machine's user) and `.claude/settings.local.json` are ignored.
+        argv.append("--setting-sources=user")
     argv.extend(release_flags(executable, settings.thinking_display))
     if settings.permission_mode:
         argv.append(f"--permission-mode={settings.permission_mode}")
@@ -160,6 +164,7 @@ class ClaudeProcess:
     cwd: Path
     env: dict[str, str]
     stdin_text: str
+    clearance: Clearance | None
     _proc: subprocess.Popen[bytes] | None = field(default=None, init=False)
     # From a pipe's reader thread, lines go over a read at a time, not one by one.
     _lines: queue.Queue[list[bytes]] = field(default_factory=queue.Queue, init=False)
@@ -196,6 +201,7 @@ class ClaudeProcess:
             self.argv,
             self.cwd,
             self.env,
+            clearance=self.clearance,
             stdout=self._out.fd if self._out else subprocess.PIPE,
             stderr=self._err.fd if self._err else subprocess.PIPE,
         )
@@ -308,7 +314,7 @@ def spawn(
     check_argv(argv)
     env = build_env(os.environ if environ is None else environ, settings)
     log.debug("running %s in %s", argv, request.cwd)
-    return ClaudeProcess(argv, request.cwd, env, stdin_text(request)).start()
+    return ClaudeProcess(argv, request.cwd, env, stdin_text(request), request.clearance).start()
 
 
 def stdin_text(request: AgentRequest) -> str:
@@ -323,12 +329,13 @@ def popen_claude(
     cwd: Path,
     env: Mapping[str, str],
     *,
+    clearance: Clearance | None,
     stdout: int = subprocess.PIPE,
     stderr: int = subprocess.PIPE,
 ) -> subprocess.Popen[bytes]:
     """Start the CLI in its own process group, with a message that says how to fix a failure."""
     try:
-        return spawn_child(argv, cwd, env, stdout=stdout, stderr=stderr)
+        return spawn_child(argv, cwd, env, clearance=clearance, stdout=stdout, stderr=stderr)
     except FileNotFoundError as exc:
         raise AgentNotFound(f"cannot run {argv[0]!r}: {exc.strerror}") from exc
     except PermissionError as exc:

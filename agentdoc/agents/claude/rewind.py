@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentdoc.agents.base import Clearance, spawn
 from agentdoc.agents.claude.process import build_env, check_argv, resolve_executable
 from agentdoc.agents.claude.sessionstore import is_prompt, locate
 from agentdoc.config import Settings
@@ -299,30 +300,37 @@ def changes_files(turn: SessionTurn) -> bool:
 
 
 def rewind_files(
-    settings: Settings, environ: Mapping[str, str], session: str, prompt: str, cwd: Path
+    settings: Settings,
+    environ: Mapping[str, str],
+    session: str,
+    prompt: str,
+    clearance: Clearance,
 ) -> None:
-    """Restore the files the turn starting at record ``prompt`` changed (AgentdocError if not)."""
+    """Restore the files the turn starting at record ``prompt`` changed (AgentdocError if not);
+    the CLI runs in `clearance.cwd`, with the gate's leave like any other start."""
     if not _UUID.fullmatch(session) or not _UUID.fullmatch(prompt):
         raise AgentdocError("the recorded turn does not name a Claude session message")
     argv = [resolve_executable(settings.claude), "-p", f"--resume={session}"]
     argv.append(f"--rewind-files={prompt}")
+    if not clearance.folder_settings:
+        argv.append("--setting-sources=user")  # as for a turn in the same folder
     check_argv(argv)
     env = build_env(environ, settings)
     try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=REWIND_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
+        proc = spawn(argv, clearance.cwd, env, clearance=clearance)
+    except (OSError, ValueError) as exc:
         raise AgentdocError(f"could not run claude to restore the files: {exc}") from exc
-    said = (done.stderr + done.stdout).decode("utf-8", "replace").strip()
-    if done.returncode != 0 or "rewound" not in said.lower():
+    try:
+        out, err = proc.communicate(b"", timeout=REWIND_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        proc.kill()
+        proc.communicate()
         raise AgentdocError(
-            f"claude could not restore the turn's files (exit {done.returncode}): {said[-400:]}"
+            f"claude did not restore the files within {REWIND_TIMEOUT:.0f} s"
+        ) from exc
+    said = (err + out).decode("utf-8", "replace").strip()
+    if proc.returncode != 0 or "rewound" not in said.lower():
+        raise AgentdocError(
+            f"claude could not restore the turn's files (exit {proc.returncode}): {said[-400:]}"
         )
     log.info("restored the files of session %s back to message %s", session, prompt)

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentdoc.agents.base import Child, ImagePart, StderrTail
+from agentdoc.agents.base import Child, Clearance, ImagePart, StderrTail
 from agentdoc.agents.claude.events import StreamError
 from agentdoc.agents.claude.output import paced, pipe_chunks
 from agentdoc.agents.claude.process import popen_claude
@@ -97,8 +97,16 @@ def control_response(request_id: str, answer: Mapping[str, Any]) -> bytes:
 class WarmProcess:
     """One long-lived CLI. Thread-safe for one turn at a time plus `close()` from elsewhere."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], key: object = None) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        clearance: Clearance | None,
+        key: object = None,
+    ) -> None:
         self.argv = argv
+        self.clearance = clearance
         self.key = key  # what a turn must share with this process to reuse it
         self.cwd = cwd
         self.env = env
@@ -116,7 +124,7 @@ class WarmProcess:
         self._acks: dict[str, threading.Event] = {}
 
     def start(self) -> WarmProcess:
-        self._proc = popen_claude(self.argv, self.cwd, self.env)
+        self._proc = popen_claude(self.argv, self.cwd, self.env, clearance=self.clearance)
         self._child = Child(self._proc, "interrupt", "claude")
         for target in (self._read_stdout, self._read_stderr):
             threading.Thread(target=target, daemon=True).start()

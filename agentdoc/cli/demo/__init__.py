@@ -18,6 +18,7 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.cli.echo import ReplyEcho
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import Settings, load_settings
+from agentdoc.daemon import own_command
 from agentdoc.turn import Mode, Progress, TurnRunner
 
 FIRST_REPLY: list[dict[str, Any]] = [
@@ -98,7 +99,8 @@ def _run(
     env: dict[str, str],
     report: Callable[[Progress], None],
 ) -> None:
-    TurnRunner(doc, settings, mode=mode, environ=env, on_progress=report).run()
+    clear = own_command(doc, settings)
+    TurnRunner(doc, settings, clear=clear, mode=mode, environ=env, on_progress=report).run()
 
 
 def _turn(
