@@ -19,7 +19,7 @@ def section(title: str) -> str:
 
 def pinned() -> str:
     package = json.loads((REPO_ROOT / "package.json").read_text())
-    return str(package["devDependencies"]["@anthropic-ai/claude-code"])
+    return str(package["dependencies"]["@anthropic-ai/claude-code"])
 
 
 def oldest() -> str:
