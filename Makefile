@@ -23,7 +23,7 @@ CLAUDE := $(CURDIR)/.claude-versions/$(CLAUDE_VERSION)/node_modules/.bin/claude
 CLAUDE_DEP := .claude-versions/$(CLAUDE_VERSION)/.installed
 endif
 
-.PHONY: demo test e2e e2e-oldest lint install editors
+.PHONY: demo test e2e e2e-oldest lint install editors docs
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -66,10 +66,15 @@ node_modules/.demo-installed: package.json package-lock.json
 demo: $(VENV)/.demo-installed node_modules/.demo-installed
 	AGENTDOC_CLAUDE=$(CURDIR)/node_modules/.bin/claude $(BIN)/agentdoc demo --dir agentdoc-demo
 
-lint: install
+lint: install docs
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# The documentation site (mkdocs.yml); --strict turns a broken link or a page left out of the
+# navigation into a failure.
+docs: $(VENV)/.installed
+	$(BIN)/mkdocs build --strict --quiet
 
 # Real editors for the editor tests: Vim ships with the machine image; Neovim, Emacs and
 # Emacs's markdown-mode come from the distribution (installed when we are root, as in CI;

@@ -41,6 +41,7 @@ def test_the_suite_installs_everything(tmp_path: Path) -> None:
     commands = planned("test", tmp_path)
     assert "pip install --quiet -e '.[dev]'" in commands
     assert "npm ci --no-audit" in commands and "--omit=dev" not in commands
+    assert "mkdocs build --strict" in commands
 
 
 def test_the_lock_gives_the_demo_claude_code_alone() -> None:
