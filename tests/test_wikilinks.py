@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.turn import wikilinks
+from agentdoc.turn import includes, wikilinks
 from agentdoc.turn.includes import IncludeRefused, Limits, Place, place_for, resolve
 from tests.conftest import FakeClaude
 from tests.test_includes import PNG
@@ -200,6 +200,15 @@ def test_the_include_rules_hold_for_links(vault: Path) -> None:
     (vault / "chats" / "blob.bin").write_bytes(b"\0\1\2")
     with pytest.raises(IncludeRefused, match="binary"):
         resolve("![[blob.bin]]", at(vault))
+
+
+def test_a_vault_too_big_to_look_through_leaves_links_as_text(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(includes, "MAX_VAULT_FILES", 3)
+    assert resolve("See [[Roadmap]]", at(vault)).text == "See [[Roadmap]]"
+    with pytest.raises(IncludeRefused, match=r"!\[\[Roadmap\]\]: .* more than 3 files"):
+        resolve("![[Roadmap]]", at(vault))
 
 
 def test_a_link_through_a_symlink_out_is_refused(vault: Path) -> None:

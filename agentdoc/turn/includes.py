@@ -161,7 +161,16 @@ def _linked(
         return {}, ()
     place = reader.place
     vault = vault_root(place.cwd.resolve()) or place.cwd.resolve()
-    files = _vault_files(vault, links[0].written)
+    files = _vault_files(vault)
+    if files is None:
+        # Too big to look through: plain links stay text, as an unwritten note's would.
+        embeds = [link.written for link in links if link.embed]
+        if embeds:
+            raise IncludeRefused(
+                f"{embeds[0]}: {vault} holds more than {MAX_VAULT_FILES} files to look "
+                "through; name the file with @path instead"
+            )
+        return {}, ()
     here = place.cwd.resolve().relative_to(vault).as_posix().removeprefix(".")
     blocks: dict[int, list[str]] = {}
     pictures: list[ImagePart] = []
@@ -199,18 +208,16 @@ def vault_root(folder: Path) -> Path | None:
     return None
 
 
-def _vault_files(vault: Path, label: str) -> list[str]:
-    """The vault's files as ``/`` paths from its top; hidden ones skipped, as Obsidian does."""
+def _vault_files(vault: Path) -> list[str] | None:
+    """The vault's files as ``/`` paths from its top (hidden ones skipped, as Obsidian does), or
+    None past ``MAX_VAULT_FILES``."""
     files: list[str] = []
     for folder, dirs, names in os.walk(vault):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         where = Path(folder).relative_to(vault)
         files.extend((where / name).as_posix() for name in names if not name.startswith("."))
         if len(files) > MAX_VAULT_FILES:
-            raise IncludeRefused(
-                f"{label}: {vault} holds more than {MAX_VAULT_FILES} files to look through; "
-                "name the file with @path instead"
-            )
+            return None
     return files
 
 
