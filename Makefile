@@ -1,4 +1,5 @@
-# Two entry points for a fresh machine (see README): `make demo` and `make test`.
+# Two entry points for a fresh machine (see README): `make demo` installs only what the demo runs
+# (agentdoc without its dev tools, and Claude Code); `make test` installs everything.
 # Everything is installed project-locally: Python packages in .venv, the agent CLIs (Claude Code,
 # Gemini CLI, codex-acp with the Codex CLI, OpenCode, and Zed's Claude adapter that the tests
 # configure as a user's own agent) in node_modules (pinned in package-lock.json). Each ships its
@@ -22,7 +23,7 @@ CLAUDE := $(CURDIR)/.claude-versions/$(CLAUDE_VERSION)/node_modules/.bin/claude
 CLAUDE_DEP := .claude-versions/$(CLAUDE_VERSION)/.installed
 endif
 
-.PHONY: demo test e2e e2e-oldest lint install editors
+.PHONY: demo test e2e e2e-oldest lint install editors docs
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -48,13 +49,32 @@ node_modules/.installed: package.json package-lock.json
 	.claude-versions/$*/node_modules/.bin/claude --version
 	touch $@
 
-demo: install
-	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/agentdoc demo --dir agentdoc-demo
+# The demo's own install: agentdoc alone, and the one npm dependency (Claude Code; the other agents
+# are devDependencies), from the same lock. A full install already holds both, and is kept.
+$(VENV)/.demo-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
+	touch $@
 
-lint: install
+node_modules/.demo-installed: package.json package-lock.json
+	if [ -f node_modules/.installed ] && [ node_modules/.installed -nt package-lock.json ] && \
+		[ node_modules/.installed -nt package.json ]; then :; \
+	else npm ci --omit=dev --no-audit --no-fund --loglevel=error; fi
+	node_modules/.bin/claude --version
+	touch $@
+
+demo: $(VENV)/.demo-installed node_modules/.demo-installed
+	AGENTDOC_CLAUDE=$(CURDIR)/node_modules/.bin/claude $(BIN)/agentdoc demo --dir agentdoc-demo
+
+lint: install docs
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+# The documentation site (mkdocs.yml); --strict turns a broken link or a page left out of the
+# navigation into a failure.
+docs: $(VENV)/.installed
+	$(BIN)/mkdocs build --strict --quiet
 
 # Real editors for the editor tests: Vim ships with the machine image; Neovim, Emacs and
 # Emacs's markdown-mode come from the distribution (installed when we are root, as in CI;

@@ -209,6 +209,30 @@ def test_a_picture_reaches_the_api_from_a_warm_cli(
     assert base64.b64decode(source["data"]) == PNG
 
 
+def test_obsidian_links_reach_the_api_as_the_note_and_the_picture(
+    tmp_path: Path, work: Path, settings: Settings
+) -> None:
+    (work / ".obsidian").mkdir()
+    (work / "chats").mkdir()
+    (work / "notes" / "Roadmap.md").write_text("ROADMAP-CONTENT\n")
+    (work / "attachments").mkdir()
+    (work / "attachments" / "Pasted image 20260101.png").write_bytes(PNG)
+    doc = work / "chats" / "chat.md"
+    ask(doc, "What does [[Roadmap|the roadmap]] plan?\n\n![[Pasted image 20260101.png]]")
+    with FakeMessagesAPI([OK]) as api:
+        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        body = sent(api)
+        images = _images(api)
+    assert outcome.state == "done"
+    assert "Contents of `notes/Roadmap.md`" in body and "ROADMAP-CONTENT" in body
+    assert "SECRET-CONTENT" not in body
+    [image] = images
+    source = image["source"]
+    assert isinstance(source, dict)
+    assert base64.b64decode(source["data"]) == PNG
+    assert "[[Roadmap|the roadmap]]" in doc.read_text()  # the document keeps the link
+
+
 def test_an_archived_conversation_resumes_and_rebuilds_with_its_history(
     tmp_path: Path, work: Path, settings: Settings
 ) -> None:

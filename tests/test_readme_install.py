@@ -1,4 +1,5 @@
-"""The README's install steps and version table agree with what the project pins and tests."""
+"""The README's install steps and the version table (docs/platforms.md) agree with what the
+project pins and tests."""
 
 from __future__ import annotations
 
@@ -9,17 +10,18 @@ from agentdoc.cli.doctor import TESTED_MAX, TESTED_MIN
 from tests.e2e_support import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+PLATFORMS = (REPO_ROOT / "docs" / "platforms.md").read_text(encoding="utf-8")
 
 
-def section(title: str) -> str:
-    start = README.index(f"## {title}\n")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end > 0 else None]
+def section(title: str, text: str = README) -> str:
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else None]
 
 
 def pinned() -> str:
     package = json.loads((REPO_ROOT / "package.json").read_text())
-    return str(package["devDependencies"]["@anthropic-ai/claude-code"])
+    return str(package["dependencies"]["@anthropic-ai/claude-code"])
 
 
 def oldest() -> str:
@@ -49,7 +51,7 @@ def test_the_pinned_cli_is_the_newest_tested_and_the_one_the_readme_installs() -
 
 
 def test_the_version_table_says_what_was_tested() -> None:
-    table = section("Claude Code versions")
+    table = section("Claude Code versions", PLATFORMS)
     rows = {
         line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| 2.")
     }

@@ -35,7 +35,7 @@ from agentdoc.document import shown_name
 from agentdoc.errors import AgentdocError, NotLoggedIn
 
 # The Claude Code releases agentdoc is tested with: the suite runs against the pinned 2.1.197,
-# and the end-to-end tests against 2.1.332 (the README lists the differences found there;
+# and the end-to-end tests against 2.1.332 (docs/platforms.md lists the differences found there;
 # `make e2e CLAUDE_VERSION=…` checks another release).
 TESTED_MIN = (2, 1, 197)
 TESTED_MAX = (2, 1, 332)

@@ -1,4 +1,5 @@
-"""Files and pictures a prompt brings in: ``@path`` / ``@glob`` lines and ``![alt](file)``.
+"""Files and pictures a prompt brings in: ``@path`` / ``@glob`` lines, ``![alt](file)``, and
+Obsidian's ``[[note]]`` / ``![[picture.png]]``.
 
 agentdoc, not the agent, decides what a prompt may read (PRODUCT.md §9). A line of the prompt
 made only of ``@`` tokens (``@notes/spec.txt``, ``@src/*.py``, ``@"a file.txt"``) is replaced,
@@ -8,6 +9,14 @@ turn's working folder, symlinks first, and must land inside that folder, the enc
 tree or one of the user's ``add_dirs``. Anything else — a path out, a missing or binary file, a
 file or a prompt over its size cap — is refused before anything is sent, with a message that
 names the path, so the prompt stays pending.
+
+An Obsidian link names a file by its name anywhere in the vault (the nearest folder up from the
+working folder that holds ``.obsidian/``, which may then be read like the git work tree; else the
+working folder itself), as Obsidian resolves it (:mod:`agentdoc.turn.wikilinks`). The file then
+goes through the same rules and caps: a note's
+text follows the paragraph that links it, a picture goes as an image. A link to a note nobody
+has written yet is what Obsidian users leave on purpose, so it stays text; an embed of a missing
+file is refused like a missing ``@path``.
 
 Lines inside code (fenced, indented, HTML blocks) are text, never includes, and so is an ``@``
 token that shares its line with other words: a decorator in a pasted snippet or a mention of
@@ -31,6 +40,7 @@ from markdown_it.token import Token
 
 from agentdoc.agents import ImagePart, ImageType
 from agentdoc.errors import PromptRefused
+from agentdoc.turn import wikilinks
 
 _TOKEN = re.compile(r'@"([^"]+)"|@(\S+)')
 _INCLUDE_LINE = re.compile(r'[ \t]*(?:(?:@"[^"]+"|@\S+)[ \t]*)+')
@@ -39,6 +49,7 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # http:, https:, data:, file:, m
 _CODE = ("fence", "code_block", "html_block")
 BINARY_PROBE = 8192  # bytes looked at for a NUL
 MAX_MATCHES = 200  # files one glob may bring in
+MAX_VAULT_FILES = 100_000  # files looked through to resolve an Obsidian link by its name
 _SIGNATURES: tuple[tuple[bytes, int, ImageType], ...] = (
     (b"\x89PNG\r\n\x1a\n", 0, "image/png"),
     (b"\xff\xd8\xff", 0, "image/jpeg"),
@@ -75,11 +86,10 @@ class Context:
 
 
 def place_for(cwd: Path, add_dirs: Iterable[str] = ()) -> Place:
-    """The working folder, its git work tree (if any) and the user's extra folders."""
+    """The working folder, its git work tree and Obsidian vault (if any), the user's folders."""
     roots = [cwd.resolve()]
-    tree = git_work_tree(roots[0])
-    if tree is not None:
-        roots.append(tree)
+    # Like the git work tree, a vault around the working folder is the project it belongs to.
+    roots.extend(tree for tree in (git_work_tree(roots[0]), vault_root(roots[0])) if tree)
     roots.extend((cwd / Path(folder).expanduser()).resolve() for folder in add_dirs)
     return Place(cwd, tuple(roots))
 
@@ -126,15 +136,89 @@ def resolve(prompt: str, place: Place, limits: Limits = Limits()) -> Context:
     """The prompt to send with its includes read in and its pictures attached (or a refusal)."""
     code = code_lines(prompt)
     reader = _Reader(place, limits, limits.prompt_bytes)
+    linked, pictures = _linked(wikilinks.find(prompt), reader)
     out: list[str] = []
     for number, line in enumerate(prompt.split("\n")):
         tokens = None if number in code else include_tokens(line)
         if tokens is None:
             out.append(line)
+        else:
+            out.extend(
+                _block(shown, text) for token in tokens for shown, text in reader.read(token)
+            )
+        out.extend(linked.get(number, ()))
+    images = tuple(
+        _picture(f"![…]({target})", target, place, limits) for target in image_targets(prompt)
+    )
+    return Context("\n".join(out), images + pictures, tuple(reader.files))
+
+
+def _linked(
+    links: list[wikilinks.WikiLink], reader: _Reader
+) -> tuple[dict[int, list[str]], tuple[ImagePart, ...]]:
+    """The blocks of the notes the links name, by the line they follow, and their pictures."""
+    if not links:
+        return {}, ()
+    place = reader.place
+    vault = vault_root(place.cwd.resolve()) or place.cwd.resolve()
+    files = _vault_files(vault)
+    if files is None:
+        # Too big to look through: plain links stay text, as an unwritten note's would.
+        embeds = [link.written for link in links if link.embed]
+        if embeds:
+            raise IncludeRefused(
+                f"{embeds[0]}: {vault} holds more than {MAX_VAULT_FILES} files to look "
+                "through; name the file with @path instead"
+            )
+        return {}, ()
+    here = place.cwd.resolve().relative_to(vault).as_posix().removeprefix(".")
+    blocks: dict[int, list[str]] = {}
+    pictures: list[ImagePart] = []
+    seen: set[tuple[str, str]] = set()
+    for link in links:
+        if link.key in seen:
             continue
-        out.extend(_block(shown, text) for token in tokens for shown, text in reader.read(token))
-    images = tuple(_image(target, place, limits) for target in image_targets(prompt))
-    return Context("\n".join(out), images, tuple(reader.files))
+        seen.add(link.key)
+        found = wikilinks.pick(link.target, files, here)
+        if found is None:
+            if link.embed:
+                raise IncludeRefused(
+                    f"{link.written}: no file named {link.target!r} in {vault} "
+                    "(to send it as text, put it in backticks)"
+                )
+            continue  # a note not written yet
+        if wikilinks.is_image(found):
+            pictures.append(_picture(link.written, str(vault / found), place, reader.limits, found))
+            continue
+        text = _text(link.written, _checked(str(vault / found), place, link.written), reader.limits)
+        part = wikilinks.section(text, link.heading)
+        if part is None:
+            raise IncludeRefused(f"{link.written}: {found} has no heading {link.heading!r}")
+        shown = f"{found}#{link.heading}" if link.heading else found
+        reader.take(link.written, shown, part)
+        blocks.setdefault(link.line, []).append(_block(shown, part))
+    return blocks, tuple(pictures)
+
+
+def vault_root(folder: Path) -> Path | None:
+    """The Obsidian vault around a folder: the nearest one up holding ``.obsidian/``."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".obsidian").is_dir():
+            return candidate
+    return None
+
+
+def _vault_files(vault: Path) -> list[str] | None:
+    """The vault's files as ``/`` paths from its top (hidden ones skipped, as Obsidian does), or
+    None past ``MAX_VAULT_FILES``."""
+    files: list[str] = []
+    for folder, dirs, names in os.walk(vault):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        where = Path(folder).relative_to(vault)
+        files.extend((where / name).as_posix() for name in names if not name.startswith("."))
+        if len(files) > MAX_VAULT_FILES:
+            return None
+    return files
 
 
 def _block(shown: str, text: str) -> str:
@@ -158,16 +242,20 @@ class _Reader:
         for name in _expand(token, self.place):
             label = f"@{token}" if token == name else f"@{token} ({name})"
             text = _text(label, _checked(name, self.place, label), self.limits)
-            size = len(text.encode("utf-8"))
-            if size > self.left:
-                raise IncludeRefused(
-                    f"{label} would take the prompt's includes over "
-                    f"{_size(self.limits.prompt_bytes)} (include_prompt_limit); include fewer files"
-                )
-            self.left -= size
-            self.files.append(name)
+            self.take(label, name, text)
             found.append((name, text))
         return found
+
+    def take(self, label: str, name: str, text: str) -> None:
+        """Count the text against the prompt's budget, or refuse it."""
+        size = len(text.encode("utf-8"))
+        if size > self.left:
+            raise IncludeRefused(
+                f"{label} would take the prompt's includes over "
+                f"{_size(self.limits.prompt_bytes)} (include_prompt_limit); include fewer files"
+            )
+        self.left -= size
+        self.files.append(name)
 
 
 def _expand(token: str, place: Place) -> list[str]:
@@ -240,15 +328,16 @@ def _read(label: str, path: Path, cap: int, key: str) -> bytes:
         raise IncludeRefused(f"{label} cannot be read: {exc.strerror or exc}") from None
 
 
-def _image(target: str, place: Place, limits: Limits) -> ImagePart:
-    label = f"![…]({target})"
+def _picture(
+    label: str, target: str, place: Place, limits: Limits, shown: str | None = None
+) -> ImagePart:
     data = _read(label, _checked(target, place, label), limits.image_bytes, "image_limit")
     kind = image_type(data)
     if kind is None:
         raise IncludeRefused(
             f"{label} is not a PNG, JPEG, GIF or WebP picture; only those can be sent"
         )
-    return ImagePart(target, kind, data)
+    return ImagePart(shown or target, kind, data)
 
 
 def image_type(data: bytes) -> ImageType | None:
