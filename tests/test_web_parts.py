@@ -53,7 +53,7 @@ def test_an_edit_made_again_on_a_write_that_landed_meanwhile(tmp_path: Path) -> 
     doc = tmp_path / "a.md"
     doc.write_text(DOC + "Q\n\n## Assistant\n\npart")
     prompt = edits.add_prompt("Next", None)
-    landed = []
+    landed: list[bool] = []
 
     def change(text: str) -> str:
         if not landed:  # a reply's flush lands between the page's read and its write
