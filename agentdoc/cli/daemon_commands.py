@@ -60,12 +60,20 @@ def watch(
     from agentdoc.cli.foreground import watch_in_foreground
     from agentdoc.web import Serving
 
+    if serve is not None and not _an_address(serve):
+        paths, serve = (Path(serve), *paths), "127.0.0.1:8765"  # `--serve FOLDER`: a folder
     serving = None
     if serve is not None or read_only or require_token or cert or key:
         serving = Serving(
             serve or "127.0.0.1:8765", read_only=read_only, token=require_token, cert=cert, key=key
         )
     watch_in_foreground(list(paths), poll, send_pending, max_concurrent, log_file, serving)
+
+
+def _an_address(value: str) -> bool:
+    """`--serve` takes an optional address: a word that is no HOST:PORT or PORT is the first
+    folder to watch (`agentdoc watch --serve ~/notes`)."""
+    return value.isdigit() or (":" in value and not Path(value).exists())
 
 
 @cli.command("serve-token")
