@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import base_env, run_cli, state_of, write_config
-from tests.web_support import chromium, phone, serving
+from tests.web_support import chromium, phone, serving, status_of
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -104,9 +104,9 @@ def test_a_wrong_token_gets_401_and_a_path_out_gets_404(
         chromium() as browser,
     ):
         page = phone(browser)
-        assert page.goto(url + "/").status == 401
-        assert page.goto(url + "/?token=wrong").status == 401
-        assert page.goto(url + f"/?token={token}").status == 200
+        assert status_of(page, url + "/") == 401
+        assert status_of(page, url + "/?token=wrong") == 401
+        assert status_of(page, url + f"/?token={token}") == 200
         assert "token" not in page.url  # the cookie carries it from here
         page.get_by_role("link", name="notes/chat.md").click()
         page.get_by_label("Prompt").wait_for()
@@ -120,7 +120,7 @@ def test_a_wrong_token_gets_401_and_a_path_out_gets_404(
             assert answer is not None and answer.status == 404, out
             assert "not for the page" not in page.content()
         other = phone(browser)  # another browser, without the cookie
-        assert other.goto(url + "/d/0/notes/chat.md").status == 401
+        assert status_of(other, url + "/d/0/notes/chat.md") == 401
 
 
 def test_two_browsers_and_an_editor_writing_at_once_lose_nothing(

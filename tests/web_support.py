@@ -34,7 +34,7 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-PHONE = {"width": 390, "height": 844}
+PHONE_WIDTH, PHONE_HEIGHT = 390, 844
 
 
 def free_port() -> int:
@@ -66,9 +66,18 @@ def chromium() -> Iterator[Browser]:
 
 def phone(browser: Browser) -> Page:
     """A fresh page at a phone's viewport, touch on (its own cookies)."""
-    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    context = browser.new_context(
+        viewport={"width": PHONE_WIDTH, "height": PHONE_HEIGHT}, has_touch=True, is_mobile=True
+    )
     context.set_default_timeout(30_000)
     return context.new_page()
+
+
+def status_of(page: Page, url: str) -> int:
+    """The HTTP status of going to `url` in `page`."""
+    answer = page.goto(url)
+    assert answer is not None, url
+    return answer.status
 
 
 def answers(url: str) -> bool:
