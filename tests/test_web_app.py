@@ -170,7 +170,8 @@ def test_read_only_offers_and_takes_no_edit(docs: Path) -> None:
     with TestClient(make_app(site_for(docs, read_only=True), token=None), base_url=LOCAL) as c:
         page = c.get("/d/0/a.md").text
         assert "Prompt" not in page and "Send" not in page and "New document" not in c.get("/").text
-        assert c.post("/d/0/a.md/prompt", data={"prompt": "x"}, headers=SAME).status_code == 409
+        assert c.post("/d/0/a.md/prompt", data={"prompt": "x"}, headers=SAME).status_code == 403
+        assert c.post("/new", data={"name": "x"}, headers=SAME).status_code == 403
     assert (docs / "a.md").read_text() == DOC
 
 

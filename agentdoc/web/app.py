@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
     JSONResponse,
+    PlainTextResponse,
     RedirectResponse,
     Response,
     StreamingResponse,
@@ -329,7 +330,7 @@ def _done(request: Request, target: str, error: str | None = None) -> Response:
 
 async def _act(site: Site, request: Request, what: str) -> Response:
     if site.read_only:
-        return _done(request, "/", "this page is read-only (agentdoc watch --read-only)")
+        return PlainTextResponse("agentdoc: this page is read-only (--read-only)", 403)
     located = _located(site, request)
     if located is None:
         return _not_found()
@@ -379,7 +380,7 @@ _NAME = re.compile(r"[^\w.-]+")
 
 async def _new(site: Site, request: Request) -> Response:
     if not _writable(site):
-        return _done(request, "/", "this page cannot make documents here")
+        return PlainTextResponse("agentdoc: this page makes no documents here", 403)
     form = await _form(request)
     name = _NAME.sub("-", form.get("name", "").strip()).strip("-.")
     if not name:
