@@ -57,6 +57,11 @@ from agentdoc.web.states import Shown, shown
 log = logging.getLogger(__name__)
 
 KEEPALIVE = 15.0  # seconds between comments on a quiet stream (proxies close idle ones)
+# A reply's flush writes the document and then its status: a page woken by the first waits
+# this long for the second, and renders once for both (well inside the 100 ms a write may
+# take to reach the page).
+TOGETHER = 0.01
+TRUST_LOOK = 2.0  # seconds between looks at whether the document's folder is trusted
 STATIC = Path(__file__).with_name("static")
 _TITLE = re.compile(r"^# (.+)$", re.M)
 
@@ -189,12 +194,12 @@ class View:
     asked: str  # the permission panel's HTML
 
 
-def _view(site: Site, path: Path, root: int, rel: str) -> View:
+def _view(site: Site, path: Path, root: int, rel: str, untrusted: str | None = None) -> View:
     text = decode(path, read_bytes(path))
     cut = tail_start(text)
     tail = text[cut:]
-    state = shown(read_status(path), site.untrusted(path))
-    writable = not site.read_only and state.kind != "held"
+    state = shown(read_status(path), untrusted)
+    writable = not site.read_only and untrusted is None
     action = pages.href(root, rel) + "/answer"
     return View(
         text[body_start(text) : cut],
@@ -219,7 +224,7 @@ async def _document(site: Site, request: Request) -> Response:
         return _not_found()
     if not is_session_document(text):
         return await _sidecar(site, path, text)
-    view = await run_in_threadpool(_view, site, path, root, rel)
+    view = await run_in_threadpool(_view, site, path, root, rel, site.untrusted(path))
     head, tail = await run_in_threadpool(
         lambda: (site.renderer.render(view.head), site.renderer.render(view.tail))
     )
@@ -278,11 +283,14 @@ async def _stream(site: Site, path: Path, root: int, rel: str, known: str) -> As
     woken = site.hub.follow(path)
     head: str | None = None
     sent = ""
+    untrusted, looked = None, float("-inf")
     try:
         while True:
             woken.clear()
+            if time.monotonic() - looked > TRUST_LOOK:  # a walk up the folders: not per write
+                untrusted, looked = site.untrusted(path), time.monotonic()
             try:
-                view = _view(site, path, root, rel)
+                view = _view(site, path, root, rel, untrusted)
             except AgentdocError:
                 yield "event: gone\ndata: {}\n\n"
                 return
@@ -305,6 +313,8 @@ async def _stream(site: Site, path: Path, root: int, rel: str, known: str) -> As
                 await asyncio.wait_for(woken.wait(), KEEPALIVE)
             except TimeoutError:
                 yield ": still here\n\n"
+                continue
+            await asyncio.sleep(TOGETHER)
     finally:
         site.hub.leave(path, woken)
 
