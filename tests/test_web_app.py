@@ -121,6 +121,9 @@ def test_without_a_token_only_loopback_names_are_answered(docs: Path) -> None:
     app = make_app(site_for(docs), token=None)
     with TestClient(app, base_url="http://rebound.example:8765") as client:
         assert client.get("/").status_code == 403
+    for local in ("http://localhost:8765", "http://127.0.0.2:8765", "http://[::1]:8765"):
+        with TestClient(app, base_url=local) as client:
+            assert client.get("/").status_code == 200, local
 
 
 def test_a_token_is_asked_for_and_kept_in_a_strict_cookie(docs: Path) -> None:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -20,7 +21,6 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "agentdoc_token"
-LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 SAFE_METHODS = ("GET", "HEAD")
 HEADERS = [
     (
@@ -32,6 +32,16 @@ HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-store"),
 ]
+
+
+def is_loopback(host: str) -> bool:
+    """`localhost` or a loopback address (127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _hostname(host: str) -> str:
@@ -66,7 +76,7 @@ class Guard:
     def _refused(self, scope: Scope) -> Response | None:
         headers = Headers(scope=scope)
         host = headers.get("host", "")
-        if self.token is None and _hostname(host) not in LOOPBACK:
+        if self.token is None and not is_loopback(_hostname(host)):
             return PlainTextResponse(
                 "agentdoc: this page answers only on 127.0.0.1 without a token "
                 "(start it with --token to reach it through another name)",

@@ -6,7 +6,6 @@ writes (`on_written`) and the saves its watcher sees (`Hub.tell`) in the same pr
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import threading
 import time
@@ -18,6 +17,7 @@ from agentdoc.config import Settings
 from agentdoc.document import on_written
 from agentdoc.errors import AgentdocError
 from agentdoc.web.app import Site, make_app
+from agentdoc.web.guard import is_loopback
 from agentdoc.web.live import Hub
 from agentdoc.web.places import roots_of
 from agentdoc.web.token import serve_token
@@ -40,15 +40,6 @@ def split_address(address: str) -> tuple[str, int]:
     if not 0 < number < 65536:
         raise AgentdocError(f"--serve {address!r}: give HOST:PORT, e.g. {DEFAULT_ADDRESS}")
     return host, number
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)
