@@ -185,3 +185,13 @@ def test_a_held_document_is_shown_held_and_never_answered_from_the_page(docs: Pa
         answer = client.post("/d/0/a.md/prompt", data={"prompt": "x"}, headers=SAME)
         assert answer.status_code == 409
     assert (docs / "a.md").read_text() == DOC
+
+
+def test_the_search_box_finds_an_exchange_and_links_to_it(client: TestClient, docs: Path) -> None:
+    (docs / "a.md").write_text(
+        DOC + "Why does the borrow checker complain?\n\n## Assistant\n\nLifetimes.\n\n## User\n\n"
+    )
+    page = client.get("/", params={"q": "borrow"}).text
+    assert '<a href="/d/0/a.md#turn-1">a.md#turn-1</a>' in page
+    assert "Why does the borrow checker complain?" in page
+    assert "Nothing found." in client.get("/", params={"q": "zebra"}).text
