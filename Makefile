@@ -80,9 +80,9 @@ docs: $(VENV)/.installed
 # Emacs's markdown-mode come from the distribution (installed when we are root, as in CI;
 # otherwise those tests skip locally). So does Syncthing, which the synced-folder tests run
 # on loopback as a "phone" and a "server".
-EDITOR_PACKAGES := neovim emacs-nox elpa-markdown-mode syncthing
+EDITOR_PACKAGES := neovim emacs-nox elpa-markdown-mode syncthing chromium
 editors:
-	@{ command -v nvim && command -v emacs && command -v syncthing && \
+	@{ command -v nvim && command -v emacs && command -v syncthing && command -v chromium && \
 		emacs --batch --eval '(kill-emacs (if (locate-library "markdown-mode") 0 1))'; \
 	} >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(EDITOR_PACKAGES) >/dev/null; } || \

@@ -120,6 +120,8 @@ class Settings(BaseModel):
     claim_wait: float = Field(10.0, ge=0, le=600, description="seconds a new claim waits")
     # A command run when a reply ends, fails, waits for an approval or a prompt is held.
     notify: tuple[str, ...] = ()
+    # `agentdoc watch` also serves the web page on this address (as `--serve ADDR` does).
+    serve: str | None = None
 
     @field_validator("claude")
     @classmethod

@@ -31,6 +31,7 @@ import searching
 import snapshot
 import warm
 import watching
+import web
 from measure import CheckFailed, Failure, Row, render_table
 
 log = logging.getLogger("benchmarks")
@@ -100,6 +101,7 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "search": ("search 10,000 exchanges", lambda d, r, c: searching.bench_search(d, r.turn, c)),
     "watch": ("watch process, real CLI", lambda d, r, c: daemon.bench_daemon(d, r.first, c)),
     "poll": ("idle --poll, 5,000 notes", lambda d, r, c: daemon.bench_poll(d, r.idle, c)),
+    "web": ("the page: latency, CPU per delta", lambda d, r, c: web.bench_web(d, r.warm, c)),
     "snapshot": (
         "undo's snapshot of a tree",
         lambda d, r, c: snapshot.bench_snapshot(d, r.turn, c),

@@ -25,21 +25,69 @@ if TYPE_CHECKING:
 )
 @click.option("--max-concurrent", default=4, show_default=True, help="Turns streaming at once.")
 @click.option("--log-file", type=click.Path(dir_okay=False, path_type=Path), help="Also log here.")
+@click.option(
+    "--serve",
+    "serve",
+    is_flag=False,
+    flag_value="127.0.0.1:8765",
+    default=None,
+    metavar="[ADDR]",
+    help="Also serve the web page (default address 127.0.0.1:8765; any other needs the token).",
+)
+@click.option("--read-only", is_flag=True, help="The page shows documents; nobody can prompt.")
+@click.option("--token", "require_token", is_flag=True, help="Ask for the token on loopback too.")
+@click.option("--cert", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="TLS.")
+@click.option("--key", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="TLS.")
 def watch(
     paths: tuple[Path, ...],
     poll: bool,
     send_pending: bool,
     max_concurrent: int,
     log_file: Path | None,
+    serve: str | None,
+    read_only: bool,
+    require_token: bool,
+    cert: Path | None,
+    key: Path | None,
 ) -> None:
     """Watch folders or files (default: this folder) and answer every saved prompt.
 
     Runs in the foreground until Ctrl-C or SIGTERM (systemd-friendly); running turns are then
     stopped and marked interrupted. Each document's state is in `.agentdoc/NAME.status.json`.
+    With --serve (or `serve = "ADDR"` in the config) a web page shows the documents and
+    takes prompts and answers, each an edit of the file.
     """
     from agentdoc.cli.foreground import watch_in_foreground
+    from agentdoc.web import Serving
 
-    watch_in_foreground(list(paths), poll, send_pending, max_concurrent, log_file)
+    if serve is not None and not _an_address(serve):
+        paths, serve = (Path(serve), *paths), "127.0.0.1:8765"  # `--serve FOLDER`: a folder
+    serving = None
+    if serve is not None or read_only or require_token or cert or key:
+        serving = Serving(
+            serve or "127.0.0.1:8765", read_only=read_only, token=require_token, cert=cert, key=key
+        )
+    watch_in_foreground(list(paths), poll, send_pending, max_concurrent, log_file, serving)
+
+
+def _an_address(value: str) -> bool:
+    """`--serve` takes an optional address: a word that is no HOST:PORT or PORT is the first
+    folder to watch (`agentdoc watch --serve ~/notes`)."""
+    return value.isdigit() or (":" in value and not Path(value).exists())
+
+
+@cli.command("serve-token")
+@click.option("--renew", is_flag=True, help="Make a new token (the old one stops working).")
+def serve_token_command(renew: bool) -> None:
+    """Show the token the web page asks for on any address but 127.0.0.1 (made on first use).
+
+    Open the page once as https://HOST:PORT/?token=TOKEN; the browser keeps it in a cookie.
+    A daemon already serving keeps the old token until it restarts.
+    """
+    from agentdoc.web import serve_token, token_path
+
+    click.echo(serve_token(renew=renew))
+    click.echo(f"(kept in {token_path()})", err=True)
 
 
 @cli.command("status")

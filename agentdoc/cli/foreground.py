@@ -14,6 +14,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -28,6 +29,9 @@ from agentdoc.daemon import Daemon, WarmPool, own_command, paced
 from agentdoc.document import NOT_ASKED_HINT, WriteLedger, byproduct_kind, conflict_original
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
 from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
+
+if TYPE_CHECKING:
+    from agentdoc.web import Running, Serving
 
 # Whatever id the agent uses (Claude, Gemini, Codex: UUIDs; OpenCode: `ses_…`), as the
 # frontmatter's `session:` takes it: never a path or a flag (it rides in an argv, names a file).
@@ -135,6 +139,20 @@ def _can_ask(quiet: bool) -> bool:
     return not quiet and all(s is not None and s.isatty() for s in (sys.stdin, sys.stderr))
 
 
+def _serve(daemon: Daemon, roots: list[Path], serving: Serving | None) -> Running | None:
+    """The web page beside the daemon, telling it the saves the daemon's watcher sees."""
+    if serving is None:
+        return None
+    from agentdoc.web import serve
+
+    page = serve(roots, daemon.settings, serving, daemon.documents, daemon.untrusted)
+    daemon.on_change = page.hub.tell
+    how = " (read-only)" if serving.read_only else ""
+    token = "; it asks for the token `agentdoc serve-token` shows" if page.token else ""
+    click.echo(f"agentdoc serving the page on {page.url}{how}{token}", err=True)
+    return page
+
+
 def _not_told(record: logging.LogRecord) -> bool:
     return not getattr(record, "told", False)
 
@@ -145,8 +163,10 @@ def watch_in_foreground(
     send_pending: bool,
     max_concurrent: int,
     log_file: Path | None,
+    serving: Serving | None = None,
 ) -> None:
-    """The daemon until Ctrl-C or SIGTERM, with a live view of its turns."""
+    """The daemon until Ctrl-C or SIGTERM, with a live view of its turns (and the web page,
+    when `serving` or the config's `serve` asks for it)."""
     if log_file is not None:
         handler = logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace")
         handler.setFormatter(Escaping("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -160,17 +180,25 @@ def watch_in_foreground(
     for shown in logging.getLogger().handlers:
         if isinstance(shown, logging.StreamHandler) and shown.stream in (sys.stderr, sys.stdout):
             shown.addFilter(_not_told)  # the view prints these failures itself
+    settings = load_settings()
     daemon = Daemon(
         roots,
-        load_settings(),
+        settings,
         send_pending=send_pending,
         poll=poll,
         max_concurrent=max_concurrent,
         on_progress=view,
     )
+    if serving is None and settings.serve:
+        from agentdoc.web import Serving
+
+        serving = Serving(settings.serve)
+    page = _serve(daemon, roots, serving)
     click.echo(f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
     try:
         daemon.run(stop)
     finally:
         view.close()  # gives the terminal its cursor back, whatever stopped the daemon
+        if page is not None:
+            page.stop()
     click.echo("agentdoc stopped", err=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -26,42 +25,10 @@ def new(
     path: Path, title: str | None, model: str | None, agent: str | None, preset: str | None
 ) -> None:
     """Create a new session document at PATH, ready for the first prompt."""
+    from agentdoc.turn import create_document
+
     create_document(path, title=title, model=model, agent=agent, preset=preset)
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
-
-
-def create_document(
-    path: Path,
-    *,
-    title: str | None = None,
-    model: str | None = None,
-    agent: str | None = None,
-    preset: str | None = None,
-) -> None:
-    from agentdoc.agents import resolve_agent
-    from agentdoc.config import load_settings
-    from agentdoc.document import add_frontmatter
-    from agentdoc.turn import load_preset
-
-    if agent is not None:
-        resolve_agent(agent, load_settings())
-    if preset is not None:
-        load_preset(preset)  # refused here, before a document names a preset that cannot work
-    if path.exists():
-        raise AgentdocError(f"{path} already exists; agentdoc will not overwrite it")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)  # `agentdoc new notes/x.md` just works
-    except OSError as exc:
-        raise AgentdocError(f"cannot create the folder {path.parent}: {exc.strerror}") from exc
-    title = title or path.stem.replace("-", " ").replace("_", " ").strip() or "Conversation"
-    meta: dict[str, Any] = {"agent": agent} if agent else {}
-    if model:
-        meta["model"] = model
-    if preset:
-        meta["preset"] = preset
-    body = f"\n# {title}\n\n## User\n\n"
-    text = add_frontmatter(body, meta, {"title": title})
-    path.write_text(text, encoding="utf-8")
 
 
 @cli.command()

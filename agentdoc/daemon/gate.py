@@ -196,6 +196,14 @@ class Gate:
             return None if why is None else Held(why, "claiming" if quiet else "owner", quiet)
         return None
 
+    def untrusted(self, path: Path) -> str | None:
+        """Why nothing is answered in `path` on this machine (an untrusted synced folder)."""
+        root = self.synced_root(path)
+        if root is None:
+            return None
+        self.trust.refresh()
+        return None if self.trust.covers(path) else untrusted_reason(root)
+
     def answered_elsewhere(self, path: Path) -> bool:
         """Whether another machine answers `path`: a reply open in it may be streaming there."""
         if self.claims is None or self.synced_root(path) is None:

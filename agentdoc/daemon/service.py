@@ -106,6 +106,9 @@ class Daemon:
     # The synced folder a document is in, if any: its prompts wait for `agentdoc trust`.
     synced_root: Callable[[Path], Path | None] | None = None  # default: markers and config
     machine: str | None = None  # this machine's id (default: the one in local state)
+    # Told each settled change the watcher reports (an editor's save), on the watcher's thread:
+    # the web page's live view follows saves made elsewhere through it.
+    on_change: Callable[[Path], None] = lambda _p: None
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, init=False)
     _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
@@ -245,6 +248,15 @@ class Daemon:
             stop_indexing(SHUTDOWN_GRACE)
             lock.release()
 
+    def documents(self) -> list[Path]:
+        """The session documents the daemon follows now (a copy: safe from any thread)."""
+        return list(self._docs)
+
+    def untrusted(self, path: Path) -> str | None:
+        """Why the daemon answers nothing in `path`'s folder (a synced folder this machine does
+        not trust), or None."""
+        return self.gate.untrusted(path)
+
     def _polling(self, lock: TreeLock, reason: str) -> None:
         # Said once, where the person looks: the log, and `agentdoc status` (the lock file).
         log.warning("%s", reason)
@@ -254,6 +266,7 @@ class Daemon:
         try:
             for path in watcher.changes(stop):
                 self._events.put(Changed(path))
+                self.on_change(path)
         except AgentdocError:
             pass  # `watcher.failure`: the loop ends the daemon with it
 

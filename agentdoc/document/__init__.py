@@ -11,13 +11,16 @@ from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.document.approval import Answer as Answer
+    from agentdoc.document.approval import Asked as Asked
     from agentdoc.document.approval import Behavior as Behavior
+    from agentdoc.document.approval import asked_in as asked_in
     from agentdoc.document.approval import find_block as find_block
     from agentdoc.document.approval import protected_files as protected_files
     from agentdoc.document.approval import read_answer as read_answer
     from agentdoc.document.approval import render_approval as render_approval
     from agentdoc.document.approval import render_decision as render_decision
     from agentdoc.document.approval import replace_block as replace_block
+    from agentdoc.document.approval import tick as tick
     from agentdoc.document.approval import touches as touches
     from agentdoc.document.archive import HEADER_START as HEADER_START
     from agentdoc.document.archive import Moved as Moved
@@ -39,6 +42,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.fileio import fitting_name as fitting_name
     from agentdoc.document.fileio import link_target as link_target
     from agentdoc.document.fileio import note_own_open as note_own_open
+    from agentdoc.document.fileio import on_written as on_written
     from agentdoc.document.fileio import read_bytes as read_bytes
     from agentdoc.document.fileio import read_text as read_text
     from agentdoc.document.fileio import shown_name as shown_name
@@ -92,13 +96,16 @@ __all__, __getattr__ = lazy_exports(
     {
         "approval": (
             "Answer",
+            "Asked",
             "Behavior",
+            "asked_in",
             "find_block",
             "protected_files",
             "read_answer",
             "render_approval",
             "render_decision",
             "replace_block",
+            "tick",
             "touches",
         ),
         "archive": ("HEADER_START", "Moved", "archive_path", "move"),
@@ -115,6 +122,7 @@ __all__, __getattr__ = lazy_exports(
             "fitting_name",
             "link_target",
             "note_own_open",
+            "on_written",
             "read_bytes",
             "read_text",
             "shown_name",

@@ -255,3 +255,71 @@ def _strings(value: Any) -> list[str]:
 def protected_files(document: Path, sidecar: Path) -> list[Path]:
     """The files that carry the person's answers: no tool of the agent's may touch them."""
     return [document, sidecar, document.parent / ".agentdoc"]
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A permission request still open in a document, as the page shows it."""
+
+    nonce: str
+    tool: str  # the tool's name, as the block shows it
+    input: str  # the tool's input, as the block shows it (JSON)
+    options: tuple[str, ...]  # the boxes' labels, in order
+
+
+_OPEN = re.compile(r"<!-- agentdoc:approval ([0-9A-Za-z]+) \(tick one box and save\) -->")
+_TOOL = re.compile(r"wants to use \*\*(.+?)\*\*")
+
+
+def asked_in(text: str) -> list[Asked]:
+    """The permission requests whose block is still unanswered in `text`."""
+    found: list[Asked] = []
+    for match in _OPEN.finditer(text):
+        span = find_block(text, match.group(1))
+        if span is None:
+            continue
+        lines = [_QUOTE.sub("", line) for line in text[span[0] : span[1]].splitlines()[1:-1]]
+        tool = next((m.group(1) for line in lines if (m := _TOOL.search(line))), "a tool")
+        boxes = tuple(b.group(2).strip() for line in lines if (b := _BOX.match(line)))
+        fences = [i for i, line in enumerate(lines) if line.lstrip().startswith("```")]
+        shown = "\n".join(lines[fences[0] + 1 : fences[1]]) if len(fences) >= 2 else ""
+        found.append(Asked(match.group(1), tool, shown, boxes))
+    return found
+
+
+def tick(text: str, nonce: str, behavior: Behavior, reason: str = "") -> str | None:
+    """`text` with the box for `behavior` ticked in the block `nonce` (and, for a deny, the
+    reason written under it, as a person would type it); None if the block holds no box that
+    plainly means it (a block of an agent's own options named otherwise)."""
+    span = find_block(text, nonce)
+    if span is None:
+        return None
+    block = text[span[0] : span[1]]
+    lines = block.split("\n")
+    for i, line in enumerate(lines):
+        box = _BOX.match(line)
+        if box is None or _means(box.group(2)) != behavior:
+            continue
+        at = line.index("[ ]") if "[ ]" in line else -1
+        if at < 0:
+            return None
+        lines[i] = line[:at] + "[x]" + line[at + 3 :]
+        if behavior == "deny" and reason.strip():
+            quote = _QUOTE.match(line)
+            prefix = (quote.group(0) if quote else "").rstrip() + " "
+            lines[i + 1 : i + 1] = [prefix + part for part in reason.strip().splitlines()]
+        return text[: span[0]] + "\n".join(lines) + text[span[1] :]
+    return None
+
+
+def _means(label: str) -> Behavior | None:
+    """What a box's label plainly means: Claude's three boxes, or an agent's option named so."""
+    known = _kind(label)
+    if known is not None:
+        return known
+    first = label.strip().lower().split(" ")[0] if label.strip() else ""
+    if first in ("allow", "yes", "approve", "accept") and "always" not in label.lower():
+        return "allow"
+    if first in ("deny", "reject", "no", "refuse"):
+        return "deny"
+    return None

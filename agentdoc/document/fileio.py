@@ -299,6 +299,23 @@ def _rename_exchange() -> Callable[[str, str], bool] | None:
 _EXCHANGE = _rename_exchange() if sys.platform == "linux" else None
 
 
+# Who wants to hear of each file this process writes (the web page's live view of a document
+# and its status): told on the writing thread after the rename, so a callback must only hand
+# the path on. Empty unless `agentdoc watch --serve` runs; a write then costs one call more.
+_listeners: list[Callable[[Path], None]] = []
+
+
+def on_written(listener: Callable[[Path], None]) -> Callable[[], None]:
+    """Tell `listener` the path of every whole write from now on; returns its removal."""
+    _listeners.append(listener)
+    return lambda: _listeners.remove(listener)
+
+
+def _tell(path: Path) -> None:
+    for listener in _listeners:
+        listener(path)
+
+
 def atomic_write(
     path: Path,
     data: Content,
@@ -322,6 +339,7 @@ def atomic_write(
         st = None
     if st is not None and st.st_nlink > 1:
         _write_in_place(target, data)
+        _tell(path)
         return None
     folder = target.parent
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
@@ -347,6 +365,7 @@ def atomic_write(
             os.unlink(tmp)
         raise
     _fsync_dir(folder)
+    _tell(path)
     return displaced
 
 

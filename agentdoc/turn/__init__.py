@@ -12,6 +12,7 @@ from agentdoc.lazy import lazy_exports
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
     from agentdoc.turn.approvals import request_answer as request_answer
     from agentdoc.turn.archive import archive_document as archive_document
+    from agentdoc.turn.creating import create_document as create_document
     from agentdoc.turn.detect import submission as submission
     from agentdoc.turn.detect import wants_marker as wants_marker
     from agentdoc.turn.forking import fork as fork
@@ -57,6 +58,7 @@ __all__, __getattr__ = lazy_exports(
     {
         "approvals": ("request_answer",),
         "archive": ("archive_document",),
+        "creating": ("create_document",),
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
         "gitsync": ("behind", "integrate", "sync_on", "toplevel"),

@@ -1,0 +1,94 @@
+"""The page's edits of a document, made as an editor's save is made.
+
+Each edit is a function of the document's text. It is written atomically (fileio's swap), not
+recorded as agentdoc's own write, so the daemon takes it as the person's save: the same
+settle, gate, budget and policy. When another write lands between the read and ours (a reply
+streaming in, an editor's save), the swap hands it back and the edit is made again on it, so
+neither is lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from agentdoc.document import (
+    Behavior,
+    DocumentError,
+    asked_in,
+    decode,
+    dominant_newline,
+    parse,
+    read_bytes,
+    tick,
+    write_text,
+)
+from agentdoc.errors import AgentdocError
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS = 8
+
+Edit = Callable[[str], str]
+
+
+def edit(path: Path, change: Edit) -> None:
+    """Apply `change` to the file and write the result; AgentdocError says why not."""
+    data = read_bytes(path)
+    new = change(decode(path, data))
+    for _ in range(ATTEMPTS):
+        displaced = write_text(path, new, expected=data)
+        if displaced is None:
+            return
+        data = new.encode("utf-8")
+        try:
+            new = change(decode(path, displaced))
+        except AgentdocError:
+            write_text(path, decode(path, displaced))  # theirs back, as it was
+            raise
+    raise AgentdocError(f"{path.name} keeps changing; the page's edit was not saved")
+
+
+def add_prompt(prompt: str, marker: str | None) -> Edit:
+    """Append `prompt` under the last `## User` (a new one below a reply that has none yet),
+    with the submit marker on its last line when the document sends on the marker only."""
+
+    def change(text: str) -> str:
+        try:
+            doc = parse(text)
+        except DocumentError as exc:
+            raise AgentdocError(str(exc)) from exc
+        nl = dominant_newline(text)
+        words = nl.join(prompt.strip().splitlines())
+        if not words:
+            raise AgentdocError("the prompt is empty")
+        if marker:
+            words += nl + marker
+        last = doc.turns[-1] if doc.turns else None
+        if last is not None and last.role == "user" and doc.unanswered() is None:
+            head, rest = text[: last.end], text[last.end :]
+            return head.rstrip() + nl * 2 + words + nl + (nl + rest.lstrip() if rest else "")
+        return text.rstrip() + nl * 2 + "## User" + nl * 2 + words + nl
+
+    return change
+
+
+def answer(behavior: Behavior, reason: str, nonce: str | None) -> Edit:
+    """Tick the box of `behavior` in the open permission request (`nonce`, else the first)."""
+
+    def change(text: str) -> str:
+        asked = [a for a in asked_in(text) if nonce is None or a.nonce == nonce]
+        if not asked:
+            raise AgentdocError("no permission request is waiting in this document")
+        ticked = tick(text, asked[0].nonce, behavior, reason)
+        if ticked is None:
+            raise Unticked(asked[0].nonce)
+        return ticked
+
+    return change
+
+
+class Unticked(AgentdocError):
+    """The request's boxes name none of allow or deny (an agent's own options): it is answered
+    by the answer file `agentdoc approve` / `deny` write instead."""

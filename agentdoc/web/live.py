@@ -1,0 +1,57 @@
+"""A document's writes, carried to the pages that show it.
+
+The daemon's process tells every file it writes (`on_written`: a reply's flush, a status
+file) and every settled save the watcher sees; `Hub.tell` runs on that writer's thread and only
+checks, in a dict, whether a page follows the document, then wakes that page's stream on the
+server's event loop. No page open: one dict lookup per write. Nothing polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+STATUS_SUFFIX = ".status.json"
+
+
+def document_of(path: Path) -> str:
+    """The document a written file is about (a status file's document), as a dict key."""
+    name = path.name
+    if name.endswith(STATUS_SUFFIX) and path.parent.name == ".agentdoc":
+        return os.path.join(os.path.abspath(path.parent.parent), name[: -len(STATUS_SUFFIX)])
+    return os.path.abspath(path)
+
+
+class Hub:
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pages: dict[str, set[asyncio.Event]] = {}
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def tell(self, path: Path) -> None:
+        """Any thread: `path` was written."""
+        key = document_of(path)
+        loop = self._loop
+        if key in self._pages and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._wake, key)
+
+    def _wake(self, key: str) -> None:
+        for woken in self._pages.get(key, ()):
+            woken.set()
+
+    def follow(self, path: Path) -> asyncio.Event:
+        """On the loop: an event set whenever `path` (or its status) is written."""
+        woken = asyncio.Event()
+        self._pages.setdefault(os.path.abspath(path), set()).add(woken)
+        return woken
+
+    def leave(self, path: Path, woken: asyncio.Event) -> None:
+        key = os.path.abspath(path)
+        pages = self._pages.get(key)
+        if pages is not None:
+            pages.discard(woken)
+            if not pages:
+                del self._pages[key]
