@@ -220,7 +220,9 @@ def test_obsidian_links_reach_the_api_as_the_note_and_the_picture(
     doc = work / "chats" / "chat.md"
     ask(doc, "What does [[Roadmap|the roadmap]] plan?\n\n![[Pasted image 20260101.png]]")
     with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(doc, settings, environ=claude_env(api, tmp_path / "home")).run()
+        outcome = TurnRunner(
+            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
+        ).run()
         body = sent(api)
         images = _images(api)
     assert outcome.state == "done"
