@@ -109,10 +109,11 @@ class Settings(BaseModel):
     # user's own config, since anyone who can write into a synced folder could else spend the
     # agent here.
     trusted: tuple[str, ...] = ()
-    # Whether agents started in a synced or `git: sync` folder may read that folder's own agent
-    # settings (Claude Code's `.claude/settings.json` hooks run commands as this user). Off:
-    # trusting a folder's prompts is not trusting every file a paired device syncs in.
-    folder_agent_settings: bool = False
+    # Whether agents started in a synced or `git: sync` folder this machine trusts read that
+    # folder's own agent settings (Claude Code's `.claude/settings.json` hooks run commands as
+    # this user). An untrusted one's are never read, not even for `agentdoc run`; off: not even
+    # a trusted one's.
+    folder_agent_settings: bool = True
     # Turns the daemon starts for one document in any hour (0: no cap).
     max_turns_per_hour: int = Field(30, ge=0, le=100_000, description="turns per document per hour")
     # In a synced folder, how long a machine that claims a new document waits for another

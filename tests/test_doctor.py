@@ -290,4 +290,4 @@ def test_agent_files_in_a_synced_folder_are_named_and_broken_ones_said(
     assert line.startswith("! ")
     assert "phone/.claude/settings.json: Claude Code: hooks" in line and "not valid JSON" in line
     assert "phone/AGENTS.md" in line and "mine" not in line
-    assert "starts there without them" in line
+    assert "once you trust the folder" in line

@@ -104,14 +104,17 @@ def test_an_untrusted_synced_folder_runs_nothing_until_trusted(tmp_path: Path) -
             assert not phone_hook.exists() and claude_in(phone) == []
             assert all("Run your hooks." not in str(r.body) for r in api.requests)
 
-            # Trusted here: the held prompt is answered; the folder's own settings stay off.
+            # Trusted here: the held prompt is answered, and the folder's own settings apply
+            # (trusting it opted in to them): its hook runs, the control of all the above.
             trusted = run_cli(["trust", str(phone)], env)
             assert trusted.returncode == 0, trusted.stderr
             wait_for(lambda: "Answered." in doc.read_text(), "the held prompt answered", WAIT)
-            assert not phone_hook.exists()
+            wait_for(phone_hook.exists, "the trusted folder's own hook", WAIT)
+    phone_hook.unlink()
+    local_hook.unlink()
 
-    # Asked for in the config, a trusted folder's own settings apply: its hook runs.
-    write_config(conf, trusted=[str(phone.resolve())], folder_agent_settings=True)
+    # With every shared folder's own settings kept off, not even a trusted one's hook runs.
+    write_config(conf, trusted=[str(phone.resolve())], folder_agent_settings=False)
     with FakeMessagesAPI(default=answer("Answered again.")) as api:
         env = claude_env(
             api,
@@ -122,5 +125,8 @@ def test_an_untrusted_synced_folder_runs_nothing_until_trusted(tmp_path: Path) -
         )
         with watching(notes, env, tmp_path / "watch3.log"):
             (phone / "second.md").write_text(EMPTY + "Hello?\n")
+            (local / "second.md").write_text(EMPTY + "Hello?\n")
             wait_for(lambda: "Answered again." in (phone / "second.md").read_text(), "reply", WAIT)
-            wait_for(phone_hook.exists, "the trusted folder's own hook, asked for", WAIT)
+            wait_for(lambda: "Answered again." in (local / "second.md").read_text(), "reply", WAIT)
+            # Each reply comes after its session started, hooks included.
+            assert local_hook.exists() and not phone_hook.exists()

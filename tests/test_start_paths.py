@@ -259,9 +259,6 @@ def test_a_hint_starts_an_agent_only_in_a_trusted_folder(
         assert daemon.hints.warmed == (2 if trusted else 1)
     cwds = [entry["cwd"] for entry in started(starts)]
     assert cwds.count(str(phone.resolve())) == (1 if trusted else 0)
-    for entry in started(starts):  # the folder's own settings stay off even where trusted
-        if entry["cwd"] == str(phone.resolve()):
-            assert "--setting-sources=user" in entry["argv"]
 
 
 def recording(daemon: Daemon) -> list[Path]:
@@ -290,7 +287,7 @@ def test_a_restart_starts_no_agent_for_an_untrusted_document_used_just_before(
     assert [entry["cwd"] for entry in started(starts)] == [str(local.parent.resolve())]
 
 
-def test_a_held_prompt_starts_nothing_and_trust_answers_it_without_the_folders_settings(
+def test_a_held_prompt_starts_nothing_and_trust_answers_it_with_the_folders_settings(
     phone: Path, claude: Path, env: dict[str, str], starts: Path
 ) -> None:
     doc = phone / "new.md"
@@ -303,7 +300,8 @@ def test_a_held_prompt_starts_nothing_and_trust_answers_it_without_the_folders_s
         trust_folder(phone)
         wait_for(lambda: "echo run the hook for me" in doc.read_text(), what="the reply")
     (launched,) = started(starts)
-    assert "--setting-sources=user" in launched["argv"]
+    # Trusting the folder opted in to its own settings (folder_agent_settings is on).
+    assert not any(arg.startswith("--setting-sources") for arg in launched["argv"])
 
 
 def _held(doc: Path) -> bool:
@@ -311,17 +309,17 @@ def _held(doc: Path) -> bool:
     return shown is not None and shown.state == "pending" and bool(shown.held)
 
 
-def test_with_folder_agent_settings_a_trusted_folder_keeps_its_own_settings(
+def test_without_folder_agent_settings_not_even_a_trusted_folders_settings_are_read(
     phone: Path, claude: Path, env: dict[str, str], starts: Path
 ) -> None:
     trust_folder(phone)
     doc = phone / "new.md"
-    quiet = settings(claude, warm_sessions=0, folder_agent_settings=True)
-    with Running(Daemon([phone.parent], quiet, environ=env, rescan_interval=0.5)):
+    strict = settings(claude, warm_sessions=0, folder_agent_settings=False)
+    with Running(Daemon([phone.parent], strict, environ=env, rescan_interval=0.5)):
         doc.write_text(NEW + "hello\n")
         wait_for(lambda: "echo hello" in doc.read_text(), what="the reply")
     (launched,) = started(starts)
-    assert not any(arg.startswith("--setting-sources") for arg in launched["argv"])
+    assert "--setting-sources=user" in launched["argv"]
 
 
 def test_a_local_document_whose_cwd_is_an_untrusted_synced_folder_is_refused(
@@ -354,11 +352,16 @@ def test_run_in_a_synced_folder_starts_the_agent_without_the_folders_settings(
 
 
 @pytest.mark.parametrize(
-    ("synced", "opted_in", "own_settings"),
-    [(False, False, True), (True, False, False), (True, True, True)],
+    ("synced", "trusted", "opted_in", "own_settings"),
+    [
+        (False, False, False, True),  # a folder only this machine writes: always its own
+        (True, False, True, False),  # not trusted: never
+        (True, True, True, True),  # trusted: the opt-in
+        (True, True, False, False),  # …unless the config keeps every shared folder's off
+    ],
 )
-def test_own_command_leave_keeps_a_shared_folders_settings_off_unless_opted_in(
-    tmp_path: Path, synced: bool, opted_in: bool, own_settings: bool
+def test_own_command_leave_reads_a_shared_folders_settings_only_once_trusted(
+    tmp_path: Path, synced: bool, trusted: bool, opted_in: bool, own_settings: bool
 ) -> None:
     """The leave an undo's replay, `run` and `ask` start their agent with."""
     folder = tmp_path / "f"
@@ -366,7 +369,8 @@ def test_own_command_leave_keeps_a_shared_folders_settings_off_unless_opted_in(
     if synced:
         (folder / ".stfolder").mkdir()
     doc = folder / "chat.md"
-    leave = own_command(doc, Settings(folder_agent_settings=opted_in))(folder, parse(NEW))
+    found = Settings(folder_agent_settings=opted_in, trusted=(str(folder),) if trusted else ())
+    leave = own_command(doc, found)(folder, parse(NEW))
     assert leave.cwd == folder and leave.folder_settings is own_settings
 
 

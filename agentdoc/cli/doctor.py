@@ -388,9 +388,9 @@ def _shared_agent_files(folder: Path, settings: Settings) -> Check:
         for f in shared
     ]
     used = (
-        "agents started there read them (folder_agent_settings = true)"
+        "agents read them once you trust the folder (`agentdoc trust`)"
         if settings.folder_agent_settings
-        else "Claude Code starts there without them; other agents read them"
+        else "Claude Code starts there without them (folder_agent_settings = false)"
     )
     return Check(
         name=name,

@@ -7,12 +7,13 @@ start ahead of the prompt (an editor's open, an empty `## User`, a restart), `ag
 `ask`, a fork, an undo's replay. It is the only code that issues a `Clearance`, the leave
 without which the agent layer starts no process (`agentdoc/agents/base/clearance.py`). A
 synced or `git: sync` folder this machine does not trust gets none; a trusted one gets leave
-without the folder's own agent settings unless `folder_agent_settings` is on.
+with the folder's own agent settings (trusting the folder is opting in to them, unless
+`folder_agent_settings` is off); your own command in an untrusted one starts without them.
 
 A prompt the gate holds is not lost: the status says why and what releases it, and the daemon
 asks again (`due`) until the reason is gone — the folder trusted, the hour's window moved on.
 `agentdoc run FILE` is the user's own local action: its prompt is never held, but its agent
-starts with the same leave (`own_command`), the folder's settings off where others write.
+starts with the same leave (`own_command`), the folder's settings off where it is not trusted.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from agentdoc.config import Settings
 from agentdoc.daemon.claims import Claims
 from agentdoc.daemon.classify import Held as Held  # a reason classify holds a prompt for
 from agentdoc.daemon.synced import synced_root
-from agentdoc.daemon.trust import TrustList
+from agentdoc.daemon.trust import TrustList, covers
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Clearer, sync_on, toplevel
@@ -84,23 +85,29 @@ def leave(
     synced: Callable[[Path], Path | None],
     git_root: Path | None,
     folder_settings: bool,
-    trusted: Callable[[Path], bool] | None,
+    trusted: Callable[[Path], bool],
+    *,
+    own_command: bool = False,
 ) -> Clearance | Path:
     """Leave to start `document`'s agent in `cwd`, or the shared folder this machine does not
-    trust (`trusted` None: the user's own command, which needs no trust). Both the document's
-    folder and the working folder count: a document may set its `cwd` into a synced folder."""
-    shared = False
+    trust. Both the document's folder and the working folder count: a document may set its
+    `cwd` into a synced folder. The user's `own_command` needs no trust, but in a shared folder
+    it does not trust its agent starts without the folder's own settings; so does any agent
+    in a shared folder when the config's `folder_agent_settings` is off."""
+    shared, all_trusted = False, True
     for place in (document, cwd):
         root = shared_root(place, synced, git_root)
         if root is None:
             continue
-        if trusted is not None and not trusted(place):
-            return root
         shared = True
+        if not trusted(place):
+            if not own_command:
+                return root
+            all_trusted = False
     if not shared:
         return Clearance(cwd, folder_settings=True, why="a folder only this machine writes")
-    why = "a trusted shared folder" if trusted is not None else "your own command"
-    return Clearance(cwd, folder_settings=folder_settings, why=why)
+    why = "your own command" if own_command else "a trusted shared folder"
+    return Clearance(cwd, folder_settings=folder_settings and all_trusted, why=why)
 
 
 def _git_root(document: Path, parsed: Document, settings: Settings) -> Path | None:
@@ -118,7 +125,8 @@ def own_command(document: Path, settings: Settings) -> Clearer:
             lambda path: synced_root(path, settings),
             _git_root(document, parsed, settings),
             settings.folder_agent_settings,
-            None,
+            lambda path: covers(settings.trusted, path),
+            own_command=True,
         )
         assert isinstance(granted, Clearance)  # no trust asked, none refused
         return granted
@@ -133,7 +141,7 @@ class Gate:
     synced_root: Callable[[Path], Path | None]
     claims: Claims | None = None  # None: this daemon answers whatever it is given
     clock: Callable[[], float] = time.monotonic
-    folder_settings: bool = False  # the config's folder_agent_settings
+    folder_settings: bool = True  # the config's folder_agent_settings
     settings: Settings | None = None  # for a document's `git: sync` (the config's `git`)
     held: dict[Path, Held] = field(default_factory=dict)  # document → why it waits
     _told: dict[Path, str] = field(default_factory=dict)  # document → the kind last told

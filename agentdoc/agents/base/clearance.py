@@ -28,8 +28,8 @@ class Clearance:
 
     `folder_settings`: whether the agent may read that folder's own agent settings (hooks, MCP
     servers, permission rules). False in a folder others write into (a sync tool's, a `git:
-    sync` repository) unless the user's config says otherwise: trusting a folder's prompts is
-    not trusting every file a paired device can put beside them.
+    sync` repository) that this machine does not trust, as for the user's own `agentdoc run`
+    there, or when the user's config keeps every shared folder's settings off.
     """
 
     cwd: Path
