@@ -65,6 +65,15 @@ def init_sync(folder: Path, settings: Settings, tool: str | None = None) -> tupl
             gap = "" if not existing or existing.endswith("\n") else "\n"
             block = "\n".join([HEADER, *added]) + "\n"
             path.write_text(existing + gap + block, encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentdocError(f"cannot update {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise AgentdocError(
+            f"cannot update {path}: it is not UTF-8 text (byte {exc.start} is not), as {tool} "
+            "reads it; it was left as it is: fix it, or add these lines yourself: "
+            + ", ".join(wanted)
+        ) from exc
+    except OSError as exc:
+        raise AgentdocError(
+            f"cannot update {path}: {exc.strerror or exc}; it was left as it is: add these "
+            "lines yourself: " + ", ".join(wanted)
+        ) from exc
     return path, added
