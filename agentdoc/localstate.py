@@ -20,6 +20,7 @@ import hashlib
 import logging
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +35,7 @@ STATE = ".agentdoc"
 SYNCED = "synced"  # under the user's state folder: the mirrors of synced folders
 ROOT_FILE = "ROOT"  # in a mirror: the synced folder it stands for, so a walk can map it back
 DROPPED = (".gitignore", "daemon.lock")  # on a clash, the tree's copy of these means nothing
+NOT_WALKED = frozenset({STATE, ".git", ".hg", ".svn"})  # no state folder of ours inside
 IGNORE_ALL = "# agentdoc's own state: kept out of version control\n*\n"
 
 _listed: tuple[tuple[int, int] | None, Settings] | None = None
@@ -65,7 +67,9 @@ def synced_of(folder: Path) -> SyncedFolder | None:
 def mirror_root(root: Path) -> Path:
     """This machine's folder for the state of the synced folder `root` (resolved)."""
     key = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
-    return user_state_dir() / SYNCED / f"{root.name or 'root'}-{key}"
+    # The name only helps a person find it (the hash tells the folders apart): kept short, so
+    # a long folder name cannot make it longer than a file name may be.
+    return user_state_dir() / SYNCED / f"{root.name[:40] or 'root'}-{key}"
 
 
 def _mirror(folder: Path, synced: SyncedFolder) -> Path:
@@ -75,12 +79,25 @@ def _mirror(folder: Path, synced: SyncedFolder) -> Path:
     return top.joinpath(*resolved.relative_to(synced.root).parts)
 
 
+# Looking for the markers lists every folder above (milliseconds under a big /tmp or home), and
+# a turn asks for its state folder many times: the answer is kept this long per folder.
+FRESH_FOR = 2.0
+_decided: dict[Path, tuple[float, Path]] = {}
+
+
 def state_folder(folder: Path) -> Path:
     """The `.agentdoc/` folder for the documents directly in `folder`."""
+    now = time.monotonic()
+    known = _decided.get(folder)
+    if known is not None and now - known[0] < FRESH_FOR:
+        return known[1]
     synced = synced_of(folder)
-    if synced is None:
-        return folder / STATE
-    return _mirror(folder, synced) / STATE
+    found = folder / STATE if synced is None else _mirror(folder, synced) / STATE
+    if folder.is_absolute():  # a relative one means another folder once the cwd changes
+        if len(_decided) > 4096:
+            _decided.clear()
+        _decided[folder] = (now, found)
+    return found
 
 
 def make_state_folder(state: Path) -> None:
@@ -174,7 +191,7 @@ def _walk(start: Path) -> Iterator[Path]:
     for folder, dirs, _files in os.walk(start):
         if STATE in dirs:
             yield Path(folder) / STATE
-        dirs[:] = [d for d in dirs if d != STATE]
+        dirs[:] = [d for d in dirs if d not in NOT_WALKED]
 
 
 def move_out(root: Path) -> list[str]:

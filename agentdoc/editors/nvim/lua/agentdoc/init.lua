@@ -111,7 +111,7 @@ local function state_folder(folder)
     if root == nil then
       state_folders[folder] = folder .. "/.agentdoc"
     else
-      local name = root:match("[^/]+$") or "root"
+      local name = vim.fn.strcharpart(root:match("[^/]+$") or "root", 0, 40)
       local mirror = user_state() .. "/synced/" .. name .. "-" .. vim.fn.sha256(root):sub(1, 16)
       state_folders[folder] = mirror .. real:sub(#root + 1) .. "/.agentdoc"
     end
