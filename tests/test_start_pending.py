@@ -3,6 +3,9 @@ on another device (a trusted synced folder, a `git: sync` document), once; held 
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +15,7 @@ import pytest
 from agentdoc.daemon.service import Daemon
 from agentdoc.turn import Status, now_iso, status, write_status
 from tests.conftest import FakeClaude, wait_for
+from tests.process_support import base_env, watching, write_config
 from tests.test_daemon import DOC, Running, roles
 
 ASKED = DOC + "written on the phone while the server slept\n"
@@ -128,3 +132,36 @@ def test_a_git_sync_document_is_answered_at_start(
     with Running(daemon(repo, fake)):
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
     assert len(fake.calls()) == 1
+
+
+def test_a_reboot_of_the_server_loses_no_prompt_written_meanwhile(
+    synced: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """As processes: a daemon serves the folder, stops (a reboot); the phone's prompt lands while
+    it is down; the daemon started again answers it, and a third start sends nothing more."""
+    fake = fake_claude("plain_text.ndjson")
+    config = write_config(
+        tmp_path / "config.toml", settle_step=0.1, settle_max=1.0, claim_wait=0, warm_sessions=0
+    )
+    with config.open("a") as toml:
+        toml.write(f"trusted = [{json.dumps(str(synced))}]\n")
+    environ = base_env(
+        tmp_path / "home",
+        **fake.env,
+        AGENTDOC_CLAUDE=str(fake.executable),
+        AGENTDOC_CONFIG=str(config),
+        AGENTDOC_STATE_DIR=os.environ["AGENTDOC_STATE_DIR"],
+    )
+    doc = synced / "chat.md"
+    doc.write_text(DOC)
+    with watching(synced, environ, tmp_path / "first.log") as first:
+        first.send(signal.SIGTERM)
+        assert first.wait() == 0
+    doc.write_text(ASKED)  # the phone's save, delivered while the server is down
+    with watching(synced, environ, tmp_path / "second.log"):
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state(doc) == "idle", what="the turn's end")
+    with watching(synced, environ, tmp_path / "third.log") as third:
+        assert "unsent prompt" not in third.log()
+    assert [c["stdin"] for c in fake.calls()] == ["written on the phone while the server slept"]
+    assert not (synced / ".agentdoc").exists()  # this machine's state stayed out of the sync
