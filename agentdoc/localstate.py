@@ -82,13 +82,14 @@ def _mirror(folder: Path, synced: SyncedFolder) -> Path:
 # Looking for the markers lists every folder above (milliseconds under a big /tmp or home), and
 # a turn asks for its state folder many times: the answer is kept this long per folder.
 FRESH_FOR = 2.0
-_decided: dict[Path, tuple[float, Path]] = {}
+_decided: dict[tuple[Path, Path], tuple[float, Path]] = {}
 
 
 def state_folder(folder: Path) -> Path:
     """The `.agentdoc/` folder for the documents directly in `folder`."""
     now = time.monotonic()
-    known = _decided.get(folder)
+    key = (folder, user_state_dir())  # a mirror is where this process's state folder is
+    known = _decided.get(key)
     if known is not None and now - known[0] < FRESH_FOR:
         return known[1]
     synced = synced_of(folder)
@@ -96,7 +97,7 @@ def state_folder(folder: Path) -> Path:
     if folder.is_absolute():  # a relative one means another folder once the cwd changes
         if len(_decided) > 4096:
             _decided.clear()
-        _decided[folder] = (now, found)
+        _decided[key] = (now, found)
     return found
 
 
