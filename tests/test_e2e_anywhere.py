@@ -3,7 +3,7 @@
 Two Syncthing instances on loopback share a folder; `agentdoc watch` runs as a process on the
 server's copy, with the real Claude Code CLI against the offline API. The phone is this test
 writing files in the phone's copy. Both folders ignore `.agentdoc/` (as `agentdoc init-sync`
-sets up), so only documents travel.
+sets up), except in the test that shows agentdoc keeps its own state out of the sync without it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from watchdog.observers import Observer
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import TEMP_PREFIX, is_byproduct
 from agentdoc.document import parser as document
+from agentdoc.localstate import state_folder
 from agentdoc.userstate import user_state_dir
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
@@ -199,7 +200,7 @@ def test_a_conflict_copy_with_its_own_prompt_is_merged_and_answered_once_in_the_
     parsed = document.parse(_text(server_dir / "chat.md"))
     assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
     assert _byproducts(phone_dir) == _byproducts(server_dir) == []
-    assert (server_dir / ".agentdoc" / "conflicts" / copy).is_file()
+    assert (state_folder(server_dir) / "conflicts" / copy).is_file()  # kept, out of the sync
 
 
 def test_the_writes_of_a_long_reply_follow_sync_flush_interval(
