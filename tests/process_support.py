@@ -9,6 +9,7 @@ find the processes the daemon started, so a test can check they are gone after a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -18,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
@@ -141,6 +143,7 @@ class WatchProcess:
     proc: subprocess.Popen[bytes]
     root: Path
     log_path: Path
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def pid(self) -> int:
@@ -150,7 +153,8 @@ class WatchProcess:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def holds_lock(self) -> bool:
-        holder = lock.find_daemon(self.root)
+        with as_machine(self.env):
+            holder = lock.find_daemon(self.root)
         return holder is not None and holder.pid == self.pid
 
     def is_ready(self) -> bool:
@@ -199,7 +203,16 @@ def start_watch(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    return WatchProcess(proc, root, log_path)
+    return WatchProcess(proc, root, log_path, env)
+
+
+@contextlib.contextmanager
+def as_machine(env: Mapping[str, str]) -> Iterator[None]:
+    """Look at a synced folder as the machine whose environment is `env` does: its own state
+    (status, lock) lives in that machine's state folder, not in the tree."""
+    own = {key: env[key] for key in ("AGENTDOC_STATE_DIR", "AGENTDOC_CONFIG") if key in env}
+    with mock.patch.dict(os.environ, own):
+        yield
 
 
 @contextlib.contextmanager

@@ -33,6 +33,8 @@ LAYERS: list[set[str]] = [
     {"agentdoc.agents"},
     {"agentdoc.agents.claude", "agentdoc.agents.acp", "agentdoc.agents.fakeapi"},
     {"agentdoc.agents.base"},
+    {"agentdoc.localstate"},
+    {"agentdoc.syncmarks"},
     {"agentdoc.config", "agentdoc.errors", "agentdoc.lazy", "agentdoc.userstate"},
 ]
 # Longest first, so a module of agents.claude belongs to it rather than to agents.

@@ -3,7 +3,7 @@
 Two Syncthing instances on loopback share a folder; `agentdoc watch` runs as a process on the
 server's copy, with the real Claude Code CLI against the offline API. The phone is this test
 writing files in the phone's copy. Both folders ignore `.agentdoc/` (as `agentdoc init-sync`
-sets up), so only documents travel.
+sets up), except in the test that shows agentdoc keeps its own state out of the sync without it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from watchdog.observers import Observer
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import TEMP_PREFIX, is_byproduct
 from agentdoc.document import parser as document
+from agentdoc.localstate import state_folder
+from agentdoc.userstate import user_state_dir
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
 from tests.process_support import WatchProcess, watching, write_config
@@ -48,12 +50,14 @@ Pair = tuple[Syncthing, Syncthing, Path, Path]
 
 @contextlib.contextmanager
 def served(
-    tmp_path: Path, pair: Pair, script: list[ScriptEntry]
+    tmp_path: Path, pair: Pair, script: list[ScriptEntry], *, init_sync: bool = True
 ) -> Iterator[tuple[FakeMessagesAPI, WatchProcess]]:
-    """The server's daemon on its copy of the folder, answering from `script`."""
+    """The server's daemon on its copy of the folder, answering from `script`; `init_sync`:
+    the folders ignore `.agentdoc` as `agentdoc init-sync` sets up."""
     _, _, phone_dir, server_dir = pair
     for folder in (phone_dir, server_dir):
-        (folder / ".stignore").write_text(".agentdoc\n")
+        if init_sync:
+            (folder / ".stignore").write_text(".agentdoc\n")
     (server_dir / "chat.md").write_text(DOC)
     wait_for(lambda: _text(phone_dir / "chat.md") == DOC, "the document on the phone", SYNC)
     config = write_config(
@@ -98,6 +102,37 @@ def test_a_prompt_from_the_phone_is_answered_and_the_reply_reaches_the_phone(
     assert [t.role for t in parsed.turns] == ["user", "assistant", "user"]
     assert parsed.meta.session
     assert _byproducts(phone_dir) == _byproducts(server_dir) == []
+
+
+def test_without_init_sync_the_phone_never_receives_the_server_s_own_state(
+    tmp_path: Path, syncthing_pair: Pair
+) -> None:
+    phone, server, phone_dir, server_dir = syncthing_pair
+    # State an older agentdoc left in the tree: moved out at start, nothing of it lost.
+    old = server_dir / ".agentdoc"
+    old.mkdir()
+    (old / "chat.md.turns.json").write_text('{"1": {"cost": 0.01}}')
+    wait_for(lambda: (phone_dir / ".agentdoc").is_dir(), "the old state on the phone", SYNC)
+    answer = [{"type": "text", "text": "Answered on the server."}]
+    with served(tmp_path, syncthing_pair, [answer], init_sync=False) as (api, daemon):
+        (phone_dir / "chat.md").write_text(DOC + "Question from the phone?\n")
+        wait_for(
+            lambda: (
+                "Answered on the server." in _text(phone_dir / "chat.md")
+                and "agentdoc:reply" not in _text(phone_dir / "chat.md")
+            ),
+            "the reply on the phone",
+            2 * SYNC,
+        )
+        wait_in_sync([phone, server])
+        moved = list(user_state_dir().rglob("chat.md.turns.json"))
+        assert moved and '"cost": 0.01' in moved[0].read_text(), daemon.log()
+    assert len(api.requests) == 1
+    assert not old.exists() and not (phone_dir / ".agentdoc").exists()
+    own = ("daemon.lock", ".status.json", ".journal.jsonl", ".history.md", "sync-conflict")
+    on_phone = [p.name for p in phone_dir.rglob("*") if ".stfolder" not in p.parts]
+    assert not [name for name in on_phone if any(part in name for part in own)], on_phone
+    assert "moved" in daemon.log() and "would reach every device" in daemon.log()
 
 
 def test_a_prompt_typed_on_the_phone_while_the_reply_streams_is_answered_once(
@@ -165,7 +200,7 @@ def test_a_conflict_copy_with_its_own_prompt_is_merged_and_answered_once_in_the_
     parsed = document.parse(_text(server_dir / "chat.md"))
     assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
     assert _byproducts(phone_dir) == _byproducts(server_dir) == []
-    assert (server_dir / ".agentdoc" / "conflicts" / copy).is_file()
+    assert (state_folder(server_dir) / "conflicts" / copy).is_file()  # kept, out of the sync
 
 
 def test_the_writes_of_a_long_reply_follow_sync_flush_interval(

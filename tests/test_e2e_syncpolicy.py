@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.turn import status
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
-from tests.process_support import roles, run_cli, watching
+from tests.process_support import as_machine, roles, run_cli, watching
 from tests.syncthing_support import (
     Syncthing,
     needs_syncthing,
@@ -77,8 +78,10 @@ def env_for(api: FakeMessagesAPI, base: Path, config_file: Path) -> dict[str, st
     )
 
 
-def held(path: Path) -> str:
-    shown = status.read_status(path)
+def held(path: Path, env: Mapping[str, str]) -> str:
+    """Why the machine of `env` holds the prompt of `path` (its status is its own)."""
+    with as_machine(env):
+        shown = status.read_status(path)
     return (shown.held or "") if shown is not None and shown.state == "pending" else ""
 
 
@@ -118,8 +121,8 @@ def test_untrusted_holds_trust_releases_the_budget_holds_and_notify_tells_each_o
         with watching(server_dir, env, tmp_path / "watch.log"):
             (phone_dir / "chat.md").write_text(DOC + "Hello from the phone?\n")
             doc = server_dir / "chat.md"
-            wait_for(lambda: "does not trust" in held(doc), "the untrusted hold", SYNC_WAIT)
-            assert f"agentdoc trust {server_dir}" in held(doc) and api.requests == []
+            wait_for(lambda: "does not trust" in held(doc, env), "the untrusted hold", SYNC_WAIT)
+            assert f"agentdoc trust {server_dir}" in held(doc, env) and api.requests == []
             shown = run_cli(["status", str(doc)], env).stdout
             assert "chat.md: pending" in shown and f"agentdoc trust {server_dir}" in shown
 
@@ -132,7 +135,7 @@ def test_untrusted_holds_trust_releases_the_budget_holds_and_notify_tells_each_o
             )
             wait_in_sync([phone, server])
             (phone_dir / "chat.md").write_text((phone_dir / "chat.md").read_text() + "One more?\n")
-            wait_for(lambda: "max_turns_per_hour" in held(doc), "the budget's hold", SYNC_WAIT)
+            wait_for(lambda: "max_turns_per_hour" in held(doc, env), "the budget's hold", SYNC_WAIT)
             wait_for(lambda: len(notes(log)) == 3, "three notifications", 30)
         wait_in_sync([phone, server])
     assert len(api.requests) == 1
@@ -177,8 +180,11 @@ def test_a_phone_and_two_desktops_answer_each_prompt_once(tmp_path: Path) -> Non
             ):
                 ask("Who answers?", "Answer 1.")
                 ask("And again?", "Answer 2.")
-                waiting = [d for d in desks if "answers this document" in held(d / "chat.md")]
-                assert len(waiting) == 1, [held(d / "chat.md") for d in desks]
+                held_by = {
+                    d: partial(held, d / "chat.md", e) for d, e in zip(desks, envs, strict=True)
+                }
+                waiting = [d for d in desks if "answers this document" in held_by[d]()]
+                assert len(waiting) == 1, [held_by[d]() for d in desks]
                 # The desktop that held the prompts takes the conversation over.
                 [other] = waiting
                 adopted = run_cli(["adopt", str(other / "chat.md")], envs[desks.index(other)])
@@ -187,8 +193,7 @@ def test_a_phone_and_two_desktops_answer_each_prompt_once(tmp_path: Path) -> Non
                 ask("Now you?", "Answer 3.")
                 wait_for(
                     lambda: all(
-                        ("answers this document" in held(d / "chat.md")) == (d is not other)
-                        for d in desks
+                        ("answers this document" in held_by[d]()) == (d is not other) for d in desks
                     ),
                     "the first desktop to hold now",
                     SYNC_WAIT,

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agentdoc.cli import recipes
+from agentdoc.localstate import state_folder
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import state_of
 from tests.test_editor_neovim import HeadlessNvim, find_nvim
@@ -249,6 +250,28 @@ def test_a_reply_the_daemon_wrote_is_told_done(
                                   "error": "claude exited with code 1"}))  # fmt: skip
     wait_for(lambda: len(editor.notes()) == 2, what="the daemon's error")
     assert editor.notes()[1] == {"msg": "agentdoc: chat.md: claude exited with code 1", "level": 4}
+
+
+def test_the_status_of_a_document_in_a_synced_folder_is_read_where_it_lives(
+    tmp_path: Path,
+    fake_claude: Callable[..., FakeClaude],
+    start_nvim: Callable[..., Nvim],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    notes = tmp_path / "notes"
+    (notes / ".stfolder").mkdir(parents=True)  # Syncthing's marker
+    (notes / "sub").mkdir()
+    document = notes / "sub" / "chat.md"
+    document.write_text(DOC)
+    editor = start_nvim(document, fake_claude(None))
+    # Where the editor's environment puts agentdoc's state (XDG_STATE_HOME, as start_nvim sets).
+    monkeypatch.setenv("AGENTDOC_STATE_DIR", str(tmp_path / "nvim" / "state" / "agentdoc"))
+    status = state_folder(document.parent) / "chat.md.status.json"
+    assert notes not in status.parents
+    status.parent.mkdir(parents=True)
+    base = {"version": 1, "document": "chat.md", "turn": 1, "tokens": 3, "updated": "T1"}
+    status.write_text(json.dumps({**base, "state": "streaming"}))
+    wait_for(lambda: "streaming" in editor.expr("v:lua.require'agentdoc'.statusline()"))
 
 
 MAPS = "[maparg('\\r', 'n'), maparg('\\c', 'n'), maparg('\\a', 'n'), maparg('<F5>', 'n')]"

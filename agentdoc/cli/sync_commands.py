@@ -23,13 +23,15 @@ def trust_command(path: Path | None, listing: bool, remove: bool) -> None:
     change within a second and sends the prompts it held.
     """
     from agentdoc.config import config_path
-    from agentdoc.daemon import trust_folder, trusted_list, untrust_folder
+    from agentdoc.daemon import gone, trust_folder, trusted_list, untrust_folder
 
     if listing:
         if path is not None or remove:
             raise click.UsageError("--list takes no PATH and no --remove")
-        for entry in trusted_list():
-            click.echo(entry)
+        entries = trusted_list()
+        missing = set(gone(entries))
+        for entry in entries:
+            click.echo(f"{entry} (no longer exists)" if entry in missing else entry)
         return
     if path is None:
         raise click.UsageError("name the synced folder: agentdoc trust PATH (or --list)")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import socket
 import time
@@ -24,6 +25,8 @@ from pathlib import Path
 
 from agentdoc.errors import AgentdocError
 from agentdoc.userstate import user_state_dir
+
+log = logging.getLogger(__name__)
 
 CLAIMS = ".agentdoc-claims"
 
@@ -65,12 +68,35 @@ def read_claims(doc: Path) -> list[Claim]:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             claim = Claim(str(data["machine"]), str(data["host"]), int(data["epoch"]))
-        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            _tell_unreadable(path, exc)
             continue
         # Only the file named after its machine: a conflict copy's name differs.
         if path == claim_path(doc, claim.machine):
             found.append(claim)
     return found
+
+
+_told: set[tuple[Path, int]] = set()  # unreadable claim files told, by their version
+
+
+def _tell_unreadable(path: Path, exc: Exception) -> None:
+    """Say once per version of it that a claim file is not one; it is left as it is (it may
+    be half-delivered by the sync tool, or someone's to look at)."""
+    try:
+        version = (path, path.stat().st_mtime_ns)
+    except OSError:
+        return  # gone meanwhile: nothing to tell
+    if version in _told:
+        return
+    _told.add(version)
+    why = exc.strerror if isinstance(exc, OSError) else "it is not a claim agentdoc wrote"
+    log.warning(
+        "%s is not a readable claim (%s); it counts for no machine. Remove it, or run "
+        "`agentdoc adopt` on its document to claim it for this machine",
+        path,
+        why,
+    )
 
 
 def _glob_safe(name: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentdoc.document import conflict_original
+from agentdoc.localstate import state_folders
 from agentdoc.turn import state_dir
 
 
@@ -22,4 +23,6 @@ def kept_copies(target: Path) -> list[Path]:
         kept = kept_dir(target)
         found = kept.glob("*") if kept.is_dir() else iter(())
         return sorted(p for p in found if conflict_original(p.name) == target.name)
-    return sorted(target.rglob(".agentdoc/conflicts/*"))
+    return sorted(
+        copy for _folder, state in state_folders(target) for copy in state.glob("conflicts/*")
+    )

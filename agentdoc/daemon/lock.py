@@ -1,4 +1,5 @@
-"""One daemon per tree: a lock file in each watched folder's ``.agentdoc/``.
+"""One daemon per tree: a lock file in each watched folder's ``.agentdoc/`` (out of the tree
+in a synced folder, `agentdoc.localstate`).
 
 The lock is an flock, so it disappears with the process even after a crash or SIGKILL; the file
 also names the pid and roots, which `agentdoc stop` and the refusal message use. A daemon
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from agentdoc.errors import AgentdocError
+from agentdoc.localstate import STATE, state_folder, state_folders
 from agentdoc.turn import make_state_dir
 
 LOCK_NAME = "daemon.lock"
@@ -30,6 +32,7 @@ class Holder:
     pid: int
     roots: list[str]
     lock_file: Path
+    folder: Path  # the watched folder whose lock this is
     polling: str | None = None  # why the daemon polls though not asked to, if it does
 
 
@@ -39,10 +42,16 @@ def _folder(root: Path) -> Path:
 
 
 def _lock_file(folder: Path) -> Path:
-    return folder / ".agentdoc" / LOCK_NAME
+    return state_folder(folder) / LOCK_NAME
 
 
-def _holder(lock_file: Path) -> Holder | None:
+def _lock_files(folder: Path) -> list[Path]:
+    """Where a daemon watching `folder` holds its lock: where its state lives now, and in the
+    tree, where an agentdoc from before state moved out of synced folders holds it."""
+    return list(dict.fromkeys([_lock_file(folder), folder / STATE / LOCK_NAME]))
+
+
+def _holder(lock_file: Path, folder: Path) -> Holder | None:
     """Who holds this lock file, or None if nobody does (probing without keeping it)."""
     try:
         with lock_file.open("r+") as f:
@@ -55,6 +64,7 @@ def _holder(lock_file: Path) -> Holder | None:
                     int(info.get("pid", 0)),
                     list(info.get("roots", [])),
                     lock_file,
+                    folder,
                     polling if isinstance(polling, str) else None,
                 )
             fcntl.flock(f, fcntl.LOCK_UN)
@@ -67,15 +77,16 @@ def find_daemon(path: Path) -> Holder | None:
     """The daemon whose watched tree contains `path`, if one runs."""
     folder = _folder(path)
     for candidate in (folder, *folder.parents):
-        lock_file = _lock_file(candidate)
-        if lock_file.exists() and (holder := _holder(lock_file)) is not None:
-            return holder
+        for lock_file in _lock_files(candidate):
+            if lock_file.exists() and (holder := _holder(lock_file, candidate)) is not None:
+                return holder
     return None
 
 
 def _held_below(folder: Path) -> Iterator[Holder]:
-    for lock_file in folder.rglob(f".agentdoc/{LOCK_NAME}"):
-        if (holder := _holder(lock_file)) is not None:
+    for below, state in state_folders(folder):
+        lock_file = state / LOCK_NAME
+        if lock_file.exists() and (holder := _holder(lock_file, below)) is not None:
             yield holder
 
 
@@ -164,7 +175,7 @@ def _flocked(f: IO[str]) -> bool:
 def _refusal(other: Holder | None, folder: Path) -> AgentdocError:
     if other is None:  # taken between our look and our flock
         return AgentdocError(f"another agentdoc watch already watches {folder}")
-    where = other.lock_file.parent.parent
+    where = other.folder
     if not _alive(other.pid):
         return AgentdocError(
             f"the agentdoc watch (pid {other.pid}) on {where} has ended, but a process it "
@@ -185,7 +196,7 @@ def stop_daemon(path: Path, wait: float) -> int:
         os.kill(holder.pid, signal.SIGTERM)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        if find_daemon(holder.lock_file.parent.parent) is None:
+        if find_daemon(holder.folder) is None:
             return holder.pid
         time.sleep(0.05)
     raise AgentdocError(f"agentdoc watch (pid {holder.pid}) has not stopped after {wait:.0f} s")

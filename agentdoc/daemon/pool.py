@@ -22,6 +22,7 @@ from pathlib import Path
 from agentdoc.agents import AgentRequest, AgentTurn, WarmAgent, prepare_warm
 from agentdoc.config import Settings
 from agentdoc.document import sidecar_path
+from agentdoc.localstate import state_folder
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ def reusable(process: WarmAgent, key: object, request: AgentRequest) -> bool:
 
 def protected(document: Path) -> tuple[Path, ...]:
     """Files the agent's own tools may never write: they carry the person's answers."""
-    return (document, sidecar_path(document), document.parent / ".agentdoc")
+    return (document, sidecar_path(document), state_folder(document.parent))
 
 
 @dataclass

@@ -76,6 +76,7 @@ from agentdoc.document import (
     WriteLedger,
 )
 from agentdoc.errors import AgentdocError
+from agentdoc.localstate import move_out
 from agentdoc.search import note_changed, stop_indexing
 from agentdoc.turn import (
     Progress,
@@ -191,6 +192,11 @@ class Daemon:
     def run(self, stop: threading.Event) -> None:
         lock = TreeLock(self.roots)
         lock.acquire()
+        for root in self.roots:
+            # Before anything reads a status or journal: in a synced folder they live out of
+            # the tree now, and one an older agentdoc left in it is moved there first.
+            for told in move_out(root.absolute()):
+                log.warning("%s", told)
         watcher = Watcher(
             [r.absolute() for r in self.roots],
             step=self.settings.settle_step,

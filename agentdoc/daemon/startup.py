@@ -2,6 +2,10 @@
 
 A document is remembered as it stands, without sending its prompt (unless asked to): a prompt
 already waiting when the daemon started is told in its status, to be sent by the next save.
+In a synced folder or a `git: sync` document the person who wrote it may be on another device
+(a phone) with no way to "save it again" here, so there a prompt that arrived while the daemon
+was down is sent once, through the gate like any other (an untrusted folder still holds it):
+unless this machine's turn records say its turn already ran, or git checked that version out.
 Replies a killed process left open are closed first, so the state remembered is a clean one.
 """
 
@@ -9,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import queue
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +22,7 @@ from agentdoc.daemon.classify import Known, classify
 from agentdoc.daemon.conflicts import conflicts_of
 from agentdoc.daemon.events import Changed, ConflictCopy, Event
 from agentdoc.daemon.gate import Gate
+from agentdoc.daemon.gitguard import written_by_git
 from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.notices import as_argument, hold
 from agentdoc.daemon.settle import read_stable
@@ -35,7 +40,7 @@ from agentdoc.document import (
     shown_name,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import clear_dead_turn, live_turn, recover
+from agentdoc.turn import Status, clear_dead_turn, live_turn, read_marks, read_status, recover
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +93,14 @@ def tell_unsent(path: Path) -> None:
         "the prompt was already there when agentdoc watch started; save the document "
         f"again or run `agentdoc run {as_argument(path.name)}` to send it",
     )
+
+
+def ran_here(turn: int, status: Status | None, marks: Collection[int]) -> bool:
+    """Whether this machine's records say turn `turn` was already run: its status names it
+    (or a later one), or a turn's mark does. A prompt they cover is an old one come back
+    (a checkout, a sync tool's older version), or one whose turn failed: the person decides
+    whether to send it again."""
+    return (status is not None and (status.turn or 0) >= turn) or any(t >= turn for t in marks)
 
 
 def take(found: queue.SimpleQueue[Path], most: int) -> list[Path]:
@@ -161,10 +174,24 @@ class Discovery:
         elif (problem := snap.settings_problem) is not None:
             # Settings that fail validation are told now, not found out at the next save.
             self.error(path, f"{shown_name(path.name)}: {problem}")
+        elif snap.prompt is not None and self._answers_at_start(path, snap):
+            self.act(path, doc, snap, Known("found"), classify(Known("found"), snap))
         elif snap.prompt is not None:
             # The next save of it sends it, even an unchanged one.
             doc.seen = None
             tell_unsent(path)
+
+    def _answers_at_start(self, path: Path, snap: Snapshot) -> bool:
+        """Whether a prompt found waiting is sent now (the module's docstring says when)."""
+        if snap.document is None or snap.data is None:
+            return False
+        if not snap.git_sync and self.gate.synced_root(path) is None:
+            return False
+        turn = snap.document.turn_count() + 1
+        if ran_here(turn, read_status(path), read_marks(path).keys()):
+            return False
+        # With `git: sync` git bringing the remote's commits in is how a prompt arrives.
+        return snap.git_sync or not written_by_git(path, snap.data)
 
     def _refuse(self, path: Path, text: str) -> None:
         """Say why a document that means to be a session document cannot be used."""

@@ -1,118 +1,20 @@
-"""Whether a folder is kept in step with other machines by a sync tool, and by which.
-
-A synced folder changes under the daemon at any moment (a phone's save arrives seconds later,
-with an old mtime) and may hold the sync tool's by-products, so the daemon paces its writes
-there and merges what arrives. A folder is synced when a sync tool's marker sits at or above
-it, or when the user's config lists it (`synced = ["PATH", …]`). Only the look-ups of the
-markers touch the file system; which marker means which tool is a table.
+"""Whether a folder is synced, for the daemon: it paces its writes there and merges what
+arrives, as a synced folder changes under it at any moment (a phone's save arrives seconds later,
+with an old mtime) and may hold the sync tool's by-products. The markers themselves are told
+apart in `agentdoc.syncmarks`.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from agentdoc.config import Settings
-
-SyncTool = Literal["syncthing", "dropbox", "nextcloud", "cloudstorage", "icloud"]
-
-# A marker's name in a sync root -> the tool that leaves it there.
-MARKERS: tuple[tuple[str, SyncTool], ...] = (
-    (".stfolder", "syncthing"),  # a folder since 1.x, a file in older releases
-    (".dropbox.cache", "dropbox"),
-    (".dropbox", "dropbox"),  # the file Dropbox keeps beside its cache
-)
-# Nextcloud's and ownCloud's desktop clients keep their journal as `.sync_<hash>.db`
-# (`._sync_<hash>.db` in older releases) in the root of each synced folder.
-JOURNAL_PREFIXES = (".sync_", "._sync_")
-# macOS's File Provider folders (Dropbox, Google Drive, OneDrive, Box, …) are
-# ~/Library/CloudStorage/NAME; iCloud Drive's are ~/Library/Mobile Documents/NAME.
-HOME_STORAGE: tuple[tuple[tuple[str, ...], SyncTool], ...] = (
-    (("Library", "CloudStorage"), "cloudstorage"),
-    (("Library", "Mobile Documents"), "icloud"),
-)
-
-
-@dataclass(frozen=True)
-class SyncedFolder:
-    """The top of a synced tree and the tool that syncs it (None when only the config says so)."""
-
-    root: Path
-    tool: SyncTool | None
-
-
-def synced_root(path: Path, settings: Settings, *, home: Path | None = None) -> Path | None:
-    """The synced folder that holds `path` (a file or a folder), or None when it is not synced."""
-    found = synced_folder(path, settings, home=home)
-    return found.root if found else None
-
-
-def synced_folder(
-    path: Path, settings: Settings, *, home: Path | None = None
-) -> SyncedFolder | None:
-    """Where `path`'s synced tree starts and which tool syncs it; None when nothing syncs it."""
-    start = _absolute(path)
-    if not start.is_dir():
-        start = start.parent
-    return (
-        _marked(start)
-        or _under_home_storage(start, home or Path.home())
-        or _configured(start, settings)
-    )
-
-
-def _absolute(path: Path) -> Path:
-    # resolve() so a symlinked folder counts by where its files really are, as the tool sees it.
-    return Path(os.path.abspath(path.expanduser())).resolve()
-
-
-def _marked(start: Path) -> SyncedFolder | None:
-    for folder in (start, *start.parents):
-        tool = marker_in(folder)
-        if tool is not None:
-            return SyncedFolder(folder, tool)
-    return None
-
-
-def marker_in(folder: Path) -> SyncTool | None:
-    """The tool whose marker is directly in `folder`, or None."""
-    for name, tool in MARKERS:
-        if os.path.lexists(folder / name):
-            return tool
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return None  # a folder we may not list holds no marker we can rely on
-    if any(is_sync_journal(name) for name in names):
-        return "nextcloud"
-    return None
-
-
-def is_sync_journal(name: str) -> bool:
-    """True for a Nextcloud / ownCloud client journal file name (`.sync_<hash>.db`)."""
-    return name.endswith(".db") and name.startswith(JOURNAL_PREFIXES)
-
-
-def _under_home_storage(start: Path, home: Path) -> SyncedFolder | None:
-    home = _absolute(home)
-    for base, tool in HOME_STORAGE:
-        top = home.joinpath(*base)
-        if start != top and start.is_relative_to(top):
-            # The provider's own folder (one below the base) is the sync root.
-            provider = start.relative_to(top).parts[0]
-            return SyncedFolder(top / provider, tool)
-    return None
-
-
-def _configured(start: Path, settings: Settings) -> SyncedFolder | None:
-    # The deepest listed folder wins, so a nested entry names its own root.
-    listed = sorted((_absolute(Path(p)) for p in settings.synced), key=lambda p: len(p.parts))
-    for root in reversed(listed):
-        if start == root or start.is_relative_to(root):
-            return SyncedFolder(root, None)
-    return None
+from agentdoc.syncmarks import SyncedFolder as SyncedFolder
+from agentdoc.syncmarks import SyncTool as SyncTool
+from agentdoc.syncmarks import is_sync_journal as is_sync_journal
+from agentdoc.syncmarks import marker_in as marker_in
+from agentdoc.syncmarks import synced_folder as synced_folder
+from agentdoc.syncmarks import synced_root as synced_root
 
 
 def paced(path: Path, settings: Settings) -> Settings:

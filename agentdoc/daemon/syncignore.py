@@ -2,8 +2,11 @@
 
 `.agentdoc/` holds this machine's status, journal, lock and warm-process state; on another
 machine it would be wrong (a lock held by a pid that is not there, a status of a turn that runs
-elsewhere). Claims (`.agentdoc-claims/`) are meant to travel and stay in. The ignore file each
-tool reads is a table; a tool without one gets the command that does it.
+elsewhere). agentdoc keeps it out of a synced folder by itself (`agentdoc.localstate`); the
+entries here also keep out a `.agentdoc/` an older agentdoc on another device still writes, and
+the temporary files of agentdoc's atomic writes, which are in the tree for a moment. Claims
+(`.agentdoc-claims/`) are meant to travel and stay in. The ignore file each tool reads is a
+table; a tool without one gets the command that does it.
 """
 
 from __future__ import annotations
@@ -65,6 +68,15 @@ def init_sync(folder: Path, settings: Settings, tool: str | None = None) -> tupl
             gap = "" if not existing or existing.endswith("\n") else "\n"
             block = "\n".join([HEADER, *added]) + "\n"
             path.write_text(existing + gap + block, encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentdocError(f"cannot update {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise AgentdocError(
+            f"cannot update {path}: it is not UTF-8 text (byte {exc.start} is not), as {tool} "
+            "reads it; it was left as it is: fix it, or add these lines yourself: "
+            + ", ".join(wanted)
+        ) from exc
+    except OSError as exc:
+        raise AgentdocError(
+            f"cannot update {path}: {exc.strerror or exc}; it was left as it is: add these "
+            "lines yourself: " + ", ".join(wanted)
+        ) from exc
     return path, added

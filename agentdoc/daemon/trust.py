@@ -8,6 +8,7 @@ other keys kept), and a running daemon reads it again when the file changes.
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from tomlkit.exceptions import TOMLKitError
 from agentdoc.config import config_path
 from agentdoc.errors import AgentdocError
 
+log = logging.getLogger(__name__)
+
 
 def normal(path: Path | str) -> Path:
     """One spelling per folder: `~` expanded, absolute, symbolic links resolved."""
@@ -26,9 +29,32 @@ def normal(path: Path | str) -> Path:
 
 
 def covers(trusted: tuple[str, ...] | list[str], path: Path) -> bool:
-    """Whether `path` is at or below a trusted folder."""
+    """Whether `path` is at or below a trusted folder (an entry that cannot be resolved, a
+    loop of symbolic links, covers nothing)."""
     target = normal(path)
-    return any(target == root or root in target.parents for root in map(normal, trusted))
+    return any(target == root or root in target.parents for root in _resolved(trusted))
+
+
+def _resolved(trusted: tuple[str, ...] | list[str]) -> list[Path]:
+    found = []
+    for entry in trusted:
+        try:
+            found.append(normal(entry))
+        except (OSError, RuntimeError):
+            continue
+    return found
+
+
+def gone(trusted: tuple[str, ...] | list[str]) -> list[str]:
+    """The trusted entries whose folder no longer exists."""
+    return [entry for entry in trusted if not os.path.isdir(os.path.expanduser(entry))]
+
+
+def gone_note(entry: str) -> str:
+    return (
+        f"the trusted folder {entry} no longer exists; it trusts nothing until it is back "
+        f"(`agentdoc trust --remove {entry}` takes it off the list)"
+    )
 
 
 def _load(path: Path) -> tomlkit.TOMLDocument:
@@ -99,10 +125,12 @@ class TrustList:
     config: Path = field(default_factory=config_path)
     folders: tuple[str, ...] = field(init=False)
     _stamp: tuple[int, int] | None = field(default=None, init=False)
+    _told: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
         self.folders = self.initial
         self.refresh()  # the file as it is now, even if the settings were read before
+        self._tell_gone()
 
     def _stat(self) -> tuple[int, int] | None:
         try:
@@ -125,7 +153,15 @@ class TrustList:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return False
         before, self.folders = self.folders, tuple(value)
+        self._tell_gone()
         return before != self.folders
+
+    def _tell_gone(self) -> None:
+        """Say once for each trusted entry whose folder is gone: it is kept, and serves none."""
+        for entry in gone(self.folders):
+            if entry not in self._told:
+                self._told.add(entry)
+                log.warning("%s", gone_note(entry))
 
     def covers(self, path: Path) -> bool:
         return covers(self.folders, path)

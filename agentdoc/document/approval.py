@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
+from agentdoc.localstate import state_folder
+
 INPUT_PREVIEW_CHARS = 1500  # per string value of the tool input shown in the block
 _START = "<!-- agentdoc:approval {nonce} (tick one box and save) -->"
 _END = "<!-- agentdoc:approval-end {nonce} -->"
@@ -254,7 +256,7 @@ def _strings(value: Any) -> list[str]:
 
 def protected_files(document: Path, sidecar: Path) -> list[Path]:
     """The files that carry the person's answers: no tool of the agent's may touch them."""
-    return [document, sidecar, document.parent / ".agentdoc"]
+    return [document, sidecar, state_folder(document.parent)]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.gitsync import sync_on as sync_on
     from agentdoc.turn.gitsync import toplevel as toplevel
     from agentdoc.turn.marks import Spent as Spent
+    from agentdoc.turn.marks import read_marks as read_marks
     from agentdoc.turn.marks import spent as spent
     from agentdoc.turn.outcome import Progress as Progress
     from agentdoc.turn.outcome import TurnOutcome as TurnOutcome
@@ -62,7 +63,7 @@ __all__, __getattr__ = lazy_exports(
         "detect": ("submission", "wants_marker"),
         "forking": ("fork",),
         "gitsync": ("behind", "integrate", "sync_on", "toplevel"),
-        "marks": ("Spent", "spent"),
+        "marks": ("Spent", "read_marks", "spent"),
         "presets": ("apply_preset", "list_presets", "load_preset", "presets_dir"),
         "recovery": ("marked", "open_regions", "recover"),
         "outcome": ("Progress", "TurnOutcome"),

@@ -183,7 +183,10 @@ class Approvals:
         with contextlib.suppress(OSError):
             make_state_dir(path.parent)
             path.write_text(json.dumps(request.input, ensure_ascii=False, indent=2))
-            return f".agentdoc/{path.name}"
+            # Beside the document, told as the editor protocol names it; out of the tree (a
+            # synced folder), by its full path.
+            in_tree = path.parent == self.document.parent / ".agentdoc"
+            return f".agentdoc/{path.name}" if in_tree else str(path)
         return None
 
     def _shape(self, request: PermissionAsked) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from agentdoc.document import note_own_open
 from agentdoc.errors import AgentdocError
+from agentdoc.localstate import state_folder
 
 FILE_LIMIT = 20 * 1024 * 1024  # bytes: a bigger file is named in the snapshot, not kept
 MAX_NEW_FILES = 50_000  # files a snapshot adds at once; more means a folder too big to keep
@@ -392,10 +393,10 @@ def is_document(path: Path, states: dict[Path, set[str]]) -> bool:
     it also keeps a watching daemon from taking git's read for a person opening it."""
     if os.path.splitext(path.name)[1].lower() not in _DOCUMENT_SUFFIXES:
         return False
-    folder = path.parent / ".agentdoc"
+    folder = path.parent
     if folder not in states:
         try:
-            states[folder] = set(os.listdir(folder))
+            states[folder] = set(os.listdir(state_folder(folder)))
         except OSError:
             states[folder] = set()
     prefix = path.name + "."

@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from agentdoc.document import atomic_write, digest, fitting_name, shown_name
+from agentdoc.localstate import make_state_folder, state_folder, state_folders
 
 log = logging.getLogger(__name__)
 
@@ -76,21 +77,14 @@ class Status(BaseModel):
 
 
 def state_dir(document: Path) -> Path:
-    return document.parent / ".agentdoc"
-
-
-IGNORE_ALL = "# agentdoc's own state: kept out of version control\n*\n"
+    """The `.agentdoc/` folder of `document`: beside it, or out of the sync in a synced
+    folder (`agentdoc.localstate`)."""
+    return state_folder(document.parent)
 
 
 def make_state_dir(folder: Path) -> None:
-    """Create a `.agentdoc/` folder (if missing) that ignores itself: its status, journal and
-    history files churn on every turn, and committed they would block a `git checkout`."""
-    try:
-        folder.mkdir()
-    except FileExistsError:
-        return
-    with contextlib.suppress(OSError):  # the state files themselves matter more
-        (folder / ".gitignore").write_text(IGNORE_ALL, encoding="utf-8")
+    """Create a state folder (if missing) that ignores itself."""
+    make_state_folder(folder)
 
 
 def state_file(document: Path, suffix: str) -> Path:
@@ -165,14 +159,15 @@ def all_statuses(root: Path) -> list[Status]:
 def folder_statuses(root: Path) -> list[tuple[Path, Status]]:
     """`all_statuses` with the folder each document is in."""
     found: list[tuple[Path, Status]] = []
-    for path in sorted(root.rglob(".agentdoc/*.status.json")):
-        try:
-            current = Status.model_validate_json(path.read_bytes())
-        except (OSError, ValidationError):
-            log.debug("unreadable status file %s", path)
-            continue
-        if _document_exists(path.parent.parent, current.document):
-            found.append((path.parent.parent, current))
+    for folder, state in sorted(state_folders(root)):
+        for path in sorted(state.glob("*.status.json")):
+            try:
+                current = Status.model_validate_json(path.read_bytes())
+            except (OSError, ValidationError):
+                log.debug("unreadable status file %s", path)
+                continue
+            if _document_exists(folder, current.document):
+                found.append((folder, current))
     return found
 
 

@@ -69,8 +69,58 @@ function M.is_session(buf)
   return false
 end
 
+-- In a synced folder agentdoc keeps a document's state out of the tree, in a mirror of the
+-- folder under its own state folder (docs/protocol.md, "Where state lives"): found here by the
+-- sync tools' markers. A folder only the config's `synced` list names is not recognised.
+local MARKERS = { ".stfolder", ".dropbox.cache", ".dropbox" }
+local state_folders = {} -- folder → its `.agentdoc/`, looked up once
+
+local function sync_root(folder)
+  local here = folder
+  while true do
+    for _, name in ipairs(MARKERS) do
+      if uv.fs_lstat(here .. "/" .. name) then
+        return here
+      end
+    end
+    if #vim.fn.glob(here .. "/.sync_*.db", true, true) > 0
+        or #vim.fn.glob(here .. "/._sync_*.db", true, true) > 0 then
+      return here
+    end
+    local up = vim.fn.fnamemodify(here, ":h")
+    if up == here then
+      return nil
+    end
+    here = up
+  end
+end
+
+local function user_state()
+  if (vim.env.AGENTDOC_STATE_DIR or "") ~= "" then
+    return vim.env.AGENTDOC_STATE_DIR
+  elseif (vim.env.XDG_STATE_HOME or "") ~= "" then
+    return vim.env.XDG_STATE_HOME .. "/agentdoc"
+  end
+  return vim.env.HOME .. "/.local/state/agentdoc"
+end
+
+local function state_folder(folder)
+  if state_folders[folder] == nil then
+    local real = uv.fs_realpath(folder) or folder
+    local root = sync_root(real)
+    if root == nil then
+      state_folders[folder] = folder .. "/.agentdoc"
+    else
+      local name = vim.fn.strcharpart(root:match("[^/]+$") or "root", 0, 40)
+      local mirror = user_state() .. "/synced/" .. name .. "-" .. vim.fn.sha256(root):sub(1, 16)
+      state_folders[folder] = mirror .. real:sub(#root + 1) .. "/.agentdoc"
+    end
+  end
+  return state_folders[folder]
+end
+
 local function status_file(path)
-  return vim.fn.fnamemodify(path, ":h") .. "/.agentdoc/" .. vim.fn.fnamemodify(path, ":t")
+  return state_folder(vim.fn.fnamemodify(path, ":h")) .. "/" .. vim.fn.fnamemodify(path, ":t")
     .. ".status.json"
 end
 
