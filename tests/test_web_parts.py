@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentdoc.document import asked_in, read_answer, render_approval, tick
+from agentdoc.turn import state_file
 from agentdoc.web import edits
-from agentdoc.web.live import document_of
+from agentdoc.web.live import Hub
 from agentdoc.web.render import Renderer, blocks, tail_start
 
 DOC = "---\nagentdoc: {}\n---\n# Chat\n\n## User\n\n"
@@ -44,9 +47,21 @@ def test_the_tail_is_the_last_exchange() -> None:
     assert fenced[tail_start(fenced) :].startswith("## User")
 
 
-def test_status_writes_are_told_as_their_document(tmp_path: Path) -> None:
-    assert document_of(tmp_path / ".agentdoc" / "a.md.status.json") == str(tmp_path / "a.md")
-    assert document_of(tmp_path / "a.md") == str(tmp_path / "a.md")
+@pytest.mark.parametrize("synced", [False, True], ids=["local", "synced"])
+def test_status_writes_are_told_as_their_document(tmp_path: Path, synced: bool) -> None:
+    """A followed document's status write wakes its page, wherever the status lives: beside
+    it, or (a synced folder) in this machine's own state folder."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    if synced:
+        (folder / ".stfolder").mkdir()
+    doc = folder / "a.md"
+    hub = Hub()
+    hub.follow(doc)
+    status = state_file(doc, ".status.json")
+    assert (folder in status.parents) is not synced
+    assert hub.document_of(status) == str(doc)
+    assert hub.document_of(doc) == str(doc)
 
 
 def test_an_edit_made_again_on_a_write_that_landed_meanwhile(tmp_path: Path) -> None:

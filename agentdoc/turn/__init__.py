@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.status import remove_state as remove_state
     from agentdoc.turn.status import request_cancel as request_cancel
     from agentdoc.turn.status import state_dir as state_dir
+    from agentdoc.turn.status import state_file as state_file
     from agentdoc.turn.status import write_status as write_status
     from agentdoc.turn.undoing import undo as undo
     from agentdoc.turn.undoing import undo_wrote as undo_wrote
@@ -84,6 +85,7 @@ __all__, __getattr__ = lazy_exports(
             "remove_state",
             "request_cancel",
             "state_dir",
+            "state_file",
             "write_status",
         ),
         "undoing": ("undo", "undo_wrote"),

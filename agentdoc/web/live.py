@@ -12,28 +12,28 @@ import asyncio
 import os
 from pathlib import Path
 
-STATUS_SUFFIX = ".status.json"
-
-
-def document_of(path: Path) -> str:
-    """The document a written file is about (a status file's document), as a dict key."""
-    name = path.name
-    if name.endswith(STATUS_SUFFIX) and path.parent.name == ".agentdoc":
-        return os.path.join(os.path.abspath(path.parent.parent), name[: -len(STATUS_SUFFIX)])
-    return os.path.abspath(path)
+from agentdoc.turn import state_file
 
 
 class Hub:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pages: dict[str, set[asyncio.Event]] = {}
+        # A followed document's status file → the document: the status may live beside it or,
+        # in a synced folder, in this machine's own state folder (agentdoc/localstate.py).
+        self._status_of: dict[str, str] = {}
+
+    def document_of(self, path: Path) -> str:
+        """The document a written file is about (a status file's document), as a dict key."""
+        key = os.path.abspath(path)
+        return self._status_of.get(key, key)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
 
     def tell(self, path: Path) -> None:
         """Any thread: `path` was written."""
-        key = document_of(path)
+        key = self.document_of(path)
         loop = self._loop
         if key in self._pages and loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._wake, key)
@@ -45,7 +45,9 @@ class Hub:
     def follow(self, path: Path) -> asyncio.Event:
         """On the loop: an event set whenever `path` (or its status) is written."""
         woken = asyncio.Event()
-        self._pages.setdefault(os.path.abspath(path), set()).add(woken)
+        key = os.path.abspath(path)
+        self._pages.setdefault(key, set()).add(woken)
+        self._status_of[os.path.abspath(state_file(path, ".status.json"))] = key
         return woken
 
     def leave(self, path: Path, woken: asyncio.Event) -> None:
@@ -55,3 +57,4 @@ class Hub:
             pages.discard(woken)
             if not pages:
                 del self._pages[key]
+                self._status_of = {s: d for s, d in self._status_of.items() if d != key}
