@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from agentdoc.config import Settings
+from agentdoc.config import Settings, load_settings
 from agentdoc.daemon import capture
 from agentdoc.daemon.classify import (
     Decision,
@@ -63,11 +63,19 @@ from agentdoc.daemon.notices import (
 )
 from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
+from agentdoc.daemon.reconfig import (
+    ConfigWatch,
+    Reread,
+    needing_restart,
+    refusal_note,
+    restart_note,
+)
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.saves import Saves
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.startup import Discovery, take
+from agentdoc.daemon.synced import synced_root
 from agentdoc.daemon.syncing import Syncing
 from agentdoc.daemon.turning import Turns
 from agentdoc.daemon.turns import DocState, stop_turns, take_own
@@ -89,6 +97,11 @@ log = logging.getLogger(__name__)
 SHUTDOWN_GRACE = 10.0
 FRESH_MARGIN_NS = 1_000_000_000
 DISCOVERY_BATCH = 64  # files looked at between two checks for a waiting save
+CONFIG_LOOK_EVERY = 1.0  # seconds between looks at the config file's stamp
+
+
+def _load(path: Path) -> Settings:
+    return load_settings(path=path)
 
 
 @dataclass
@@ -106,6 +119,8 @@ class Daemon:
     # The synced folder a document is in, if any: its prompts wait for `agentdoc trust`.
     synced_root: Callable[[Path], Path | None] | None = None  # default: markers and config
     machine: str | None = None  # this machine's id (default: the one in local state)
+    # The user's config file, read again whenever it is saved (None: the settings stay).
+    config: Path | None = None
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, init=False)
     _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
@@ -129,7 +144,7 @@ class Daemon:
         # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
         self.environ = marked(self.environ)
         self.repairs = Repairs(self.ledger, self.retry_interval)
-        self.gate = gate_for(self.settings, self.synced_root, self.machine)
+        self.gate = gate_for(self.settings, self.synced_root or self._synced, self.machine)
         self.notifier = Notifier(self.settings.notify, self.environ)
         self.on_progress = self.notifier.wrap(self.on_progress)
         if self.settings.warm_sessions > 0:
@@ -188,6 +203,9 @@ class Daemon:
     def run(self, stop: threading.Event) -> None:
         lock = TreeLock(self.roots)
         lock.acquire()
+        started = self.settings
+        config = None if self.config is None else ConfigWatch(self.config, _load, started)
+        config_looked = 0.0
         watcher = Watcher(
             [r.absolute() for r in self.roots],
             step=self.settings.settle_step,
@@ -211,7 +229,7 @@ class Daemon:
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
             remote = partial(self._put, Remote)
-            start_polling(self.syncing.conversations, self.settings, remote, stop)
+            start_polling(self.syncing.conversations, lambda: self.settings, remote, stop)
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
@@ -238,6 +256,10 @@ class Daemon:
                     self._guarded(owed, partial(self.turns.mend, owed))
                 for held in self.gate.due():
                     self._events.put(Release(held))
+                if config is not None and time.monotonic() - config_looked >= CONFIG_LOOK_EVERY:
+                    config_looked = time.monotonic()
+                    if (reread := config.look()) is not None:
+                        self._guarded(None, partial(self._reconfigure, reread, started, lock))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -249,6 +271,42 @@ class Daemon:
         # Said once, where the person looks: the log, and `agentdoc status` (the lock file).
         log.warning("%s", reason)
         lock.tell_polling(reason)
+
+    def _reconfigure(self, reread: Reread, started: Settings, lock: TreeLock) -> None:
+        """Apply settings saved in the config to every running part, or say why not."""
+        where = self.config
+        if reread.settings is None:
+            log.warning("%s: %s", where, refusal_note(reread.problem or "unreadable"))
+            lock.tell("settings", refusal_note(reread.problem or "unreadable"))
+            return
+        new = reread.settings
+        later = needing_restart(started, new)
+        if applied := [key for key in reread.changed if key not in later]:
+            log.info("%s read again: %s now apply", where, ", ".join(applied))
+        self.apply(new)
+        if later:
+            log.warning("%s: %s", where, restart_note(later))
+        lock.tell("settings", restart_note(later) if later else None)
+        if reread.changed:
+            tell_agent_problems(new, self.environ)  # a default agent that cannot start, now
+
+    def apply(self, new: Settings) -> None:
+        """Make `new` the settings of each running part: the next turn, save and look use
+        them; the gate's budget and claims, notify and the warm pool change in place."""
+        self.settings = new
+        for part in (self.turns, self.saves, self.discovery, self.syncing):
+            part.settings = new
+        self.hints._settings = new  # the documents' next warm starts
+        self.gate.limit = new.max_turns_per_hour
+        if self.gate.claims is not None:
+            self.gate.claims.wait = new.claim_wait
+        self.notifier.command = new.notify
+        if self.pool is not None:
+            # Closed when idle (close_idle) once over a smaller size; never while a turn runs.
+            self.pool.capacity, self.pool.idle_timeout = new.warm_sessions, new.warm_idle
+
+    def _synced(self, path: Path) -> Path | None:
+        return synced_root(path, self.settings)  # the `synced` list as the config says now
 
     def _feed(self, watcher: Watcher, stop: threading.Event) -> None:
         try:
