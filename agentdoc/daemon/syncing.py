@@ -10,6 +10,7 @@ document state, it works on the loop's (`docs`), on the loop's thread.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 from agentdoc.config import Settings
 from agentdoc.daemon import capture
 from agentdoc.daemon.classify import Decision, Held, Known, classify
-from agentdoc.daemon.conflicts import original_of, take_in
+from agentdoc.daemon.conflicts import conflicts_of, original_of, rebuild, take_in
 from agentdoc.daemon.events import ConflictCopy, Deadlines
 from agentdoc.daemon.gate import Gate
 from agentdoc.daemon.gitguard import git_busy
@@ -83,11 +84,15 @@ class Syncing:
     def on_conflict(self, copy: Path) -> None:
         """Merge a sync tool's conflict copy into its session document, once no turn runs."""
         original = original_of(copy)
-        doc = None if original is None else self.docs.get(original)
-        if original is None or doc is None:
+        if original is None:
+            return
+        doc = self.docs.get(original)
+        if not os.path.lexists(original) and os.path.lexists(copy):
+            self._rebuild(copy, original, doc)
+            return
+        if doc is None:
             return  # not a conversation of ours: the copy is the person's business
-        quiet = time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
-        if doc.thread is not None or git_busy(original) or not quiet:
+        if doc.thread is not None or git_busy(original) or not self._quiet(copy):
             self.deadlines.add(self.settings.settle_step, ConflictCopy(copy))
             return
         previous = doc.text
@@ -95,6 +100,36 @@ class Syncing:
             snap = capture.of_text(original, self.settings, self.ledger, text)
             known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
             self.act(original, doc, snap, known, classify(known, snap))
+
+    def _quiet(self, copy: Path) -> bool:
+        return time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
+
+    def _rebuild(self, copy: Path, original: Path, doc: DocState | None) -> None:
+        """The tool renamed every side of the document away: write it from its copies once
+        they have settled and no turn writes (a turn streaming into it fails as it finds the
+        document gone), then take it in like a merge: a prompt they bring is answered once."""
+        copies = conflicts_of(original)
+        if (doc is not None and doc.thread is not None) or not all(map(self._quiet, copies)):
+            self.deadlines.add(self.settings.settle_step, ConflictCopy(copy))
+            return
+        rebuilt = rebuild(original, copies, self.ledger)
+        if rebuilt.problem is not None:
+            log.warning("%s: %s; they stay in the folder", original, rebuilt.problem)
+            return
+        if rebuilt.text is None:
+            return
+        log.info(
+            "%s: rebuilt from the sync tool's copies %s (kept in %s)",
+            original,
+            ", ".join(c.name for c in copies),
+            None if rebuilt.kept is None else rebuilt.kept.parent,
+        )
+        doc = self.docs.setdefault(original, DocState())
+        previous = doc.text
+        doc.seen, doc.text = digest(rebuilt.text.encode("utf-8")), rebuilt.text
+        snap = capture.of_text(original, self.settings, self.ledger, rebuilt.text)
+        known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
+        self.act(original, doc, snap, known, classify(known, snap))
 
     def _look(self, path: Path, doc: DocState, data: bytes, known: Known) -> None:
         """Take `data`, just read, as the version the daemon knows, and act on it."""
