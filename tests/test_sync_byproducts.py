@@ -129,3 +129,26 @@ def test_a_copy_of_another_conversation_stays_with_a_notice_in_the_document(
     parsed = document.parse(doc.read_text())
     assert parsed.meta.session == session
     assert parsed.pending_prompt() is None  # the notice is above the first turn, no prompt
+
+
+def test_a_document_carrying_another_s_session_is_a_copy_merged_back_not_run(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """Whatever its name: the session id is what makes it a copy."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+        assert document.parse(doc.read_text()).meta.session
+        copy = folder / "chat - phone edit.md"
+        copy.write_text(doc.read_text() + "from the phone\n")
+        wait_for(lambda: len(roles(doc)) == 5, what="the phone's prompt answered")
+        wait_for(lambda: not copy.exists(), what="the copy moved away")
+    assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]
+    assert (folder / ".agentdoc" / "conflicts" / copy.name).is_file()
+    assert document.parse(doc.read_text()).turns[2].content.strip() == "from the phone"

@@ -382,6 +382,10 @@ class Daemon:
     def _act(
         self, path: Path, doc: DocState, snap: Snapshot, known: Known, decision: Decision
     ) -> None:
+        if isinstance(decision, Submit) and (original := self.syncing.carrier(path, snap)):
+            # A session lives in one document: a copy's prompt goes to the document it copies.
+            self.syncing.copy_found(path, original)
+            return
         if isinstance(decision, Submit):
             # The gate is asked only now, as asking may claim the document for this machine.
             git_root = toplevel(path) if snap.git_sync else None

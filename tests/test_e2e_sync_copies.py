@@ -1,11 +1,14 @@
-"""A two-way sync tool that resolves a conflict by renaming both sides, so no document is left
-under its name (rclone `bisync`: `chat.md.conflict1` and `chat.md.conflict2`, before 1.66
-`chat.md..path1` and `chat.md..path2`), met by a real `agentdoc watch` process running the
-real Claude Code CLI against the offline API while a reply streams.
+"""Copies of a conversation that sync tools and phones make, met by a real `agentdoc watch`
+process running the real Claude Code CLI against the offline API: one session lives in one
+document.
 
-rclone itself is not run: the test makes its renames exactly on disk, as bisync does on this
-machine's side (its own version renamed to the first name, the other side's written under the
-second), in the middle of the reply.
+A two-way sync tool may resolve a conflict by renaming both sides, so no document is left under
+its name (rclone `bisync`: `chat.md.conflict1` and `chat.md.conflict2`, before 1.66
+`chat.md..path1` and `chat.md..path2`). rclone itself is not run: the test makes its renames
+exactly on disk, as bisync does on this machine's side (its own version renamed to the first
+name, the other side's written under the second), in the middle of a reply. Other tools name a
+copy in ways no table lists (`chat 2.md`): it carries the document's session id, which is what
+makes it a copy.
 """
 
 from __future__ import annotations
@@ -111,3 +114,51 @@ def test_both_sides_renamed_are_rebuilt_into_the_document_and_answered_once(
     assert open_regions(text) == []  # no streaming markers left behind
     kept = sorted(p.name for p in (folder / ".agentdoc" / "conflicts").iterdir())
     assert kept == sorted([ours, theirs])
+
+
+def serve(tmp_path: Path, folder: Path, api: FakeMessagesAPI) -> dict[str, str]:
+    home = tmp_path / "home"
+    home.mkdir()
+    return claude_env(
+        api,
+        home,
+        AGENTDOC_CLAUDE=str(require_claude()),
+        AGENTDOC_CONFIG=str(config(tmp_path / "config.toml", folder)),
+    )
+
+
+def test_a_copy_under_any_name_is_merged_back_never_run_as_a_second_conversation(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    copy = folder / "chat 2.md"  # a name no sync tool's table has
+    script: list[ScriptEntry] = [
+        {"content": [{"type": "text", "text": "The first answer."}]},
+        {"content": [{"type": "text", "text": "Answered for the phone."}]},
+    ]
+    with FakeMessagesAPI(script) as api:
+        env = serve(tmp_path, folder, api)
+        with watching(folder, env, tmp_path / "watch.log") as daemon:
+            doc.write_text(DOC + "First question?\n")
+            wait_for(lambda: state_of(doc) == "idle" and len(api.requests) == 1, "the reply", 60)
+            session = document.parse(doc.read_text()).meta.session
+            assert session
+            # The phone's app saved its edit as a new file beside the document.
+            copy.write_text(doc.read_text() + "From the phone?\n")
+            wait_for(lambda: len(api.requests) == 2, "the phone's prompt sent", 60)
+            wait_for(
+                lambda: "Answered for the phone." in doc.read_text() and state_of(doc) == "idle",
+                "the reply in the document",
+                60,
+            )
+            assert not copy.exists(), daemon.log()
+            assert len(api.requests) == 2
+            assert api.requests[1].user_texts()[-1] == "From the phone?"
+
+    parsed = document.parse(doc.read_text())
+    assert parsed.meta.session == session
+    assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
+    assert parsed.turns[2].content.strip() == "From the phone?"
+    assert (folder / ".agentdoc" / "conflicts" / copy.name).is_file()
