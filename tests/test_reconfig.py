@@ -19,6 +19,8 @@ def test_a_saved_config_is_read_once_and_an_invalid_one_keeps_the_last_good(
     config = tmp_path / "config.toml"
     config.write_text("max_turns_per_hour = 1\n")
     watch = ConfigWatch(config, load, load(config))
+    first = watch.look()  # the file as it is when the daemon starts: nothing new in it
+    assert first is not None and first.changed == []
     assert watch.look() is None  # nothing saved since
     config.write_text("max_turns_per_hour = 5\ngit_sync_interval = 7\n")
     reread = watch.look()

@@ -59,10 +59,10 @@ class ConfigWatch:
     path: Path
     load: Callable[[Path], Settings]  # AgentdocError when the file is not valid settings
     current: Settings
+    # None until the first look, which reads the file: a save made between the daemon's
+    # reading of its settings and its start is then taken in too.
     _stamp: tuple[int, int, int] | None = field(default=None, init=False)
-
-    def __post_init__(self) -> None:
-        self._stamp = self._stat()
+    _looked: bool = field(default=False, init=False)
 
     def _stat(self) -> tuple[int, int, int] | None:
         try:
@@ -74,9 +74,9 @@ class ConfigWatch:
     def look(self) -> Reread | None:
         """The settings as saved, if the file changed since the last look; else None."""
         stamp = self._stat()
-        if stamp == self._stamp:
+        if stamp == self._stamp and self._looked:
             return None
-        self._stamp = stamp
+        self._stamp, self._looked = stamp, True
         try:
             new = self.load(self.path)
         except AgentdocError as exc:
