@@ -152,3 +152,26 @@ def test_a_document_carrying_another_s_session_is_a_copy_merged_back_not_run(
     assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]
     assert (folder / ".agentdoc" / "conflicts" / copy.name).is_file()
     assert document.parse(doc.read_text()).turns[2].content.strip() == "from the phone"
+
+
+def test_both_sides_renamed_while_no_daemon_watched_are_rebuilt_at_start_up(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """rclone bisync's renames (made here on disk as bisync makes them) of a document agentdoc
+    answered before it stopped: the next start rebuilds it and answers the copies' prompt."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+    answered = doc.read_text()
+    doc.rename(folder / "chat.md.conflict1")
+    (folder / "chat.md.conflict2").write_text(answered + "from the phone\n")
+    with Running(make_daemon(folder, fake)):
+        wait_for(lambda: doc.exists() and len(roles(doc)) == 5, what="the phone's prompt answered")
+    assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("chat")) == ["chat.md"]

@@ -89,18 +89,21 @@ def absorb(copy: Path, document: Path, ledger: WriteLedger) -> Absorbed:
     return Absorbed(merged.text, _keep(copy, document))
 
 
-def rebuild(document: Path, copies: list[Path], ledger: WriteLedger) -> Absorbed:
+def rebuild(
+    document: Path, copies: list[Path], ledger: WriteLedger, *, answered: bool = False
+) -> Absorbed:
     """Write `document`, which the sync tool renamed away, from its conflict copies, and move
-    them into the state folder; only a document agentdoc wrote (its last write known, or one
-    copy being it). The copy that is agentdoc's own write (else the first by name: bisync's
-    first is this machine's side) is ours; each other copy is merged into it, from agentdoc's
-    last whole write of the document where known, else by what they share."""
+    them into the state folder; only a document agentdoc wrote (its last write known, one copy
+    being it, or `answered`: its turns' status is there from before a restart). The copy that
+    is agentdoc's own write (else the first by name: bisync's first is this machine's side) is
+    ours; each other copy is merged into it, from agentdoc's last whole write of the document
+    where known, else by what they share."""
     read = [(copy, data) for copy in copies if (data := read_stable(copy)) is not None]
     if not read or os.path.lexists(document):
         return Absorbed()  # nothing left to rebuild from, or the document is back
     read.sort(key=lambda found: not ledger.is_own(document, found[1]))  # ours first, stable
     base = ledger.last(document)
-    if base is None and not ledger.is_own(document, read[0][1]):
+    if base is None and not answered and not ledger.is_own(document, read[0][1]):
         return Absorbed()  # a file agentdoc never wrote: the person's own, their business
     texts = [decode(copy, data) for copy, data in read]
     if not all(is_session_document(text) for text in texts):

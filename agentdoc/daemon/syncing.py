@@ -166,7 +166,7 @@ class Syncing:
         if (doc is not None and doc.thread is not None) or not all(map(self._quiet, copies)):
             self.deadlines.add(self.settings.settle_step, ConflictCopy(copy))
             return
-        rebuilt = rebuild(original, copies, self.ledger)
+        rebuilt = rebuild(original, copies, self.ledger, answered=self._wrote(original))
         if rebuilt.problem is not None:
             log.warning("%s: %s; they stay in the folder", original, rebuilt.problem)
             return
