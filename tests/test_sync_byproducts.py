@@ -175,3 +175,28 @@ def test_both_sides_renamed_while_no_daemon_watched_are_rebuilt_at_start_up(
         wait_for(lambda: doc.exists() and len(roles(doc)) == 5, what="the phone's prompt answered")
     assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith("chat")) == ["chat.md"]
+
+
+def test_a_copy_found_waiting_at_start_up_is_merged_when_saved_again(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """The copy has a status of its own (its prompt was found waiting), which must not make
+    the document it was merged into look like the copy."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+    copy = folder / "chat (phone).md"
+    copy.write_text(doc.read_text() + "from the phone\n")
+    with Running(make_daemon(folder, fake)) as daemon:
+        wait_for(daemon.discovered.is_set, what="start-up")
+        wait_for(lambda: state_of(copy) is not None, what="the copy's waiting prompt told")
+        copy.write_text(copy.read_text())  # saved again: its prompt is due
+        wait_for(lambda: len(roles(doc)) == 5, what="the phone's prompt answered")
+        wait_for(lambda: not copy.exists(), what="the copy moved away")
+    assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]

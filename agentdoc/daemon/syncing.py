@@ -106,6 +106,7 @@ class Syncing:
                 or doc.text is None
                 or session not in doc.text  # most documents: no parse
                 or _session(doc.text) != session
+                or not os.path.lexists(other)  # a copy just merged, its deletion not yet seen
             ):
                 continue
             if self._wrote(path) and not self._wrote(other):
