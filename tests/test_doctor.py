@@ -291,3 +291,41 @@ def test_agent_files_in_a_synced_folder_are_named_and_broken_ones_said(
     assert "phone/.claude/settings.json: Claude Code: hooks" in line and "not valid JSON" in line
     assert "phone/AGENTS.md" in line and "mine" not in line
     assert "once you trust the folder" in line
+
+
+def test_claude_is_checked_only_as_far_as_the_config_uses_it(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine set up for another agent, with no Claude Code and no Claude login: the
+    default agent is checked, and Claude is only a warning (a document may still name it)."""
+    mine = tiny_agent(tmp_path, "qwen-bin")
+    config = tmp_path / "config.toml"
+    config.write_text(f'agent = "qwen"\n[agents.qwen]\ncommand = ["{mine}"]\n')
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(config))
+    monkeypatch.delenv("AGENTDOC_CLAUDE")
+    (tmp_path / "home" / ".claude" / ".credentials.json").unlink()
+    bare = tmp_path / "bare-bin"
+    bare.mkdir()
+    for program in ("gemini", "codex-acp", "opencode"):
+        tiny_agent(bare, program)
+    monkeypatch.setenv("PATH", str(bare))  # no claude anywhere
+    code, output = run(str(tmp_path))
+    assert code == 0, output
+    assert not [line for line in output.splitlines() if line.startswith("✗")], output
+    assert "! claude CLI:" in output and "! authentication:" in output
+    assert "agent: claude" in output  # the fix says when it matters
+    assert f"✓ agent qwen: {mine}" in output
+
+
+def test_an_agent_that_hangs_opening_a_session_is_not_told_to_log_in(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mine = tiny_agent(tmp_path, "my-agent-bin", "nosession")
+    config = tmp_path / "config.toml"
+    config.write_text(f'agent = "mine"\n[agents.mine]\ncommand = ["{mine}"]\n')
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(config))
+    report = doctor.run_checks(tmp_path, dict(os.environ), handshake_timeout=1.0)
+    check = next(c for c in report.checks if c.name == "agent mine")
+    assert check.outcome == "fail" and "cannot open a session" in check.detail, check
+    assert check.fix is not None and "log in" not in check.fix, check.fix
+    assert "waits for" in check.fix

@@ -388,3 +388,15 @@ def test_the_daemons_leave_refuses_an_untrusted_folder_and_names_the_command(
 def _no_real_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     yield
+
+
+def test_a_config_saved_while_the_daemon_runs_changes_the_leave_it_gives(phone: Path) -> None:
+    """The gate of a running daemon takes a saved config as it stands (daemon.apply)."""
+    trusted = Settings(trusted=(str(phone),))
+    gate = gate_for(trusted, None, "this-machine")
+    doc = phone / "chat.md"
+    assert gate.clearer(doc)(phone, parse(NEW)).folder_settings is True
+    gate.apply(Settings(trusted=(str(phone),), folder_agent_settings=False, max_turns_per_hour=1))
+    assert gate.clearer(doc)(phone, parse(NEW)).folder_settings is False
+    gate.started(doc)  # one turn this hour: the budget of one is spent, nothing starts ahead
+    assert gate.ahead(doc, phone, parse(NEW)) is None

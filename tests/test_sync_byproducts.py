@@ -129,3 +129,74 @@ def test_a_copy_of_another_conversation_stays_with_a_notice_in_the_document(
     parsed = document.parse(doc.read_text())
     assert parsed.meta.session == session
     assert parsed.pending_prompt() is None  # the notice is above the first turn, no prompt
+
+
+def test_a_document_carrying_another_s_session_is_a_copy_merged_back_not_run(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """Whatever its name: the session id is what makes it a copy."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+        assert document.parse(doc.read_text()).meta.session
+        copy = folder / "chat - phone edit.md"
+        copy.write_text(doc.read_text() + "from the phone\n")
+        wait_for(lambda: len(roles(doc)) == 5, what="the phone's prompt answered")
+        wait_for(lambda: not copy.exists(), what="the copy moved away")
+    assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]
+    assert (folder / ".agentdoc" / "conflicts" / copy.name).is_file()
+    assert document.parse(doc.read_text()).turns[2].content.strip() == "from the phone"
+
+
+def test_both_sides_renamed_while_no_daemon_watched_are_rebuilt_at_start_up(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """rclone bisync's renames (made here on disk as bisync makes them) of a document agentdoc
+    answered before it stopped: the next start rebuilds it and answers the copies' prompt."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+    answered = doc.read_text()
+    doc.rename(folder / "chat.md.conflict1")
+    (folder / "chat.md.conflict2").write_text(answered + "from the phone\n")
+    with Running(make_daemon(folder, fake)):
+        wait_for(lambda: doc.exists() and len(roles(doc)) == 5, what="the phone's prompt answered")
+    assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("chat")) == ["chat.md"]
+
+
+def test_a_copy_found_waiting_at_start_up_is_merged_when_saved_again(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    """The copy has a status of its own (its prompt was found waiting), which must not make
+    the document it was merged into look like the copy."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    fake = fake_claude("plain_text.ndjson")
+    with Running(make_daemon(folder, fake)):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+    copy = folder / "chat (phone).md"
+    copy.write_text(doc.read_text() + "from the phone\n")
+    with Running(make_daemon(folder, fake)) as daemon:
+        wait_for(daemon.discovered.is_set, what="start-up")
+        wait_for(lambda: state_of(copy) is not None, what="the copy's waiting prompt told")
+        copy.write_text(copy.read_text())  # saved again: its prompt is due
+        wait_for(lambda: len(roles(doc)) == 5, what="the phone's prompt answered")
+        wait_for(lambda: not copy.exists(), what="the copy moved away")
+    assert [call["stdin"] for call in fake.calls()] == ["first", "from the phone"]

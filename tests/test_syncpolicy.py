@@ -346,3 +346,27 @@ def test_adopt_refuses_a_document_no_other_machine_can_answer(tmp_path: Path) ->
     refused = CliRunner().invoke(cli, ["adopt", str(doc)])
     assert refused.exit_code == 1 and "is not in a synced folder" in refused.output
     assert not (tmp_path / ".agentdoc-claims").exists()
+
+
+def test_init_sync_knows_rclone_and_unison(tmp_path: Path) -> None:
+    """Neither leaves a marker in the folder, so they are named with --tool: rclone reads its
+    filters from a file it is told about, unison from the profile (the lines are shown)."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    run = CliRunner().invoke
+    rclone = run(cli, ["init-sync", str(folder), "--tool", "rclone"])
+    assert rclone.exit_code == 0, rclone.output
+    filters = folder / ".agentdoc.rclone-filters"
+    assert {"- .agentdoc/**", "- .agentdoc-tmp-*"} <= set(filters.read_text().splitlines())
+    assert f"--filters-file {filters}" in rclone.output
+    assert "synced =" in rclone.output  # no marker: the config must say the folder is synced
+    again = run(cli, ["init-sync", str(folder), "--tool", "rclone"])
+    assert "already set" in again.output
+    assert filters.read_text().count("- .agentdoc/**") == 1
+    unison = run(cli, ["init-sync", str(folder), "--tool", "unison"])
+    assert unison.exit_code == 0, unison.output
+    assert "ignore = Name .agentdoc" in unison.output
+    assert "ignore = Name .agentdoc-tmp-*" in unison.output
+    assert ".prf" in unison.output
+    bare = run(cli, ["init-sync", str(folder)])
+    assert bare.exit_code == 1 and "--tool rclone" in bare.output

@@ -3,7 +3,7 @@
 ok (default): protocol 1 with a name, version and capabilities, and a session with an asking
 mode and two models; nologin: a session needs a login (offered as a method); authstatus: a
 session opens, but a notification first says there is no login (as claude-agent-acp does);
-nomodes: a session with no modes;
+nomodes: a session with no modes; nosession: `initialize` answered, `session/new` never;
 v2: protocol version 2;
 error: a JSON-RPC error (as an agent that wants a login might); garbage: a line that is not
 JSON, then exit; crash: a message on stderr, exit 3; silent: never answer.
@@ -51,6 +51,8 @@ def answer(
             }
         if mode == "nomodes":
             return {"id": request_id, "result": {"sessionId": "tiny-1"}}
+        if mode == "nosession":
+            return None
         return {"id": request_id, "result": SESSION}
     if method != "initialize":
         return {"id": request_id, "error": {"code": -32601, "message": f"no {method}"}}

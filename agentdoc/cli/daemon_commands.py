@@ -126,7 +126,12 @@ def status_command(path: Path | None, as_json: bool) -> None:
 
         report: dict[str, object] = {
             "daemon": (
-                {"pid": holder.pid, "roots": holder.roots, "polling": holder.polling}
+                {
+                    "pid": holder.pid,
+                    "roots": holder.roots,
+                    "polling": holder.polling,
+                    "settings": holder.settings,
+                }
                 if holder
                 else None
             ),
@@ -146,6 +151,8 @@ def status_command(path: Path | None, as_json: bool) -> None:
     )
     if holder and holder.polling:
         click.echo(f"  polling: {holder.polling}")
+    if holder and holder.settings:
+        click.echo(f"  settings: {holder.settings}")
     for s, shown in rows:
         brief = "" if own is not None or isinstance(shown, str) else f" — agent {shown.brief()}"
         click.echo(s.describe() + brief)

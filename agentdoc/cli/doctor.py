@@ -82,14 +82,28 @@ def run_checks(
 ) -> Report:
     env = os.environ if environ is None else environ
     found, executable = _claude_found(env)
-    checks = [_platform(), _config(env), found]
+    claude = [found]
     if executable is not None:
-        checks += _claude_runs(executable, env)
-    checks.append(_authentication(env, home or Path.home()))
+        claude += _claude_runs(executable, env)
+    claude.append(_authentication(env, home or Path.home()))
+    settings = _settings(env)
+    if settings is not None and settings.agent != LEGACY_AGENT:
+        # Another agent answers documents that name none: Claude matters only to a document
+        # that names it, as any agent but the default does.
+        claude = [_only_if_named(check) for check in claude]
+    checks = [_platform(), _config(env), *claude]
     checks += _agents(env, handshake_timeout)
     checks.append(_watch_limit(folder))
     checks.append(_shared_agent_files(folder, _settings(env) or Settings()))
     return Report(ok=all(c.outcome != "fail" for c in checks), checks=checks)
+
+
+def _only_if_named(check: Check) -> Check:
+    if check.outcome != "fail":
+        return check
+    when = f"only documents that say `agent: {LEGACY_AGENT}` need it"
+    fix = f"{when}; {check.fix}" if check.fix else when
+    return check.model_copy(update={"outcome": "warn", "fix": fix})
 
 
 def _platform() -> Check:
@@ -297,13 +311,19 @@ def _agent(
     try:
         offer = inspect_agent(agent, env, policy, timeout)
     except AgentdocError as exc:
-        # The handshake needs no account; a session does: this is where a login shows.
+        # The handshake needs no account; a session does: this is where a login shows. Any
+        # other reason (a session that never opens, an error) is not fixed by logging in.
+        shown = " ".join(agent.command)
+        fix = (
+            f"run `{shown}` yourself and log in, or set its API key in [agents.{agent.name}.env]"
+            if isinstance(exc, NotLoggedIn)
+            else f"run `{shown}` yourself to see what it waits for or says"
+        )
         return Check(
             name=name,
             outcome="fail" if default else "warn",
             detail=f"{found}; {_session_refused(exc)}",
-            fix=f"run `{' '.join(agent.command)}` yourself and log in, or set its API key in "
-            f"[agents.{agent.name}.env]",
+            fix=fix,
         )
     if offer is None:
         return Check(name=name, outcome="ok", detail=found)

@@ -24,7 +24,7 @@ from agentdoc.cli.echo import ReplyEcho
 from agentdoc.cli.interrupt import stop_on_signals
 from agentdoc.cli.logs import Escaping
 from agentdoc.cli.terminal import LiveView
-from agentdoc.config import load_settings
+from agentdoc.config import config_path, load_settings
 from agentdoc.daemon import Daemon, WarmPool, own_command, paced
 from agentdoc.document import NOT_ASKED_HINT, WriteLedger, byproduct_kind, conflict_original
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
@@ -188,6 +188,7 @@ def watch_in_foreground(
         poll=poll,
         max_concurrent=max_concurrent,
         on_progress=view,
+        config=config_path(),  # read again when saved
     )
     if serving is None and settings.serve:
         from agentdoc.web import Serving

@@ -66,16 +66,25 @@ def adopt_command(path: Path) -> None:
 
 @cli.command("init-sync")
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--tool", type=click.Choice(["syncthing", "nextcloud", "git", "dropbox"]))
+@click.option(
+    "--tool",
+    type=click.Choice(["syncthing", "nextcloud", "git", "dropbox", "rclone", "unison"]),
+    help="The sync tool (rclone and unison leave no mark to find them by).",
+)
 def init_sync_command(path: Path | None, tool: str | None) -> None:
     """Keep agentdoc's local state (`.agentdoc/`) in PATH out of its sync.
 
     Writes the ignore entries for the sync tool found (Syncthing's `.stignore`, Nextcloud's
-    `.sync-exclude.lst`, git's `.gitignore`); the claims in `.agentdoc-claims/` travel.
+    `.sync-exclude.lst`, git's `.gitignore`, a filters file for rclone; for unison, the
+    profile lines to add); the claims in `.agentdoc-claims/` travel.
     """
     from agentdoc.config import load_settings
     from agentdoc.daemon import init_sync
 
     target = path or Path.cwd()
-    written, added = init_sync(target, load_settings(), tool)
-    click.echo(f"{written}: added {', '.join(added)}" if added else f"{written}: already set")
+    done = init_sync(target, load_settings(), tool)
+    if done.file is not None:
+        added = f"added {', '.join(done.added)}" if done.added else "already set"
+        click.echo(f"{done.file}: {added}")
+    for step in done.todo:
+        click.echo(f"then {step}")

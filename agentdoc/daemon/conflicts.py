@@ -7,6 +7,11 @@ the tool keeps one version under the document's name and the other as a conflict
 additions kept, see :func:`merge_copy`), and the copy is moved into `.agentdoc/conflicts/`,
 kept, so the folder holds one conversation again. A prompt the copy added is then the
 document's pending prompt, answered once.
+
+Some tools resolve a conflict by renaming both sides (rclone `bisync`: `chat.md.conflict1` and
+`chat.md.conflict2`, before 1.66 `chat.md..path1` and `chat.md..path2`), so no file is left
+under the document's name. The document is then rebuilt from its copies (:func:`rebuild`), with
+agentdoc's own last write of it as the base where it is known, and answered like a merge.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from agentdoc.document import (
     conflict_original,
     decode,
     digest,
+    is_session_document,
     merge_copy,
+    merge_document,
     parse,
     write_bytes,
     write_text,
@@ -79,10 +86,61 @@ def absorb(copy: Path, document: Path, ledger: WriteLedger) -> Absorbed:
         if displaced is not None:
             write_bytes(document, displaced)  # a save landed: theirs stays; the copy waits
             return Absorbed()
+    return Absorbed(merged.text, _keep(copy, document))
+
+
+def rebuild(
+    document: Path, copies: list[Path], ledger: WriteLedger, *, answered: bool = False
+) -> Absorbed:
+    """Write `document`, which the sync tool renamed away, from its conflict copies, and move
+    them into the state folder; only a document agentdoc wrote (its last write known, one copy
+    being it, or `answered`: its turns' status is there from before a restart). The copy that
+    is agentdoc's own write (else the first by name: bisync's first is this machine's side) is
+    ours; each other copy is merged into it, from agentdoc's last whole write of the document
+    where known, else by what they share."""
+    read = [(copy, data) for copy in copies if (data := read_stable(copy)) is not None]
+    if not read or os.path.lexists(document):
+        return Absorbed()  # nothing left to rebuild from, or the document is back
+    read.sort(key=lambda found: not ledger.is_own(document, found[1]))  # ours first, stable
+    base = ledger.last(document)
+    if base is None and not answered and not ledger.is_own(document, read[0][1]):
+        return Absorbed()  # a file agentdoc never wrote: the person's own, their business
+    texts = [decode(copy, data) for copy, data in read]
+    if not all(is_session_document(text) for text in texts):
+        return Absorbed()  # not a conversation (any more): left as the tool left it
+    sessions = {_session(text) for text in texts} - {None}
+    if len(sessions) > 1:
+        names = ", ".join(copy.name for copy, _ in read)
+        return Absorbed(problem=f"the sync tool's copies {names} hold different conversations")
+    merged = texts[0]
+    for copy_text in texts[1:]:
+        both = (
+            merge_document(base.decode("utf-8", "replace"), merged, copy_text)
+            if base is not None
+            else merge_copy(merged, copy_text)
+        )
+        if not both.clean:
+            return Absorbed(problem="the sync tool's copies could not be merged cleanly")
+        merged = both.text
+    if os.path.lexists(document):
+        return Absorbed()  # written meanwhile (the tool, or the person): theirs stands
+    write_text(document, merged, ledger)
+    kept = [_keep(copy, document) for copy, _ in read]
+    return Absorbed(merged, kept[0])
+
+
+def _session(text: str) -> str | None:
+    try:
+        return parse(text).meta.session
+    except (DocumentError, FrontmatterError):
+        return None
+
+
+def _keep(copy: Path, document: Path) -> Path:
     kept = _unused(kept_dir(document) / copy.name)
     kept.parent.mkdir(parents=True, exist_ok=True)
     os.replace(copy, kept)
-    return Absorbed(merged.text, kept)
+    return kept
 
 
 def take_in(copy: Path, document: Path, doc: DocState, ledger: WriteLedger) -> str | None:

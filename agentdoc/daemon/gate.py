@@ -150,6 +150,13 @@ class Gate:
     # Turn threads and the hints thread ask for leave beside the loop's own questions.
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
+    def apply(self, settings: Settings) -> None:
+        """The config was saved: its budget, claim wait and folder settings hold from now."""
+        self.settings, self.limit = settings, settings.max_turns_per_hour
+        self.folder_settings = settings.folder_agent_settings
+        if self.claims is not None:
+            self.claims.wait = settings.claim_wait
+
     def clearance(self, document: Path, cwd: Path, git_root: Path | None) -> Clearance:
         """Leave to start `document`'s agent in `cwd`; NotTrusted when a shared folder it
         touches is not trusted here."""

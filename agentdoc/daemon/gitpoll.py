@@ -43,14 +43,15 @@ def repositories(
 
 def poll(
     snapshot: Callable[[], list[tuple[Path, str | None]]],
-    settings: Settings,
+    settings: Callable[[], Settings],
     tell: Callable[[Path], None],
     stop: threading.Event,
 ) -> None:
-    """Until `stop`: fetch every interval, `tell` each document whose upstream moved on."""
-    while not stop.wait(settings.git_sync_interval):
+    """Until `stop`: fetch every interval, `tell` each document whose upstream moved on.
+    `settings` gives the settings as they are now (a saved config changes the interval)."""
+    while not stop.wait(settings().git_sync_interval):
         try:
-            for top, paths in repositories(snapshot(), settings).items():
+            for top, paths in repositories(snapshot(), settings()).items():
                 if behind(top) > 0:
                     for path in paths:
                         tell(path)
@@ -60,7 +61,7 @@ def poll(
 
 def start_polling(
     snapshot: Callable[[], list[tuple[Path, str | None]]],
-    settings: Settings,
+    settings: Callable[[], Settings],
     tell: Callable[[Path], None],
     stop: threading.Event,
 ) -> threading.Thread:

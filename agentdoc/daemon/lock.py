@@ -34,6 +34,7 @@ class Holder:
     lock_file: Path
     folder: Path  # the watched folder whose lock this is
     polling: str | None = None  # why the daemon polls though not asked to, if it does
+    settings: str | None = None  # a saved config it could not apply, or that needs a restart
 
 
 def _folder(root: Path) -> Path:
@@ -59,13 +60,14 @@ def _holder(lock_file: Path, folder: Path) -> Holder | None:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 info = json.loads(f.read() or "{}")
-                polling = info.get("polling")
+                polling, settings = info.get("polling"), info.get("settings")
                 return Holder(
                     int(info.get("pid", 0)),
                     list(info.get("roots", [])),
                     lock_file,
                     folder,
                     polling if isinstance(polling, str) else None,
+                    settings if isinstance(settings, str) else None,
                 )
             fcntl.flock(f, fcntl.LOCK_UN)
     except (OSError, ValueError):
@@ -99,6 +101,7 @@ class TreeLock:
         # us find our own lock above it).
         self.folders = sorted(f for f in folders if not any(o in f.parents for o in folders))
         self._files: list[IO[str]] = []
+        self._told: dict[str, str] = {}  # what the lock files say besides pid and roots
 
     def acquire(self) -> None:
         for folder in self.folders:
@@ -125,7 +128,7 @@ class TreeLock:
                 raise _refusal(other, folder)
             time.sleep(0.05)
         self._files.append(f)
-        self._describe(f, {})
+        self._describe(f, self._told)
 
     def _describe(self, f: IO[str], extra: dict[str, str]) -> None:
         f.seek(0)
@@ -136,9 +139,18 @@ class TreeLock:
 
     def tell_polling(self, reason: str) -> None:
         """Say in the lock files (which `agentdoc status` reads) why the daemon polls."""
+        self.tell("polling", reason)
+
+    def tell(self, key: str, value: str | None) -> None:
+        """Say `value` under `key` in the lock files (None: no longer), keeping what else
+        they say."""
+        if value is None:
+            self._told.pop(key, None)
+        else:
+            self._told[key] = value
         for f in self._files:
             with contextlib.suppress(OSError):
-                self._describe(f, {"polling": reason})
+                self._describe(f, self._told)
 
     def release(self) -> None:
         for f in self._files:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from agentdoc.config import Settings
+from agentdoc.config import Settings, load_settings
 from agentdoc.daemon import capture
 from agentdoc.daemon.classify import (
     Decision,
@@ -63,11 +63,19 @@ from agentdoc.daemon.notices import (
 )
 from agentdoc.daemon.notify import Notifier
 from agentdoc.daemon.pool import WarmPool
+from agentdoc.daemon.reconfig import (
+    ConfigWatch,
+    Reread,
+    needing_restart,
+    refusal_note,
+    restart_note,
+)
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.saves import Saves
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.startup import Discovery, take
+from agentdoc.daemon.synced import synced_root
 from agentdoc.daemon.syncing import Syncing
 from agentdoc.daemon.turning import Turns
 from agentdoc.daemon.turns import DocState, stop_turns, take_own
@@ -90,6 +98,11 @@ log = logging.getLogger(__name__)
 SHUTDOWN_GRACE = 10.0
 FRESH_MARGIN_NS = 1_000_000_000
 DISCOVERY_BATCH = 64  # files looked at between two checks for a waiting save
+CONFIG_LOOK_EVERY = 1.0  # seconds between looks at the config file's stamp
+
+
+def _load(path: Path) -> Settings:
+    return load_settings(path=path)
 
 
 @dataclass
@@ -110,6 +123,8 @@ class Daemon:
     # Told each settled change the watcher reports (an editor's save), on the watcher's thread:
     # the web page's live view follows saves made elsewhere through it.
     on_change: Callable[[Path], None] = lambda _p: None
+    # The user's config file, read again whenever it is saved (None: the settings stay).
+    config: Path | None = None
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
     _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, init=False)
     _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
@@ -133,7 +148,7 @@ class Daemon:
         # Agents started ahead of a turn (warm ones) carry the marker recovery knows them by.
         self.environ = marked(self.environ)
         self.repairs = Repairs(self.ledger, self.retry_interval)
-        self.gate = gate_for(self.settings, self.synced_root, self.machine)
+        self.gate = gate_for(self.settings, self.synced_root or self._synced, self.machine)
         self.notifier = Notifier(self.settings.notify, self.environ)
         self.on_progress = self.notifier.wrap(self.on_progress)
         if self.settings.warm_sessions > 0:
@@ -197,6 +212,9 @@ class Daemon:
             # the tree now, and one an older agentdoc left in it is moved there first.
             for told in move_out(root.absolute()):
                 log.warning("%s", told)
+        started = self.settings
+        config = None if self.config is None else ConfigWatch(self.config, _load, started)
+        config_looked = 0.0
         watcher = Watcher(
             [r.absolute() for r in self.roots],
             step=self.settings.settle_step,
@@ -220,7 +238,7 @@ class Daemon:
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
             remote = partial(self._put, Remote)
-            start_polling(self.syncing.conversations, self.settings, remote, stop)
+            start_polling(self.syncing.conversations, lambda: self.settings, remote, stop)
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
@@ -247,6 +265,10 @@ class Daemon:
                     self._guarded(owed, partial(self.turns.mend, owed))
                 for held in self.gate.due():
                     self._events.put(Release(held))
+                if config is not None and time.monotonic() - config_looked >= CONFIG_LOOK_EVERY:
+                    config_looked = time.monotonic()
+                    if (reread := config.look()) is not None:
+                        self._guarded(None, partial(self._reconfigure, reread, started, lock))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
@@ -267,6 +289,40 @@ class Daemon:
         # Said once, where the person looks: the log, and `agentdoc status` (the lock file).
         log.warning("%s", reason)
         lock.tell_polling(reason)
+
+    def _reconfigure(self, reread: Reread, started: Settings, lock: TreeLock) -> None:
+        """Apply settings saved in the config to every running part, or say why not."""
+        where = self.config
+        if reread.settings is None:
+            log.warning("%s: %s", where, refusal_note(reread.problem or "unreadable"))
+            lock.tell("settings", refusal_note(reread.problem or "unreadable"))
+            return
+        new = reread.settings
+        later = needing_restart(started, new)
+        if applied := [key for key in reread.changed if key not in later]:
+            log.info("%s read again: %s now apply", where, ", ".join(applied))
+        self.apply(new)
+        if later:
+            log.warning("%s: %s", where, restart_note(later))
+        lock.tell("settings", restart_note(later) if later else None)
+        if reread.changed:
+            tell_agent_problems(new, self.environ)  # a default agent that cannot start, now
+
+    def apply(self, new: Settings) -> None:
+        """Make `new` the settings of each running part: the next turn, save and look use
+        them; the gate's budget and claims, notify and the warm pool change in place."""
+        self.settings = new
+        for part in (self.turns, self.saves, self.discovery, self.syncing):
+            part.settings = new
+        self.hints._settings = new  # the documents' next warm starts
+        self.gate.apply(new)
+        self.notifier.command = new.notify
+        if self.pool is not None:
+            # Closed when idle (close_idle) once over a smaller size; never while a turn runs.
+            self.pool.capacity, self.pool.idle_timeout = new.warm_sessions, new.warm_idle
+
+    def _synced(self, path: Path) -> Path | None:
+        return synced_root(path, self.settings)  # the `synced` list as the config says now
 
     def _feed(self, watcher: Watcher, stop: threading.Event) -> None:
         try:
@@ -343,6 +399,10 @@ class Daemon:
     def _act(
         self, path: Path, doc: DocState, snap: Snapshot, known: Known, decision: Decision
     ) -> None:
+        if isinstance(decision, Submit) and (original := self.syncing.carrier(path, snap)):
+            # A session lives in one document: a copy's prompt goes to the document it copies.
+            self.syncing.copy_found(path, original)
+            return
         if isinstance(decision, Submit):
             # The gate is asked only now, as asking may claim the document for this machine.
             git_root = toplevel(path) if snap.git_sync else None

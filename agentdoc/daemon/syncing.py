@@ -10,15 +10,16 @@ document state, it works on the loop's (`docs`), on the loop's thread.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdoc.config import Settings
 from agentdoc.daemon import capture
 from agentdoc.daemon.classify import Decision, Held, Known, classify
-from agentdoc.daemon.conflicts import original_of, take_in
+from agentdoc.daemon.conflicts import conflicts_of, original_of, rebuild, take_in
 from agentdoc.daemon.events import ConflictCopy, Deadlines
 from agentdoc.daemon.gate import Gate
 from agentdoc.daemon.gitguard import git_busy
@@ -28,12 +29,20 @@ from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.tree import changed_ns
 from agentdoc.daemon.turns import DocState
-from agentdoc.document import WriteLedger, digest
-from agentdoc.turn import Progress, integrate
+from agentdoc.document import DocumentError, FrontmatterError, WriteLedger, digest, parse
+from agentdoc.turn import Progress, integrate, read_status
 
 log = logging.getLogger(__name__)
 
 Act = Callable[[Path, DocState, Snapshot, Known, Decision], None]
+HOLD_COPY = "merge what it adds into that document, or delete its `session:` to start anew"
+
+
+def _session(text: str) -> str | None:
+    try:
+        return parse(text).meta.session
+    except (DocumentError, FrontmatterError):
+        return None
 
 
 @dataclass
@@ -46,6 +55,8 @@ class Syncing:
     deadlines: Deadlines
     act: Act  # the daemon's: what a decision about a version does
     on_progress: Callable[[Progress], None]
+    # Copies named in no tool's table, found by the session id they carry: copy -> document.
+    copies: dict[Path, Path] = field(default_factory=dict)
 
     def conversations(self) -> list[tuple[Path, str | None]]:
         """Every document the daemon knows, with its text (what the git sync poll looks at)."""
@@ -80,21 +91,100 @@ class Syncing:
         if tell:
             self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
 
+    def carrier(self, path: Path, snap: Snapshot) -> Path | None:
+        """The document of `path`'s folder that already carries the session `path` names, when
+        `path` is the copy of the two: a session lives in one document. The copy is the one
+        agentdoc did not write (its last write, or the turns it ran, say which it did); of
+        two it wrote, or neither, the one just saved."""
+        session = snap.document.meta.session if snap.document is not None else None
+        if not session:
+            return None
+        for other, doc in list(self.docs.items()):
+            if (
+                other == path
+                or other.parent != path.parent
+                or doc.text is None
+                or session not in doc.text  # most documents: no parse
+                or _session(doc.text) != session
+                or not os.path.lexists(other)  # a copy just merged, its deletion not yet seen
+            ):
+                continue
+            if self._wrote(path) and not self._wrote(other):
+                return None  # `other` is the copy: its own save finds this document
+            return other
+        return None
+
+    def _wrote(self, path: Path) -> bool:
+        return self.ledger.last(path) is not None or read_status(path) is not None
+
+    def copy_found(self, copy: Path, original: Path) -> None:
+        """A prompt saved in a copy of `original`: merged back into it and answered there."""
+        if self.copies.get(copy) != original:
+            log.warning(
+                "%s carries the session of %s, so it is a copy of it: merged into it, never run "
+                "as a second conversation",
+                copy,
+                original.name,
+            )
+        self.copies[copy] = original
+        self.on_conflict(copy)
+
     def on_conflict(self, copy: Path) -> None:
         """Merge a sync tool's conflict copy into its session document, once no turn runs."""
-        original = original_of(copy)
-        doc = None if original is None else self.docs.get(original)
-        if original is None or doc is None:
+        original = original_of(copy) or self.copies.get(copy)
+        if original is None:
+            return
+        doc = self.docs.get(original)
+        if not os.path.lexists(original) and os.path.lexists(copy):
+            self._rebuild(copy, original, doc)
+            return
+        if doc is None:
             return  # not a conversation of ours: the copy is the person's business
-        quiet = time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
-        if doc.thread is not None or git_busy(original) or not quiet:
+        if doc.thread is not None or git_busy(original) or not self._quiet(copy):
             self.deadlines.add(self.settings.settle_step, ConflictCopy(copy))
             return
         previous = doc.text
-        if (text := take_in(copy, original, doc, self.ledger)) is not None:
+        text = take_in(copy, original, doc, self.ledger)
+        if copy in self.copies:
+            if os.path.lexists(copy):
+                why = f"a copy of {original.name} (it carries its session): not run; {HOLD_COPY}"
+                hold(copy, why)
+            else:
+                self.copies.pop(copy)
+        if text is not None:
             snap = capture.of_text(original, self.settings, self.ledger, text)
             known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
             self.act(original, doc, snap, known, classify(known, snap))
+
+    def _quiet(self, copy: Path) -> bool:
+        return time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
+
+    def _rebuild(self, copy: Path, original: Path, doc: DocState | None) -> None:
+        """The tool renamed every side of the document away: write it from its copies once
+        they have settled and no turn writes (a turn streaming into it fails as it finds the
+        document gone), then take it in like a merge: a prompt they bring is answered once."""
+        copies = conflicts_of(original)
+        if (doc is not None and doc.thread is not None) or not all(map(self._quiet, copies)):
+            self.deadlines.add(self.settings.settle_step, ConflictCopy(copy))
+            return
+        rebuilt = rebuild(original, copies, self.ledger, answered=self._wrote(original))
+        if rebuilt.problem is not None:
+            log.warning("%s: %s; they stay in the folder", original, rebuilt.problem)
+            return
+        if rebuilt.text is None:
+            return
+        log.info(
+            "%s: rebuilt from the sync tool's copies %s (kept in %s)",
+            original,
+            ", ".join(c.name for c in copies),
+            None if rebuilt.kept is None else rebuilt.kept.parent,
+        )
+        doc = self.docs.setdefault(original, DocState())
+        previous = doc.text
+        doc.seen, doc.text = digest(rebuilt.text.encode("utf-8")), rebuilt.text
+        snap = capture.of_text(original, self.settings, self.ledger, rebuilt.text)
+        known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
+        self.act(original, doc, snap, known, classify(known, snap))
 
     def _look(self, path: Path, doc: DocState, data: bytes, known: Known) -> None:
         """Take `data`, just read, as the version the daemon knows, and act on it."""

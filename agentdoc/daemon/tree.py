@@ -143,6 +143,16 @@ class TreeIndex:
                 found(Path(path, name))
             pending.extend(folder.subdirs)
 
+    def orphan_copies(self) -> list[Path]:
+        """Conflict copies whose document is not beside them: a tool renamed every side away
+        (the copies of a document that is there are found with it)."""
+        return [
+            Path(dirpath, name)
+            for dirpath, folder in self.folders.items()
+            for name in folder.copies
+            if conflict_original(name) not in folder.files
+        ]
+
     def stamps(self) -> dict[Path, Stamp]:
         """Every indexed markdown file with its recorded stamp."""
         found = {

@@ -168,6 +168,8 @@ class Watcher:
                 index.follow(path, stamp_of(path))
             self._index = index
         self.walked.set()
+        for copy in index.orphan_copies():
+            self._on_conflict(copy)  # made while no daemon watched: the document is rebuilt
         log.debug("indexed %d folders under %s", len(index.folders), self._roots)
 
     def _lost_root(self, index: TreeIndex) -> AgentdocError | None:
