@@ -116,7 +116,7 @@ def _git_root(document: Path, parsed: Document, settings: Settings) -> Path | No
 
 def own_command(document: Path, settings: Settings) -> Clearer:
     """Leave for the user's own command on `document` (`agentdoc run`, `ask`, `undo`…): no
-    trust asked, the folder's own agent settings off where others write into it."""
+    trust asked, the folder's own agent settings off where others write into it untrusted."""
 
     def clear(cwd: Path, parsed: Document) -> Clearance:
         granted = leave(
