@@ -78,7 +78,9 @@ def presets() -> None:
     show_default=True,
     help="Most hits shown (0: all).",
 )
+@click.pass_context
 def search(
+    ctx: click.Context,
     query: str,
     paths: tuple[Path, ...],
     where: str | None,
@@ -89,8 +91,10 @@ def search(
 ) -> None:
     """Find QUERY's words in the conversations under PATHS (default: this folder).
 
-    One hit per matching exchange, newest first, as `FILE#turn-N: line`; archives are searched
-    with their documents. A word ending in * matches as a prefix; "a phrase" in quotes.
+    One hit per matching exchange, newest first, as `FILE#turn-N: line` (`FILE: line` for a
+    document's title); archives are searched with their documents, agentdoc's own footers and
+    notices are not. A word ending in * matches as a prefix; "a phrase" in quotes. Exits 1 when
+    nothing matches, as grep does.
     """
     import sqlite3
 
@@ -116,3 +120,4 @@ def search(
         # A full disk, a read-only state folder, an SQLite built without FTS5: say which file.
         raise AgentdocError(f"cannot use the search index {index_path()}: {exc}") from exc
     show_hits(hits, "json" if as_json else "vimgrep" if vimgrep else "text")
+    ctx.exit(0 if hits else 1)
