@@ -6,16 +6,25 @@ from pathlib import Path
 
 import click
 
-from agentdoc.cli.group import cli, complete_documents, output_options
+from agentdoc.cli.group import cli, complete_documents, complete_presets, examples, output_options
 from agentdoc.errors import AgentdocError
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        'agentdoc ask chat.md "What does this error mean?"',
+        "git diff | agentdoc ask --new review.md -",
+        'agentdoc ask chat.md "Summarise" -q && cat chat.md',
+    ),
+)
 @click.argument("path", type=click.Path(path_type=Path), shell_complete=complete_documents)
 @click.argument("prompt")
 @click.option("--new", "create", is_flag=True, help="Create the document first if it is missing.")
 @click.option(
-    "--preset", metavar="NAME", help="With --new: the preset the new document starts from."
+    "--preset",
+    metavar="NAME",
+    help="With --new: the preset the new document starts from.",
+    shell_complete=complete_presets,
 )
 @output_options
 @click.pass_context
@@ -48,7 +57,12 @@ def ask(
     ctx.exit(ask_in(path, text, print_reply=print_reply, quiet=quiet))
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc presets",
+        "agentdoc new notes.md --preset reviewer",
+    ),
+)
 def presets() -> None:
     """List the presets in `presets/` beside your config file."""
     from agentdoc.turn import list_presets, presets_dir
@@ -62,7 +76,13 @@ def presets() -> None:
         click.echo(f"{name:<{width}}  {about}".rstrip())
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        'agentdoc search "race condition"',
+        "agentdoc search --replies 'sqlite*' notes/",
+        "vim -q <(agentdoc search --vimgrep flock)",
+    ),
+)
 @click.argument("query")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--prompts", "where", flag_value="prompts", help="Search only the prompts.")
