@@ -148,3 +148,78 @@ def test_presets_agents_and_editors_complete(tmp_path: Path) -> None:
     )
     assert complete("agentdoc new x.md --agent ge", tmp_path) == ["gemini"]
     assert complete("agentdoc editor v", tmp_path) == ["vim", "vscode"]
+
+
+def test_watch_keeps_a_log_file_that_logs_shows(tmp_path: Path) -> None:
+    from tests.process_support import base_env, run_cli, watching
+
+    state = tmp_path / "state"
+    env = base_env(tmp_path, AGENTDOC_STATE_DIR=str(state))
+    root = tmp_path / "notes"
+    root.mkdir()
+    with watching(root, env, tmp_path / "terminal.log") as daemon:
+        assert f"log: {state / 'watch.log'}" in daemon.log()
+        shown = run_cli(["logs"], env)
+        assert shown.returncode == 0, shown.stderr
+        assert "start-up done" in shown.stdout  # INFO reaches the file whatever -v says
+        assert f" {daemon.pid} INFO " in shown.stdout  # the pid tells two daemons apart
+    assert run_cli(["logs", "--path"], env).stdout.strip() == str(state / "watch.log")
+    assert run_cli(["logs", "-n", "1"], env).stdout.count("\n") == 1
+
+
+def test_logs_says_where_the_log_will_be_before_there_is_one(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["logs"], catch_exceptions=False)
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert "no log yet: `agentdoc watch` writes it to" in result.stderr
+
+
+def test_logs_follow_goes_on_across_a_rotation(tmp_path: Path) -> None:
+    import select
+    import signal
+
+    log = Path(os.environ["AGENTDOC_STATE_DIR"]) / "watch.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("old line\n")
+    follower = subprocess.Popen(
+        [*CLI, "logs", "-f"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+    def next_line() -> str:
+        assert follower.stdout is not None
+        ready, _, _ = select.select([follower.stdout], [], [], 20)
+        assert ready, "no line within 20 s"
+        return follower.stdout.readline()
+
+    try:
+        assert next_line() == "old line\n"
+        with log.open("a") as f:
+            f.write("appended\n")
+        assert next_line() == "appended\n"
+        log.rename(log.with_name("watch.log.1"))
+        log.write_text("after the rotation\n")
+        assert next_line() == "after the rotation\n"
+    finally:
+        follower.send_signal(signal.SIGINT)
+        _, err = follower.communicate(timeout=10)
+    assert follower.returncode == 130 and err == ""
+
+
+def test_two_chat_md_are_told_apart_in_status_and_the_live_lines(
+    tmp_path: Path, fake_claude: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import FakeClaude
+
+    assert callable(fake_claude)
+    fake: FakeClaude = fake_claude("plain_text.ndjson")
+    for key, value in fake.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
+    monkeypatch.chdir(tmp_path)
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "chat.md").write_text("---\nagentdoc: {}\n---\n\n## User\n\nHi\n")
+        ran = CliRunner().invoke(cli, ["run", f"{folder}/chat.md"], catch_exceptions=False)
+        assert ran.exit_code == 0, ran.output
+        assert f"{folder}/chat.md turn 1: done" in ran.stderr  # the plain live line
+    shown = CliRunner().invoke(cli, ["status"], catch_exceptions=False).stdout
+    assert "\na/chat.md: idle (turn 1" in shown and "\nb/chat.md: idle (turn 1" in shown

@@ -7,12 +7,13 @@ and the exit code. Imported only by those commands, so quick commands stay light
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -21,7 +22,7 @@ from agentdoc.agents import start_turn
 from agentdoc.cli.asker import TerminalAsker, refusals
 from agentdoc.cli.echo import ReplyEcho
 from agentdoc.cli.interrupt import stop_on_signals
-from agentdoc.cli.logs import Escaping
+from agentdoc.cli.logs import log_path, open_log_file
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import load_settings
 from agentdoc.daemon import Daemon, WarmPool, paced
@@ -145,17 +146,13 @@ def watch_in_foreground(
     max_concurrent: int,
     log_file: Path | None,
 ) -> None:
-    """The daemon until Ctrl-C or SIGTERM, with a live view of its turns."""
-    if log_file is not None:
-        handler = logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace")
-        handler.setFormatter(Escaping("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logging.getLogger().addHandler(handler)
-        logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    """The daemon until Ctrl-C or SIGTERM, with a live view of its turns, logging to
+    `log_file` (None: no file) as well as to the terminal."""
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     roots = paths or [Path.cwd()]
-    view = LiveView()
+    view = LiveView(roots=roots, log_states=log_file is not None)
     for shown in logging.getLogger().handlers:
         if isinstance(shown, logging.StreamHandler) and shown.stream in (sys.stderr, sys.stdout):
             shown.addFilter(_not_told)  # the view prints these failures itself
@@ -167,9 +164,42 @@ def watch_in_foreground(
         max_concurrent=max_concurrent,
         on_progress=view,
     )
-    click.echo(f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
+    with _logging_to(log_file):
+        click.echo(
+            f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True
+        )
+        if log_file is not None:
+            click.echo(f"log: {log_file} (`agentdoc logs -f` follows it)", err=True)
+        try:
+            daemon.run(stop)
+        finally:
+            view.close()  # gives the terminal its cursor back, whatever stopped the daemon
+        click.echo("agentdoc stopped", err=True)
+
+
+@contextlib.contextmanager
+def _logging_to(path: Path | None) -> Iterator[None]:
+    """INFO and up also to the file at `path` (the default one rotated), while the terminal
+    keeps the level -v chose."""
+    if path is None:
+        yield
+        return
+    root = logging.getLogger()
     try:
-        daemon.run(stop)
+        handler = open_log_file(path, rotate=path == log_path())
+    except OSError as exc:
+        raise AgentdocError(f"cannot write the log file {path}: {exc.strerror or exc}") from exc
+    chosen = root.level
+    levels = {shown: shown.level for shown in root.handlers}
+    for shown in levels:
+        shown.setLevel(max(shown.level, chosen))
+    root.addHandler(handler)
+    root.setLevel(min(chosen, logging.INFO))
+    try:
+        yield
     finally:
-        view.close()  # gives the terminal its cursor back, whatever stopped the daemon
-    click.echo("agentdoc stopped", err=True)
+        root.removeHandler(handler)
+        handler.close()
+        root.setLevel(chosen)
+        for shown, level in levels.items():
+            shown.setLevel(level)
