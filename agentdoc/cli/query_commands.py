@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from agentdoc.cli.group import cli, complete_documents, complete_presets, examples, output_options
+from agentdoc.cli.group import cli, complete_documents, complete_presets, examples
 from agentdoc.errors import AgentdocError
 
 
@@ -26,7 +26,9 @@ from agentdoc.errors import AgentdocError
     help="With --new: the preset the new document starts from.",
     shell_complete=complete_presets,
 )
-@output_options
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors (not the reply).")
+# The reply is always printed now; -p stays accepted for the scripts that gave it.
+@click.option("-p", "--print", "print_reply", is_flag=True, hidden=True)
 @click.pass_context
 def ask(
     ctx: click.Context,
@@ -37,11 +39,12 @@ def ask(
     print_reply: bool,
     quiet: bool,
 ) -> None:
-    """Add PROMPT under the last `## User` of PATH and run it (PROMPT `-`: read stdin).
+    """Add PROMPT under the last `## User` of PATH, run it and print the reply (PROMPT `-`:
+    read stdin).
 
-    When an `agentdoc watch` covers PATH, it answers and this waits for the reply; otherwise
-    the turn runs here as `agentdoc run` runs it. The reply goes to stdout when that is a pipe
-    or a file.
+    When an `agentdoc watch` covers PATH, it answers and this waits for the reply (Ctrl-C
+    cancels the turn); otherwise the turn runs here as `agentdoc run --print` runs it. The
+    reply is also in the document, as always.
     """
     from agentdoc.cli.ask import ask as ask_in
     from agentdoc.cli.ask import read_prompt
@@ -54,7 +57,7 @@ def ask(
         raise AgentdocError("--preset is for a new document (with --new); set `preset:` in it")
     elif not path.exists():
         raise AgentdocError(f"{path} does not exist; add --new to create it")
-    ctx.exit(ask_in(path, text, print_reply=print_reply, quiet=quiet))
+    ctx.exit(ask_in(path, text, quiet=quiet))
 
 
 @cli.command(
