@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from agentdoc.cli import cli
+from tests.conftest import FakeClaude
 from tests.process_support import CLI
 
 REPLY_WITH_NOTICES = """\
@@ -150,21 +153,55 @@ def test_presets_agents_and_editors_complete(tmp_path: Path) -> None:
     assert complete("agentdoc editor v", tmp_path) == ["vim", "vscode"]
 
 
-def test_watch_keeps_a_log_file_that_logs_shows(tmp_path: Path) -> None:
-    from tests.process_support import base_env, run_cli, watching
+def test_watch_keeps_a_log_file_that_logs_shows(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    from tests.conftest import wait_for
+    from tests.process_support import base_env, run_cli, watching, write_config
 
+    fake = fake_claude("plain_text.ndjson")
     state = tmp_path / "state"
-    env = base_env(tmp_path, AGENTDOC_STATE_DIR=str(state))
+    config = write_config(tmp_path / "config.toml", warm_sessions=0)
+    env = base_env(
+        tmp_path,
+        AGENTDOC_STATE_DIR=str(state),
+        AGENTDOC_CONFIG=str(config),
+        AGENTDOC_CLAUDE=str(fake.executable),
+        **fake.env,
+    )
+    env["PATH"] = os.environ["PATH"]
     root = tmp_path / "notes"
-    root.mkdir()
+    for folder in ("a", "b"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "chat.md").write_text("---\nagentdoc: {}\n---\n\n## User\n\n")
     with watching(root, env, tmp_path / "terminal.log") as daemon:
         assert f"log: {state / 'watch.log'}" in daemon.log()
+        for folder in ("a", "b"):
+            doc = root / folder / "chat.md"
+            doc.write_text(doc.read_text() + "Hi\n")
+            wait_for(partial(answered, doc), "the reply")
         shown = run_cli(["logs"], env)
         assert shown.returncode == 0, shown.stderr
         assert "start-up done" in shown.stdout  # INFO reaches the file whatever -v says
         assert f" {daemon.pid} INFO " in shown.stdout  # the pid tells two daemons apart
+        # Each turn's states, named by the path under the watched root, in the terminal too.
+        for folder in ("a", "b"):
+            wait_for(partial(logged, f"{folder}/chat.md turn 1: done", env), "the turn's end")
+            assert f"{folder}/chat.md turn 1: done" in daemon.log()
     assert run_cli(["logs", "--path"], env).stdout.strip() == str(state / "watch.log")
     assert run_cli(["logs", "-n", "1"], env).stdout.count("\n") == 1
+
+
+def answered(doc: Path) -> bool:
+    from tests.process_support import roles
+
+    return roles(doc)[-2:] == ["assistant", "user"]
+
+
+def logged(line: str, env: dict[str, str]) -> bool:
+    from tests.process_support import run_cli
+
+    return line in run_cli(["logs"], env).stdout
 
 
 def test_logs_says_where_the_log_will_be_before_there_is_one(tmp_path: Path) -> None:
@@ -205,12 +242,9 @@ def test_logs_follow_goes_on_across_a_rotation(tmp_path: Path) -> None:
 
 
 def test_two_chat_md_are_told_apart_in_status_and_the_live_lines(
-    tmp_path: Path, fake_claude: object, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.conftest import FakeClaude
-
-    assert callable(fake_claude)
-    fake: FakeClaude = fake_claude("plain_text.ndjson")
+    fake = fake_claude("plain_text.ndjson")
     for key, value in fake.env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
@@ -223,3 +257,20 @@ def test_two_chat_md_are_told_apart_in_status_and_the_live_lines(
         assert f"{folder}/chat.md turn 1: done" in ran.stderr  # the plain live line
     shown = CliRunner().invoke(cli, ["status"], catch_exceptions=False).stdout
     assert "\na/chat.md: idle (turn 1" in shown and "\nb/chat.md: idle (turn 1" in shown
+
+
+def test_an_unexpected_error_leaves_its_traceback_in_the_log_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from agentdoc.cli import main
+    from agentdoc.errors import EXIT_UNEXPECTED
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("agentdoc.turn.folder_statuses", broken)
+    assert main(["status", str(tmp_path)]) == EXIT_UNEXPECTED
+    [told] = [r.getMessage() for r in caplog.records if r.name == "agentdoc.cli.commands"]
+    log = Path(os.environ["AGENTDOC_STATE_DIR"]) / "watch.log"
+    assert f"unexpected error: a bug (the details are in {log}" in told
+    assert "Traceback" in log.read_text() and "RuntimeError: a bug" in log.read_text()

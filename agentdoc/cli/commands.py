@@ -50,10 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     except (click.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
         return EXIT_INTERRUPTED
-    except Exception:
-        import logging  # only for this: `agentdoc --help` never loads it
-
-        logging.getLogger(__name__).exception("unexpected error")
+    except Exception as exc:
+        _report_unexpected(exc)
         return EXIT_UNEXPECTED
     return code if isinstance(code, int) else 0
 
@@ -66,3 +64,29 @@ def _drop_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass  # not a real file (a test's capture): nothing will flush into a closed pipe
+
+
+def _report_unexpected(exc: Exception) -> None:
+    """One line on the terminal, the traceback in the log file too: what a report needs."""
+    import logging  # only for this: `agentdoc --help` never loads it
+
+    from agentdoc.cli.logs import log_path, open_log_file
+
+    root = logging.getLogger()
+    path = log_path()
+    logged = any(getattr(h, "baseFilename", None) == str(path.absolute()) for h in root.handlers)
+    handler = None
+    if not logged:  # `watch` has it open already
+        try:
+            handler = open_log_file(path, rotate=True)
+        except OSError:
+            pass  # a state folder that cannot be written: the terminal has the one line
+        else:
+            root.addHandler(handler)
+    where = f" (the details are in {path}: please report it with them)" if handler or logged else ""
+    try:
+        logging.getLogger(__name__).error("unexpected error: %s%s", exc, where, exc_info=exc)
+    finally:
+        if handler is not None:
+            root.removeHandler(handler)
+            handler.close()

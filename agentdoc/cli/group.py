@@ -55,7 +55,7 @@ def complete_editors(
 
 
 def examples(*lines: str) -> str:
-    """A command's `--help` epilog: real command lines, each with what it does after `#`."""
+    """A command's `--help` epilog: real command lines (after a `#`, what one does)."""
     # \b keeps click from rewrapping the lines into one paragraph.
     return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
 
