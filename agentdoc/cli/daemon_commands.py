@@ -72,7 +72,7 @@ def watch(
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming, waiting or error."""
     from agentdoc.cli.agent_shown import options_of, user_settings
-    from agentdoc.cli.terminal import document_name
+    from agentdoc.cli.names import document_name
     from agentdoc.daemon import find_daemon, kept_copies
     from agentdoc.document import shown_name
     from agentdoc.turn import as_found, folder_statuses, read_status

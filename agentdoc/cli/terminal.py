@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from agentdoc.cli.names import document_name
 from agentdoc.document import shown_name
 from agentdoc.turn import Progress
 
@@ -49,16 +50,6 @@ def wants_live(out: TextIO, environ: dict[str, str] | None = None) -> bool:
     """Whether `out` is a terminal that can redraw in place."""
     env = os.environ if environ is None else environ
     return out.isatty() and env.get("TERM", "") != "dumb"
-
-
-def document_name(path: Path, roots: Sequence[Path] = ()) -> str:
-    """How a line names a document: its path under the watched root that holds it (three
-    `chat.md` in different folders must be told apart), else its file name."""
-    for root in sorted(roots, key=lambda r: -len(str(r))):
-        for under, top in ((path.absolute(), root.absolute()), (path.resolve(), root.resolve())):
-            if under.is_relative_to(top) and under != top:
-                return "/".join(shown_name(part) for part in under.relative_to(top).parts)
-    return shown_name(path.name)
 
 
 def describe(p: Progress, elapsed: float | None = None, name: str | None = None) -> str:
