@@ -274,3 +274,17 @@ def test_an_unexpected_error_leaves_its_traceback_in_the_log_file(
     log = Path(os.environ["AGENTDOC_STATE_DIR"]) / "watch.log"
     assert f"unexpected error: a bug (the details are in {log}" in told
     assert "Traceback" in log.read_text() and "RuntimeError: a bug" in log.read_text()
+
+
+def test_watch_goes_on_when_the_state_folder_cannot_hold_its_log(tmp_path: Path) -> None:
+    from tests.process_support import base_env, watching
+
+    blocked = tmp_path / "state"
+    blocked.write_text("a file where the state folder would be")
+    env = base_env(tmp_path, AGENTDOC_STATE_DIR=str(blocked))
+    root = tmp_path / "notes"
+    root.mkdir()
+    with watching(root, env, tmp_path / "terminal.log") as daemon:
+        told = daemon.log()
+    assert f"cannot write the log file {blocked / 'watch.log'}" in told
+    assert "logging to the terminal only" in told and "\nlog: " not in told

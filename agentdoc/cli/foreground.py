@@ -152,7 +152,7 @@ def watch_in_foreground(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     roots = paths or [Path.cwd()]
-    view = LiveView(roots=roots, log_states=log_file is not None)
+    view = LiveView(roots=roots, log_states=True)  # for the log file, if there is one
     for shown in logging.getLogger().handlers:
         if isinstance(shown, logging.StreamHandler) and shown.stream in (sys.stderr, sys.stdout):
             shown.addFilter(_not_told)  # the view prints these failures itself
@@ -164,12 +164,12 @@ def watch_in_foreground(
         max_concurrent=max_concurrent,
         on_progress=view,
     )
-    with _logging_to(log_file):
+    with _logging_to(log_file) as logged:
         click.echo(
             f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True
         )
-        if log_file is not None:
-            click.echo(f"log: {log_file} (`agentdoc logs -f` follows it)", err=True)
+        if logged is not None:
+            click.echo(f"log: {logged} (`agentdoc logs -f` follows it)", err=True)
         try:
             daemon.run(stop)
         finally:
@@ -178,17 +178,24 @@ def watch_in_foreground(
 
 
 @contextlib.contextmanager
-def _logging_to(path: Path | None) -> Iterator[None]:
+def _logging_to(path: Path | None) -> Iterator[Path | None]:
     """INFO and up also to the file at `path` (the default one rotated), while the terminal
-    keeps the level -v chose."""
+    keeps the level -v chose; yields the file, None when there is none."""
     if path is None:
-        yield
+        yield None
         return
     root = logging.getLogger()
+    default = path == log_path()
     try:
-        handler = open_log_file(path, rotate=path == log_path())
+        handler = open_log_file(path, rotate=default)
     except OSError as exc:
-        raise AgentdocError(f"cannot write the log file {path}: {exc.strerror or exc}") from exc
+        problem = f"cannot write the log file {path}: {exc.strerror or exc}"
+        if not default:
+            raise AgentdocError(problem) from exc
+        # The state folder's log is a convenience: a read-only home must not stop the daemon.
+        logging.getLogger(__name__).warning("%s; logging to the terminal only", problem)
+        yield None
+        return
     chosen = root.level
     levels = {shown: shown.level for shown in root.handlers}
     for shown in levels:
@@ -196,7 +203,7 @@ def _logging_to(path: Path | None) -> Iterator[None]:
     root.addHandler(handler)
     root.setLevel(min(chosen, logging.INFO))
     try:
-        yield
+        yield path
     finally:
         root.removeHandler(handler)
         handler.close()
