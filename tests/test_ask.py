@@ -12,7 +12,7 @@ from agentdoc.cli import cli
 from agentdoc.cli.ask import last_reply, with_prompt
 from agentdoc.document import parser as document
 from tests.conftest import FakeClaude
-from tests.test_daemon import Running, make_daemon
+from tests.test_daemon import Running, gated_document, make_daemon
 
 REPLY = "Hello! This is a plain reply from the mock."
 DOC = "---\nagentdoc: {}\n---\n\n# Chat\n\n## User\n\n"
@@ -141,3 +141,82 @@ def test_ask_says_so_when_the_watch_never_takes_the_prompt(
     assert result.exit_code == 1
     assert "has not taken the prompt" in result.output and "stays in the document" in result.output
     assert document.parse(path.read_text()).pending_prompt() == "Anyone?"
+
+
+def in_terminal(args: list[str], timeout: float = 60) -> tuple[int, str, str]:
+    """`agentdoc ARGS` as its own process with stdout a terminal: exit code, stdout, stderr."""
+    import os
+    import pty
+    import subprocess
+
+    from tests.process_support import CLI
+
+    main, child = pty.openpty()
+    proc = subprocess.Popen(
+        [*CLI, *args], stdin=subprocess.DEVNULL, stdout=child, stderr=subprocess.PIPE
+    )
+    os.close(child)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # EIO: the process has closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    _, err = proc.communicate(timeout=timeout)
+    return proc.returncode, shown.decode(errors="replace"), err.decode(errors="replace")
+
+
+def test_ask_prints_the_daemon_s_reply_in_a_terminal_too(tmp_path: Path, fake: FakeClaude) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = folder / "chat.md"
+    path.write_text(ANSWERED)
+    with Running(make_daemon(folder, fake)):
+        code, shown, err = in_terminal(["ask", str(path), "Second?"])
+    assert code == 0, err
+    assert REPLY in shown  # without --print, as `llm` prints its answer
+
+
+def test_ask_in_a_terminal_prints_the_reply_of_a_turn_it_runs(
+    tmp_path: Path, fake: FakeClaude
+) -> None:
+    path = tmp_path / "q.md"
+    path.write_text(DOC)
+    code, shown, err = in_terminal(["ask", str(path), "What is 2+2?"])
+    assert code == 0, err
+    assert REPLY in shown
+
+
+def test_ctrl_c_while_ask_waits_cancels_the_daemon_s_turn(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    import signal
+    import subprocess
+
+    from tests.conftest import wait_for
+    from tests.process_support import CLI, state_of
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    gate = tmp_path / "gate"  # never opened: the reply waits mid-way until cancelled
+    path, fake = gated_document(folder, fake_claude, gate)
+    with Running(make_daemon(folder, fake)):
+        asking = subprocess.Popen(
+            [*CLI, "ask", str(path), "Tell me a long story"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        # Some of the reply is in (the CLI is up and streaming), the rest waits on the gate.
+        wait_for(lambda: len(path.read_text()) > len(DOC) + 400, "the start of the reply")
+        asking.send_signal(signal.SIGINT)
+        _, err = asking.communicate(timeout=30)
+        assert asking.returncode == 130, err
+        assert "the turn was cancelled; the partial reply is kept" in err
+        wait_for(lambda: state_of(path) == "idle", "the turn's end")
+    assert "**The reply was interrupted**" in path.read_text()
+    assert len(fake.calls()) == 1

@@ -41,15 +41,16 @@ def run(*args: str | Path) -> Result:
 
 def test_exchanges_are_numbered_as_the_document_numbers_its_turns() -> None:
     text = conversation([("third q", "third a"), ("fourth q", "fourth a")], archived=2)
-    found = exchanges(text, "document")
+    intro, *found = exchanges(text, "document")
+    assert (intro.turn, intro.prompt.strip(), intro.prompt_line) == (0, "# Chat", 0)
     assert [(e.turn, e.prompt.strip(), e.reply.strip()) for e in found] == [
-        (3, "third q", "third a\n\n<sub>footer</sub>"),
-        (4, "fourth q", "fourth a\n\n<sub>footer</sub>"),
+        (3, "third q", "third a"),  # the footer is agentdoc's, not the conversation's
+        (4, "fourth q", "fourth a"),
     ]
     lines = text.splitlines()
     assert lines[found[0].prompt_line - 1] == "## User"
     assert lines[found[1].reply_line - 1] == "## Assistant"
-    crlf = exchanges(text.replace("\n", "\r\n"), "document")
+    crlf = exchanges(text.replace("\n", "\r\n"), "document")[1:]
     assert [(e.prompt_line, e.reply_line) for e in crlf] == [
         (e.prompt_line, e.reply_line) for e in found
     ]

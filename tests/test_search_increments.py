@@ -54,7 +54,7 @@ def test_a_reply_added_keeps_the_earlier_exchanges_and_finds_the_new_one(tmp_pat
     index(doc)
     after = rows(doc)
     assert {turn: after[turn] for turn in before} == before  # not removed and added again
-    assert sorted(after) == [1, 2, 3, 4]
+    assert sorted(after) == [0, 1, 2, 3, 4]  # 0: the title, before the first turn
     [hit] = find("gizmo", tmp_path)
     assert hit.turn == 4
 

@@ -189,8 +189,9 @@ def test_the_live_line_does_not_repeat_itself_when_it_wraps(
     assert shown.count("turn 1: done") == 1 or shown.replace("\n", "").count("turn 1: done") == 1
     assert shown.count("a-document-with") == 1
     assert b"\x1b[32m" in raw  # "done" in green
-    # While it streamed, the name was shortened so that the state still showed.
-    assert "…\x1b[0m turn 1: \x1b[36mstreaming" in raw.decode()
+    # While it streamed, the name was shortened so that the state still showed: its start
+    # went, the end of a path (the file name) is what tells documents apart.
+    assert "\x1b[1m…terminal.md\x1b[0m turn 1: \x1b[36mstreaming" in raw.decode()
     assert "the reply" not in shown  # the reply itself is not printed without --print
 
 

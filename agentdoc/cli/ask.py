@@ -3,7 +3,8 @@
 The prompt is written under the last `## User` heading, as if typed there, so the document stays
 the record. When a daemon watches the file, writing it is the whole hand-over: the daemon sees
 the save and runs the turn as for any save, and this command waits for that turn to end and
-prints its reply. Without one, the turn runs here exactly as `agentdoc run` runs it.
+prints its reply (Ctrl-C cancels it). Without one, the turn runs here as `agentdoc run --print`
+runs it.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from agentdoc.document import (
     strip_comments,
     write_text,
 )
-from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError
-from agentdoc.turn import Status, live_turn, read_status, wants_marker
+from agentdoc.errors import EXIT_INTERRUPTED, EXIT_TURN_FAILED, AgentdocError
+from agentdoc.turn import Status, live_turn, read_status, request_cancel, wants_marker
 
 # A turn the daemon finished, failed or held leaves one of these behind.
 _SETTLED = ("idle", "error", "pending")
+_RUNNING = ("streaming", "waiting")
 _POLL = 0.05  # seconds between looks at the status file while the daemon works
 # A daemon that has not even started on the prompt by then is not going to: it does not
 # watch this file after all (an ignored name, a folder it cannot see).
@@ -90,7 +92,21 @@ def add_prompt(path: Path, prompt: str, *, for_daemon: bool) -> Asked:
 
 def ask_daemon(path: Path, asked: Asked, *, show: bool) -> int:
     """Wait for the daemon to answer the prompt just written, then print the reply if `show`.
-    Ctrl-C stops the waiting, not the turn."""
+    Ctrl-C cancels the turn this started, as it would if the turn ran here."""
+    try:
+        now = _wait_for_answer(path, asked)
+    except KeyboardInterrupt:
+        return _cancel(path, asked)
+    if now.state != "idle":
+        reason = now.held or now.error or now.state
+        click.echo(f"{path}: the prompt was not answered: {reason}", err=True)
+        return EXIT_TURN_FAILED
+    if show:
+        click.echo(last_reply(read_text(path)))
+    return 0
+
+
+def _wait_for_answer(path: Path, asked: Asked) -> Status:
     deadline = time.monotonic() + TAKEN_WITHIN
     while True:
         if find_daemon(path) is None:
@@ -105,13 +121,30 @@ def ask_daemon(path: Path, asked: Asked, *, show: bool) -> int:
             )
         time.sleep(_POLL)
     assert now is not None
-    if now.state != "idle":
-        reason = now.held or now.error or now.state
-        click.echo(f"{path}: the prompt was not answered: {reason}", err=True)
-        return EXIT_TURN_FAILED
-    if show:
-        click.echo(last_reply(read_text(path)))
-    return 0
+    return now
+
+
+def _cancel(path: Path, asked: Asked) -> int:
+    """Cancel the daemon's turn for the prompt, once it has started (a request before that
+    would be dropped as stale); a second Ctrl-C leaves it to run."""
+    click.echo("interrupted: cancelling the turn (Ctrl-C again to leave it running)…", err=True)
+    deadline = time.monotonic() + TAKEN_WITHIN
+    asked_to = False
+    while time.monotonic() < deadline and find_daemon(path) is not None:
+        now = read_status(path)
+        if _settled(now, asked):
+            said = "cancelled; the partial reply is kept" if asked_to else "already answered"
+            click.echo(f"{path}: the turn was {said} in the document", err=True)
+            return EXIT_INTERRUPTED
+        if now != asked.before and now is not None and now.state in _RUNNING and not asked_to:
+            request_cancel(path)
+            asked_to = True
+        time.sleep(_POLL)
+    click.echo(
+        f"{path}: the turn was not cancelled in time; `agentdoc cancel {path}` stops it",
+        err=True,
+    )
+    return EXIT_INTERRUPTED
 
 
 def _settled(now: Status | None, asked: Asked) -> bool:
@@ -140,7 +173,7 @@ def last_reply(text: str) -> str:
     return "\n".join(lines).strip()
 
 
-def ask(path: Path, prompt: str, *, print_reply: bool, quiet: bool) -> int:
+def ask(path: Path, prompt: str, *, quiet: bool) -> int:
     current = live_turn(path)
     daemon = find_daemon(path)
     if current is not None and daemon is None:
@@ -149,11 +182,12 @@ def ask(path: Path, prompt: str, *, print_reply: bool, quiet: bool) -> int:
             f"wait for it or run `agentdoc cancel {path}`"
         )
     asked = add_prompt(path, prompt, for_daemon=daemon is not None)
+    # Asking is for the answer, in a terminal too (as `llm` prints it); -q is for scripts that
+    # read the document.
     if daemon is not None:
         if not quiet:
             click.echo(f"handed to agentdoc watch (pid {daemon.pid})", err=True)
-        show = not quiet and (print_reply or not sys.stdout.isatty())
-        return ask_daemon(path, asked, show=show)
+        return ask_daemon(path, asked, show=not quiet)
     from agentdoc.cli.foreground import run_turn
 
-    return run_turn(path, "run", print_reply=print_reply, quiet=quiet)
+    return run_turn(path, "run", print_reply=not quiet, quiet=quiet)

@@ -1,7 +1,8 @@
-"""Shell completion of document paths: markdown files, and folders to go into.
+"""Shell completion of document paths, preset, agent and editor names.
 
 click completes the commands and options by itself; this narrows path arguments to what they
-take, so `agentdoc run no<Tab>` offers `notes/` and `notes.md`, not `notes.pdf`.
+take, so `agentdoc run no<Tab>` offers `notes/` and `notes.md`, not `notes.pdf`, and offers the
+names `--preset`, `--agent` and `agentdoc editor` take.
 """
 
 from __future__ import annotations
@@ -33,3 +34,34 @@ def document_candidates(incomplete: str) -> list[CompletionItem]:
         elif name.endswith(MARKDOWN_SUFFIXES) and not name.endswith(".thinking.md"):
             items.append(CompletionItem(shown))
     return items
+
+
+def _starting(names: list[str], incomplete: str) -> list[CompletionItem]:
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+def preset_candidates(incomplete: str) -> list[CompletionItem]:
+    """The presets in `presets/` beside the config file."""
+    from agentdoc.turn import list_presets
+
+    return _starting([name for name, _ in list_presets()], incomplete)
+
+
+def agent_candidates(incomplete: str) -> list[CompletionItem]:
+    """The built-in agents and the config's own; none when the config cannot be read."""
+    from agentdoc.agents import known_agents
+    from agentdoc.config import load_settings
+    from agentdoc.errors import AgentdocError
+
+    try:
+        names = list(known_agents(load_settings()))
+    except AgentdocError:
+        return []  # a broken config is `agentdoc doctor`'s to report, not a Tab's
+    return _starting(names, incomplete)
+
+
+def editor_candidates(incomplete: str) -> list[CompletionItem]:
+    """The editors `agentdoc editor` has a recipe for, by their names (not their aliases)."""
+    from agentdoc.cli.recipes import RECIPES
+
+    return _starting(list(RECIPES), incomplete)

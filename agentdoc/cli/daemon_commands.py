@@ -1,4 +1,4 @@
-"""Commands about the watch daemon: watch, status, stop."""
+"""Commands about the watch daemon: watch, status, stop, logs."""
 
 from __future__ import annotations
 
@@ -7,15 +7,21 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agentdoc.cli.group import PATHS, cli, complete_documents
-from agentdoc.errors import require_existing
+from agentdoc.cli.group import PATHS, cli, complete_documents, examples
+from agentdoc.errors import EXIT_INTERRUPTED, require_existing
 
 if TYPE_CHECKING:
     from agentdoc.agents import SessionOptions
     from agentdoc.turn import Spent
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc watch                # this folder",
+        "agentdoc watch ~/notes -v",
+        "agentdoc watch --poll /mnt/share",
+    ),
+)
 @click.argument("paths", nargs=-1, type=PATHS, shell_complete=complete_documents)
 @click.option("--poll", is_flag=True, help="Poll for changes (network drives, WSL, containers).")
 @click.option(
@@ -24,7 +30,12 @@ if TYPE_CHECKING:
     help="Also send prompts that were already pending when the daemon started.",
 )
 @click.option("--max-concurrent", default=4, show_default=True, help="Turns streaming at once.")
-@click.option("--log-file", type=click.Path(dir_okay=False, path_type=Path), help="Also log here.")
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Log here instead of the state folder's watch.log (see `agentdoc logs`).",
+)
+@click.option("--no-log-file", is_flag=True, help="Log to the terminal only.")
 @click.option(
     "--serve",
     "serve",
@@ -44,6 +55,7 @@ def watch(
     send_pending: bool,
     max_concurrent: int,
     log_file: Path | None,
+    no_log_file: bool,
     serve: str | None,
     read_only: bool,
     require_token: bool,
@@ -56,8 +68,12 @@ def watch(
     stopped and marked interrupted. Each document's state is in `.agentdoc/NAME.status.json`.
     With --serve (or `serve = "ADDR"` in the config) a web page shows the documents and
     takes prompts and answers, each an edit of the file.
+
+    The log goes to the terminal and to watch.log in the state folder (rotated at 2 MiB, three
+    old ones kept): `agentdoc logs` shows it.
     """
     from agentdoc.cli.foreground import watch_in_foreground
+    from agentdoc.cli.logs import log_path
     from agentdoc.web import Serving
 
     if serve is not None and not _an_address(serve):
@@ -67,7 +83,8 @@ def watch(
         serving = Serving(
             serve or "127.0.0.1:8765", read_only=read_only, token=require_token, cert=cert, key=key
         )
-    watch_in_foreground(list(paths), poll, send_pending, max_concurrent, log_file, serving)
+    logged = None if no_log_file else log_file or log_path()
+    watch_in_foreground(list(paths), poll, send_pending, max_concurrent, logged, serving)
 
 
 def _an_address(value: str) -> bool:
@@ -76,7 +93,13 @@ def _an_address(value: str) -> bool:
     return value.isdigit() or (":" in value and not Path(value).exists())
 
 
-@cli.command("serve-token")
+@cli.command(
+    "serve-token",
+    epilog=examples(
+        "agentdoc serve-token            # the token, made on first use",
+        "agentdoc serve-token --renew    # a new one: pages with the old one must log in again",
+    ),
+)
 @click.option("--renew", is_flag=True, help="Make a new token (the old one stops working).")
 def serve_token_command(renew: bool) -> None:
     """Show the token the web page asks for on any address but 127.0.0.1 (made on first use).
@@ -90,7 +113,13 @@ def serve_token_command(renew: bool) -> None:
     click.echo(f"(kept in {token_path()})", err=True)
 
 
-@cli.command("status")
+@cli.command(
+    "status",
+    epilog=examples(
+        "agentdoc status",
+        "agentdoc status chat.md --json | jq .spent",
+    ),
+)
 @click.argument(
     "path", required=False, type=click.Path(path_type=Path), shell_complete=complete_documents
 )
@@ -98,6 +127,7 @@ def serve_token_command(renew: bool) -> None:
 def status_command(path: Path | None, as_json: bool) -> None:
     """What each document is doing: idle, queued, streaming, waiting or error."""
     from agentdoc.cli.agent_shown import options_of, user_settings
+    from agentdoc.cli.names import document_name
     from agentdoc.daemon import find_daemon, kept_copies
     from agentdoc.document import shown_name
     from agentdoc.turn import as_found, folder_statuses, read_status
@@ -153,9 +183,11 @@ def status_command(path: Path | None, as_json: bool) -> None:
         click.echo(f"  polling: {holder.polling}")
     if holder and holder.settings:
         click.echo(f"  settings: {holder.settings}")
-    for s, shown in rows:
+    for (folder, s), (_, shown) in zip(statuses, rows, strict=True):
         brief = "" if own is not None or isinstance(shown, str) else f" — agent {shown.brief()}"
-        click.echo(s.describe() + brief)
+        # Under a folder, a document is named by its path in it: two `chat.md` differ.
+        name = None if target.is_file() else document_name(folder / s.document, [target])
+        click.echo(s.describe(name) + brief)
     if target.is_file() and not statuses:
         click.echo(f"{shown_name(target.name)}: idle (no turn has run in it yet)")
     if own is not None:
@@ -191,7 +223,12 @@ def _check_session(path: Path) -> None:
         )
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc stop",
+        "agentdoc stop ~/notes",
+    ),
+)
 @click.argument("path", required=False, type=PATHS, shell_complete=complete_documents)
 @click.option("--wait", default=15.0, show_default=True, help="Seconds to wait for the exit.")
 def stop(path: Path | None, wait: float) -> None:
@@ -199,3 +236,45 @@ def stop(path: Path | None, wait: float) -> None:
     from agentdoc.daemon import stop_daemon
 
     click.echo(f"stopped agentdoc watch (pid {stop_daemon(path or Path.cwd(), wait)})")
+
+
+@cli.command(
+    epilog=examples(
+        "agentdoc logs            # the last 50 lines",
+        "agentdoc logs -f         # and the lines that follow (Ctrl-C to stop)",
+        "agentdoc logs -n 0 | grep chat.md",
+    )
+)
+@click.option("-f", "--follow", is_flag=True, help="Keep printing lines as they are logged.")
+@click.option(
+    "-n",
+    "--lines",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="How many of the last lines to show (0: all).",
+)
+@click.option("--path", "only_path", is_flag=True, help="Print where the log file is.")
+@click.pass_context
+def logs(ctx: click.Context, follow: bool, lines: int, only_path: bool) -> None:
+    """Show the log `agentdoc watch` keeps in the state folder (watch.log)."""
+    from agentdoc.cli import logs as log_file
+
+    path = log_file.log_path()
+    if only_path:
+        click.echo(path)
+        return
+    import sys
+
+    out = sys.stdout.buffer
+    shown, end = log_file.last_lines(path, lines)
+    out.write(shown)
+    out.flush()
+    if not follow:
+        if not path.exists():
+            click.echo(f"no log yet: `agentdoc watch` writes it to {path}", err=True)
+        return
+    try:
+        log_file.follow(path, out, start=end)
+    except KeyboardInterrupt:
+        ctx.exit(EXIT_INTERRUPTED)  # Ctrl-C is how one stops following: nothing to say

@@ -7,12 +7,13 @@ and the exit code. Imported only by those commands, so quick commands stay light
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,7 @@ from agentdoc.agents import start_turn
 from agentdoc.cli.asker import TerminalAsker, refusals
 from agentdoc.cli.echo import ReplyEcho
 from agentdoc.cli.interrupt import stop_on_signals
-from agentdoc.cli.logs import Escaping
+from agentdoc.cli.logs import log_path, open_log_file
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import config_path, load_settings
 from agentdoc.daemon import Daemon, WarmPool, own_command, paced
@@ -165,18 +166,14 @@ def watch_in_foreground(
     log_file: Path | None,
     serving: Serving | None = None,
 ) -> None:
-    """The daemon until Ctrl-C or SIGTERM, with a live view of its turns (and the web page,
-    when `serving` or the config's `serve` asks for it)."""
-    if log_file is not None:
-        handler = logging.FileHandler(log_file, encoding="utf-8", errors="backslashreplace")
-        handler.setFormatter(Escaping("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logging.getLogger().addHandler(handler)
-        logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    """The daemon until Ctrl-C or SIGTERM, with a live view of its turns, logging to
+    `log_file` (None: no file) as well as to the terminal (and the web page, when `serving` or
+    the config's `serve` asks for it)."""
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     roots = paths or [Path.cwd()]
-    view = LiveView()
+    view = LiveView(roots=roots, log_states=True)  # for the log file, if there is one
     for shown in logging.getLogger().handlers:
         if isinstance(shown, logging.StreamHandler) and shown.stream in (sys.stderr, sys.stdout):
             shown.addFilter(_not_told)  # the view prints these failures itself
@@ -194,12 +191,52 @@ def watch_in_foreground(
         from agentdoc.web import Serving
 
         serving = Serving(settings.serve)
-    page = _serve(daemon, roots, serving)
-    click.echo(f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True)
+    with _logging_to(log_file) as logged:
+        page = _serve(daemon, roots, serving)
+        click.echo(
+            f"agentdoc watching {', '.join(str(r) for r in roots)} (Ctrl-C to stop)", err=True
+        )
+        if logged is not None:
+            click.echo(f"log: {logged} (`agentdoc logs -f` follows it)", err=True)
+        try:
+            daemon.run(stop)
+        finally:
+            view.close()  # gives the terminal its cursor back, whatever stopped the daemon
+            if page is not None:
+                page.stop()
+        click.echo("agentdoc stopped", err=True)
+
+
+@contextlib.contextmanager
+def _logging_to(path: Path | None) -> Iterator[Path | None]:
+    """INFO and up also to the file at `path` (the default one rotated), while the terminal
+    keeps the level -v chose; yields the file, None when there is none."""
+    if path is None:
+        yield None
+        return
+    root = logging.getLogger()
+    default = path == log_path()
     try:
-        daemon.run(stop)
+        handler = open_log_file(path, rotate=default)
+    except OSError as exc:
+        problem = f"cannot write the log file {path}: {exc.strerror or exc}"
+        if not default:
+            raise AgentdocError(problem) from exc
+        # The state folder's log is a convenience: a read-only home must not stop the daemon.
+        logging.getLogger(__name__).warning("%s; logging to the terminal only", problem)
+        yield None
+        return
+    chosen = root.level
+    levels = {shown: shown.level for shown in root.handlers}
+    for shown in levels:
+        shown.setLevel(max(shown.level, chosen))
+    root.addHandler(handler)
+    root.setLevel(min(chosen, logging.INFO))
+    try:
+        yield path
     finally:
-        view.close()  # gives the terminal its cursor back, whatever stopped the daemon
-        if page is not None:
-            page.stop()
-    click.echo("agentdoc stopped", err=True)
+        root.removeHandler(handler)
+        handler.close()
+        root.setLevel(chosen)
+        for shown, level in levels.items():
+            shown.setLevel(level)

@@ -27,8 +27,10 @@ def shown_path(path: bytes) -> bytes:
 def line_of(hit: Hit, shape: Shape) -> bytes:
     path = shown_path(hit.path)
     text = hit.text.encode("utf-8", "replace")
+    # Turn 0 is the title and introduction, before any turn: no anchor to point at.
+    turn = b"turn-%d" % hit.turn if hit.turn else b""
     if shape == "vimgrep":
-        return b"%s:%d:1:turn-%d: %s" % (path, hit.line, hit.turn, text)
+        return b"%s:%d:1:%s%s" % (path, hit.line, turn + b": " if turn else b"", text)
     if shape == "json":
         record = {
             # Not UTF-8: the name's bytes come back with os.fsencode (\udcXX escapes).
@@ -40,10 +42,11 @@ def line_of(hit: Hit, shape: Shape) -> bytes:
             "text": hit.text,
         }
         return json.dumps(record).encode("ascii")
-    return b"%s#turn-%d: %s" % (path, hit.turn, text)
+    return b"%s%s: %s" % (path, b"#" + turn if turn else b"", text)
 
 
 def show_hits(hits: Sequence[Hit], shape: Shape) -> None:
+    """Print the hits; with none, say so on stderr (the exit code says it to scripts)."""
     out = sys.stdout.buffer
     for hit in hits:
         out.write(line_of(hit, shape) + b"\n")

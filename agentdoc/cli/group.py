@@ -30,18 +30,94 @@ def complete_documents(
     return document_candidates(incomplete)
 
 
+def complete_presets(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    from agentdoc.cli.completion import preset_candidates
+
+    return preset_candidates(incomplete)
+
+
+def complete_agents(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    from agentdoc.cli.completion import agent_candidates
+
+    return agent_candidates(incomplete)
+
+
+def complete_editors(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    from agentdoc.cli.completion import editor_candidates
+
+    return editor_candidates(incomplete)
+
+
+def examples(*lines: str) -> str:
+    """A command's `--help` epilog: real command lines (after a `#`, what one does)."""
+    # \b keeps click from rewrapping the lines into one paragraph.
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def _more_verbose(ctx: click.Context, param: click.Parameter, value: int) -> None:
+    """`-v` after the command (`agentdoc watch -v`) adds to any given before it."""
+    if value:
+        configure_logging(ctx.find_root().params.get("verbose", 0) + value)
+
+
+class _Command(click.Command):
+    """Every command also takes -v/--verbose, as git and gh take their common options anywhere."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(
+            click.Option(
+                ["-v", "--verbose"],
+                count=True,
+                expose_value=False,
+                callback=_more_verbose,
+                help="More log output (-vv for debug).",
+            )
+        )
+
+
+class ReaderGone(Exception):
+    """stdout's reader closed the pipe before all was written."""
+
+
 class _Group(click.Group):
     """Turns user-facing errors into click errors, so every command reports them the same way."""
+
+    command_class = _Command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            if not _stdout_closed():
+                raise click.ClickException(_os_error(exc)) from exc  # some other pipe
+            # The reader went away (`| head`): main() ends quietly. Not as an OSError, which
+            # click's own main turns into exit 1.
+            raise ReaderGone from exc
         except AgentdocError as exc:
             raise click.ClickException(str(exc)) from exc
         except OSError as exc:
             # A path the system refuses (too long, no permission, a loop of links) is the
             # user's to fix: one line that names it, not a traceback.
             raise click.ClickException(_os_error(exc)) from exc
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe its reader has closed (the write end then polls as an error)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 def _os_error(exc: OSError) -> str:
@@ -51,7 +127,17 @@ def _os_error(exc: OSError) -> str:
     return f"{where}{exc.strerror or exc}"
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=examples(
+        "agentdoc new chat.md            # then write a prompt under `## User` and save",
+        "agentdoc run chat.md            # answer it here",
+        "agentdoc watch ~/notes          # or answer every saved prompt under ~/notes",
+        'agentdoc ask chat.md "Why does the test fail?"',
+        "agentdoc COMMAND --help         # each command's options and examples",
+    ),
+)
 @click.version_option(__version__, prog_name="agentdoc")
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def cli(verbose: int) -> None:
@@ -60,19 +146,7 @@ def cli(verbose: int) -> None:
     Write a prompt under the last `## User` heading of a session document, then run
     `agentdoc run FILE` (or keep `agentdoc watch` running): the reply streams into the file.
     """
-    import logging  # here, not at the top: `agentdoc --help` never needs it
-
-    from agentdoc.cli.logs import Escaping, OneLine
-
-    level = logging.WARNING - 10 * min(verbose, 2)
-    # What a user reads says what happened, not which module said it; -vv is for debugging.
-    shape = "%(levelname)s %(name)s: %(message)s" if verbose >= 2 else "%(levelname)s: %(message)s"
-    logging.basicConfig(level=level, format=shape)
-    for chatty in ("markdown_it", "watchdog", "asyncio"):
-        # Their debug lines are about their own internals, thousands per save: -vv is ours.
-        logging.getLogger(chatty).setLevel(max(level, logging.INFO))
-    for handler in logging.getLogger().handlers:
-        handler.setFormatter(OneLine(shape) if verbose < 2 else Escaping(shape))
+    configure_logging(verbose)
     if sys.platform == "win32":
         # The tree lock (flock), process groups and permissions are POSIX: say so up front
         # rather than fail half-way through a turn.
@@ -80,6 +154,25 @@ def cli(verbose: int) -> None:
             "agentdoc runs on Linux and macOS; on Windows, run it inside WSL "
             "(Windows Subsystem for Linux)"
         )
+
+
+def configure_logging(verbose: int) -> None:
+    """The terminal's log level and line shape for -v counted `verbose` times."""
+    import logging  # here, not at the top: `agentdoc --help` never needs it
+
+    from agentdoc.cli.logs import Escaping, OneLine, is_log_file
+
+    level = logging.WARNING - 10 * min(verbose, 2)
+    # What a user reads says what happened, not which module said it; -vv is for debugging.
+    shape = "%(levelname)s %(name)s: %(message)s" if verbose >= 2 else "%(levelname)s: %(message)s"
+    logging.basicConfig(level=level, format=shape)
+    logging.getLogger().setLevel(level)
+    for chatty in ("markdown_it", "watchdog", "asyncio"):
+        # Their debug lines are about their own internals, thousands per save: -vv is ours.
+        logging.getLogger(chatty).setLevel(max(level, logging.INFO))
+    for handler in logging.getLogger().handlers:
+        if not is_log_file(handler):
+            handler.setFormatter(OneLine(shape) if verbose < 2 else Escaping(shape))
 
 
 def output_options(f: Callable[..., Any]) -> Callable[..., Any]:

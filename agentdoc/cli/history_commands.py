@@ -6,11 +6,17 @@ from pathlib import Path
 
 import click
 
-from agentdoc.cli.group import cli, complete_documents, path_arg
+from agentdoc.cli.group import cli, complete_documents, examples, path_arg
 from agentdoc.errors import require_existing
 
 
-@cli.command("fork")
+@cli.command(
+    "fork",
+    epilog=examples(
+        "agentdoc fork chat.md idea-b.md",
+        "agentdoc fork chat.md retry.md --turn 3",
+    ),
+)
 @path_arg
 @click.argument(
     "new", type=click.Path(dir_okay=False, path_type=Path), shell_complete=complete_documents
@@ -36,7 +42,13 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
     )
 
 
-@cli.command("archive")
+@cli.command(
+    "archive",
+    epilog=examples(
+        "agentdoc archive chat.md            # keeps the last exchanges",
+        "agentdoc archive chat.md --keep 2",
+    ),
+)
 @path_arg
 @click.option(
     "--keep", type=click.IntRange(min=0), default=3, show_default=True, help="Exchanges to keep."
@@ -57,7 +69,12 @@ def archive_command(path: Path, keep: int) -> None:
     click.echo(f"moved {moved.moved} exchange(s) of {path} into {archive_path(path)}")
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc undo chat.md",
+        "agentdoc undo chat.md 2   # the last two turns",
+    ),
+)
 @path_arg
 @click.argument("count", type=click.IntRange(min=1), default=1, required=False)
 @click.option(

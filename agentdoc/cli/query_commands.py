@@ -6,18 +6,29 @@ from pathlib import Path
 
 import click
 
-from agentdoc.cli.group import cli, complete_documents, output_options
+from agentdoc.cli.group import cli, complete_documents, complete_presets, examples
 from agentdoc.errors import AgentdocError
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        'agentdoc ask chat.md "What does this error mean?"',
+        "git diff | agentdoc ask --new review.md -",
+        'agentdoc ask chat.md "Summarise" -q && cat chat.md',
+    ),
+)
 @click.argument("path", type=click.Path(path_type=Path), shell_complete=complete_documents)
 @click.argument("prompt")
 @click.option("--new", "create", is_flag=True, help="Create the document first if it is missing.")
 @click.option(
-    "--preset", metavar="NAME", help="With --new: the preset the new document starts from."
+    "--preset",
+    metavar="NAME",
+    help="With --new: the preset the new document starts from.",
+    shell_complete=complete_presets,
 )
-@output_options
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors (not the reply).")
+# The reply is always printed now; -p stays accepted for the scripts that gave it.
+@click.option("-p", "--print", "print_reply", is_flag=True, hidden=True)
 @click.pass_context
 def ask(
     ctx: click.Context,
@@ -28,11 +39,12 @@ def ask(
     print_reply: bool,
     quiet: bool,
 ) -> None:
-    """Add PROMPT under the last `## User` of PATH and run it (PROMPT `-`: read stdin).
+    """Add PROMPT under the last `## User` of PATH, run it and print the reply (PROMPT `-`:
+    read stdin).
 
-    When an `agentdoc watch` covers PATH, it answers and this waits for the reply; otherwise
-    the turn runs here as `agentdoc run` runs it. The reply goes to stdout when that is a pipe
-    or a file.
+    When an `agentdoc watch` covers PATH, it answers and this waits for the reply (Ctrl-C
+    cancels the turn); otherwise the turn runs here as `agentdoc run --print` runs it. The
+    reply is also in the document, as always.
     """
     from agentdoc.cli.ask import ask as ask_in
     from agentdoc.cli.ask import read_prompt
@@ -45,10 +57,15 @@ def ask(
         raise AgentdocError("--preset is for a new document (with --new); set `preset:` in it")
     elif not path.exists():
         raise AgentdocError(f"{path} does not exist; add --new to create it")
-    ctx.exit(ask_in(path, text, print_reply=print_reply, quiet=quiet))
+    ctx.exit(ask_in(path, text, quiet=quiet))
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc presets",
+        "agentdoc new notes.md --preset reviewer",
+    ),
+)
 def presets() -> None:
     """List the presets in `presets/` beside your config file."""
     from agentdoc.turn import list_presets, presets_dir
@@ -62,7 +79,13 @@ def presets() -> None:
         click.echo(f"{name:<{width}}  {about}".rstrip())
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        'agentdoc search "race condition"',
+        "agentdoc search --replies 'sqlite*' notes/",
+        "vim -q <(agentdoc search --vimgrep flock)",
+    ),
+)
 @click.argument("query")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--prompts", "where", flag_value="prompts", help="Search only the prompts.")
@@ -78,7 +101,9 @@ def presets() -> None:
     show_default=True,
     help="Most hits shown (0: all).",
 )
+@click.pass_context
 def search(
+    ctx: click.Context,
     query: str,
     paths: tuple[Path, ...],
     where: str | None,
@@ -89,8 +114,10 @@ def search(
 ) -> None:
     """Find QUERY's words in the conversations under PATHS (default: this folder).
 
-    One hit per matching exchange, newest first, as `FILE#turn-N: line`; archives are searched
-    with their documents. A word ending in * matches as a prefix; "a phrase" in quotes.
+    One hit per matching exchange, newest first, as `FILE#turn-N: line` (`FILE: line` for a
+    document's title); archives are searched with their documents, agentdoc's own footers and
+    notices are not. A word ending in * matches as a prefix; "a phrase" in quotes. Exits 1 when
+    nothing matches, as grep does.
     """
     import sqlite3
 
@@ -116,3 +143,4 @@ def search(
         # A full disk, a read-only state folder, an SQLite built without FTS5: say which file.
         raise AgentdocError(f"cannot use the search index {index_path()}: {exc}") from exc
     show_hits(hits, "json" if as_json else "vimgrep" if vimgrep else "text")
+    ctx.exit(0 if hits else 1)

@@ -7,10 +7,15 @@ from pathlib import Path
 
 import click
 
-from agentdoc.cli.group import cli
+from agentdoc.cli.group import cli, complete_editors, examples
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc demo",
+        "agentdoc demo --delay 0",
+    ),
+)
 @click.option(
     "--dir",
     "folder",
@@ -31,7 +36,12 @@ def demo(folder: Path, delay: float) -> None:
     run_demo(folder, delay=delay, out=sys.stdout)
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc doctor",
+        "agentdoc doctor notes/chat.md   # the agent this document uses",
+    ),
+)
 @click.argument(
     "path", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
 )
@@ -53,8 +63,13 @@ def doctor(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     ctx.exit(0 if report.ok else 1)
 
 
-@cli.command()
-@click.argument("name", required=False)
+@cli.command(
+    epilog=examples(
+        "agentdoc editor",
+        "agentdoc editor vim     # where the Vim recipe is, to source from your vimrc",
+    ),
+)
+@click.argument("name", required=False, shell_complete=complete_editors)
 @click.option("--print", "print_it", is_flag=True, help="Print the recipe itself.")
 def editor(name: str | None, print_it: bool) -> None:
     """Print where the installed recipe or plugin for editor NAME lives.

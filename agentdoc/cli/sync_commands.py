@@ -7,10 +7,16 @@ from pathlib import Path
 
 import click
 
-from agentdoc.cli.group import cli
+from agentdoc.cli.group import cli, examples
 
 
-@cli.command("trust")
+@cli.command(
+    "trust",
+    epilog=examples(
+        "agentdoc trust ~/Sync/notes",
+        "agentdoc trust --list",
+    ),
+)
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--list", "listing", is_flag=True, help="List the folders trusted here.")
 @click.option("--remove", is_flag=True, help="Stop answering prompts in PATH.")
@@ -42,7 +48,12 @@ def trust_command(path: Path | None, listing: bool, remove: bool) -> None:
     click.echo(f"{'trusted' if new else 'already trusted'}: {folder} (in {config_path()})")
 
 
-@cli.command("adopt")
+@cli.command(
+    "adopt",
+    epilog=examples(
+        "agentdoc adopt ~/Sync/notes/chat.md",
+    ),
+)
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def adopt_command(path: Path) -> None:
     """Answer the synced document PATH on this machine from now on.
@@ -64,7 +75,12 @@ def adopt_command(path: Path) -> None:
     click.echo(f"{path} is answered by this machine now: {claim.who}")
 
 
-@cli.command("init-sync")
+@cli.command(
+    "init-sync",
+    epilog=examples(
+        "agentdoc init-sync ~/Sync/notes --tool syncthing",
+    ),
+)
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--tool",

@@ -12,17 +12,21 @@ rich is imported only when something is drawn, so that commands which draw nothi
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from agentdoc.cli.names import document_name
 from agentdoc.document import shown_name
 from agentdoc.turn import Progress
+
+_log = logging.getLogger("agentdoc.turns")
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions
@@ -48,9 +52,9 @@ def wants_live(out: TextIO, environ: dict[str, str] | None = None) -> bool:
     return out.isatty() and env.get("TERM", "") != "dumb"
 
 
-def describe(p: Progress, elapsed: float | None = None) -> str:
+def describe(p: Progress, elapsed: float | None = None, name: str | None = None) -> str:
     """The plain one-line description of a progress report (the failure itself not included)."""
-    name = shown_name(p.path.name)
+    name = name or shown_name(p.path.name)
     head = f"{name} turn {p.turn}: " if p.turn else f"{name}: "
     parts = [head + p.state, *_figures(p, elapsed)]
     if p.detail and p.state != "failed":
@@ -58,8 +62,8 @@ def describe(p: Progress, elapsed: float | None = None) -> str:
     return " · ".join(parts)
 
 
-def error_line(p: Progress) -> str:
-    name = shown_name(p.path.name)
+def error_line(p: Progress, name: str | None = None) -> str:
+    name = name or shown_name(p.path.name)
     if p.turn:
         return f"Error: {name} turn {p.turn}: {p.detail}"
     # A document refused before any turn (its message usually names it already).
@@ -81,6 +85,7 @@ def _figures(p: Progress, elapsed: float | None = None) -> list[str]:
 @dataclass(frozen=True)
 class _Row:
     progress: Progress
+    name: str  # the document, as `document_name` shows it
     reported: float  # time.monotonic() of the report, so the clock ticks between reports
 
 
@@ -98,7 +103,7 @@ class _Display:
         now = time.monotonic()
         for row in self.rows:
             line = _styled(
-                row.progress, row.progress.elapsed + now - row.reported, options.max_width
+                row.progress, row.name, row.progress.elapsed + now - row.reported, options.max_width
             )
             line.no_wrap, line.overflow = True, "ellipsis"
             yield line
@@ -112,16 +117,16 @@ class _Display:
                 yield Segment.line()
 
 
-def _styled(p: Progress, elapsed: float | None = None, width: int | None = None) -> Text:
-    """The progress line; given a `width`, a long name is shortened so the state still shows."""
+def _styled(p: Progress, name: str, elapsed: float | None = None, width: int | None = None) -> Text:
+    """The progress line; given a `width`, a long name is shortened so the state still shows
+    (its start goes: the file name at its end is what tells it apart)."""
     from rich.text import Text
 
-    name = shown_name(p.path.name)
     if width is not None:
-        rest = len(describe(p, elapsed)) - len(name)
+        rest = len(describe(p, elapsed, name)) - len(name)
         room = max(width - rest, 12)
         if len(name) > room:
-            name = name[: room - 1] + "…"
+            name = "…" + name[len(name) - room + 1 :]
     text = Text()
     text.append(name, style="bold")
     text.append(f" turn {p.turn}: " if p.turn else ": ")
@@ -137,7 +142,9 @@ class LiveView:
     """A progress callback, safe to call from several turn threads at once.
 
     `quiet` prints failures only. `show_reply` streams the reply under the progress line (live
-    display only) and prints it whole to `reply_out` when the turn ends.
+    display only) and prints it whole to `reply_out` when the turn ends. Documents are named by
+    their path under the one of `roots` that holds them (default: the current folder).
+    `log_states` also logs each state change (INFO), for the daemon's log file.
     """
 
     def __init__(
@@ -148,14 +155,19 @@ class LiveView:
         quiet: bool = False,
         show_reply: bool = False,
         reply_out: TextIO | None = None,
+        roots: Sequence[Path] | None = None,
+        log_states: bool = False,
     ) -> None:
         self.out = out or sys.stderr
+        self.roots = tuple(roots) if roots is not None else (Path.cwd(),)
+        self.log_states = log_states
         self.live = wants_live(self.out) if live is None else live
         self.quiet = quiet
         self.show_reply = show_reply and self.live and not quiet
         self.reply_out = reply_out or sys.stdout
         self._active: dict[Path, _Row] = {}
         self._states: dict[Path, str] = {}
+        self._names: dict[Path, str] = {}
         self._reply = ""
         self._lock = threading.Lock()
         self._console: Console | None = None
@@ -170,7 +182,7 @@ class LiveView:
                 self._states.pop(p.path, None)
             else:
                 self._states[p.path] = p.state
-                self._active[p.path] = _Row(p, time.monotonic())
+                self._active[p.path] = _Row(p, self._name(p), time.monotonic())
             if self.show_reply and p.reply is not None:
                 from agentdoc.document import render_body
 
@@ -178,10 +190,19 @@ class LiveView:
             if self.live and not self.quiet:
                 self._draw(p, final=final)
             elif changed and not self.quiet:
-                self.out.write(f"{time.strftime('%H:%M:%S')} {describe(p)}\n")
+                self.out.write(f"{time.strftime('%H:%M:%S')} {describe(p, name=self._name(p))}\n")
+            if changed and self.log_states:
+                # For the log file: the terminal shows these lines already (`told`).
+                _log.info("%s", describe(p, name=self._name(p)), extra={"told": True})
             if p.state == "failed" and p.detail:
                 self._print_error(p)
             self.out.flush()
+
+    def _name(self, p: Progress) -> str:
+        # Reports come many times a second while a reply streams: one look at the disk each.
+        if p.path not in self._names:
+            self._names[p.path] = document_name(p.path, self.roots)
+        return self._names[p.path]
 
     def close(self) -> None:
         """Take the live display down (a turn that ended without a final report leaves one)."""
@@ -219,7 +240,7 @@ class LiveView:
             self.reply_out.flush()
             self._reply = ""
         if finished is not None:
-            self._get_console().print(_styled(finished))
+            self._get_console().print(_styled(finished, self._name(finished)))
         if self._live is not None:
             self._live.update(_Display(tuple(self._active.values()), self._reply))
 
@@ -228,10 +249,10 @@ class LiveView:
             from rich.text import Text
 
             line = Text("Error:", style="bold red")
-            line.append(error_line(p).removeprefix("Error:"))
+            line.append(error_line(p, self._name(p)).removeprefix("Error:"))
             self._get_console().print(line, soft_wrap=True)
         else:
-            self.out.write(error_line(p) + "\n")
+            self.out.write(error_line(p, self._name(p)) + "\n")
 
     def _get_console(self) -> Console:
         if self._console is None:

@@ -7,19 +7,39 @@ from pathlib import Path
 
 import click
 
-from agentdoc.cli.group import cli, complete_documents, output_options, path_arg
+from agentdoc.cli.group import (
+    cli,
+    complete_agents,
+    complete_documents,
+    complete_presets,
+    examples,
+    output_options,
+    path_arg,
+)
 from agentdoc.errors import AgentdocError
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc new notes/rust.md",
+        "agentdoc new review.md --agent gemini --preset reviewer",
+    ),
+)
 @click.argument(
     "path", type=click.Path(dir_okay=False, path_type=Path), shell_complete=complete_documents
 )
 @click.option("--title", help="Title (frontmatter and first heading); default: the file name.")
 @click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
-@click.option("--agent", help="Agent that answers (claude, gemini, codex, opencode or your own).")
 @click.option(
-    "--preset", metavar="NAME", help="Preset (see `agentdoc presets`) this document starts from."
+    "--agent",
+    help="Agent that answers (claude, gemini, codex, opencode or your own).",
+    shell_complete=complete_agents,
+)
+@click.option(
+    "--preset",
+    metavar="NAME",
+    help="Preset (see `agentdoc presets`) this document starts from.",
+    shell_complete=complete_presets,
 )
 def new(
     path: Path, title: str | None, model: str | None, agent: str | None, preset: str | None
@@ -31,7 +51,11 @@ def new(
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc start chat.md          # the pending prompt, in a fresh session",
+    ),
+)
 @path_arg
 @click.option("--model", help="Model for this turn (beats the document's).")
 @output_options
@@ -49,7 +73,12 @@ def start(
     ctx.exit(run_turn(path, "start", model=model, print_reply=print_reply, quiet=quiet))
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc resume chat.md",
+        "agentdoc resume chat.md --session 1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5",
+    ),
+)
 @path_arg
 @click.option("--session", help="Resume this session id instead of the stored one.")
 @click.option("--model", help="Model for this turn (beats the document's).")
@@ -71,7 +100,12 @@ def resume(
     )
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc run chat.md",
+        "agentdoc run chat.md --model opus | less   # the reply on stdout",
+    ),
+)
 @path_arg
 @click.option("--model", help="Model for this turn (beats the document's).")
 @output_options
@@ -87,7 +121,11 @@ def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, qu
     ctx.exit(run_turn(path, "run", model=model, print_reply=print_reply, quiet=quiet))
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc cancel chat.md",
+    ),
+)
 @path_arg
 @click.option("--wait", default=5.0, show_default=True, help="Seconds to wait for the stop.")
 def cancel(path: Path, wait: float) -> None:
@@ -108,7 +146,12 @@ def cancel(path: Path, wait: float) -> None:
     raise AgentdocError(f"asked to cancel {path}, but the turn has not stopped yet")
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        "agentdoc approve chat.md",
+        "agentdoc approve --always chat.md   # and for the rest of the session",
+    ),
+)
 @path_arg
 @click.option("--always", is_flag=True, help="Allow this tool for the rest of the session.")
 def approve(path: Path, always: bool) -> None:
@@ -119,7 +162,11 @@ def approve(path: Path, always: bool) -> None:
     click.echo(f"answered the permission request in {path}: allow")
 
 
-@cli.command()
+@cli.command(
+    epilog=examples(
+        'agentdoc deny chat.md -m "write it under build/ instead"',
+    ),
+)
 @path_arg
 @click.option("--message", "-m", default="", help="Why; the agent is told this.")
 def deny(path: Path, message: str) -> None:

@@ -1,9 +1,12 @@
 """What a search finds: the exchanges of a document, its archive or its thinking sidecar (pure).
 
 An exchange is one prompt and the reply to it, numbered as the document numbers its turns (an
-archive's first exchange is turn 1, a document's first after its archived ones). The thinking
-sidecar holds one section per turn. Each keeps the line its text starts on, so a hit can point
-an editor at the line it matched.
+archive's first exchange is turn 1, a document's first after its archived ones); a document's
+title and introduction, before its first turn, are "turn 0". The thinking sidecar holds one
+section per turn. Each keeps the line its text starts on, so a hit can point an editor at the
+line it matched. What agentdoc itself writes into a reply (its markers, footer, failure notices
+and permission blocks) is left out, as blank lines: searching a model name or a file name would
+otherwise find every reply.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Literal
 
 from agentdoc.document import (
     LINE_BREAK,
+    Document,
     DocumentError,
     FrontmatterError,
     Turn,
@@ -25,6 +29,17 @@ from agentdoc.document import (
 
 Kind = Literal["document", "archive", "thinking"]
 _SECTION = re.compile(r'^<a id="turn-(\d+)"></a>[ \t]*$', re.MULTILINE)
+# agentdoc's own lines in a reply: a marker, the footer, the archive's link.
+_OWN_LINE = re.compile(r"[ \t]*(?:<!-- agentdoc:.*-->|<sub>.*</sub>)[ \t]*")
+_APPROVAL_START = re.compile(r"[ \t]*<!-- agentdoc:approval [0-9a-f]+ ")
+_APPROVAL_END = re.compile(r"[ \t]*<!-- agentdoc:approval-end ")
+# The first line of a notice agentdoc writes (after `> [!WARNING]`): a failure, a refusal, a
+# cut-off reply, a conflict copy it could not merge.
+_OWN_NOTICE = re.compile(
+    r"> (?:\*\*(?:The reply (?:failed|was interrupted|was cut off)|Not sent:|"
+    r"The model declined)|agentdoc: )"
+)
+_TITLE = re.compile(r"title:\s*\S")
 
 
 @dataclass(frozen=True)
@@ -74,10 +89,46 @@ def _exchange(number: int, prompt: Turn | None, reply: Turn | None) -> Exchange:
     return Exchange(
         number,
         prompt.content if prompt else "",
-        reply.content if reply else "",
+        conversation_only(reply.content) if reply else "",
         p_line,
         r_line,
     )
+
+
+def conversation_only(reply: str) -> str:
+    """The reply with agentdoc's own lines blanked (so line numbers still hold)."""
+    lines = LINE_BREAK.split(reply)
+    shown = list(lines)
+    in_approval = False
+    for i, line in enumerate(lines):
+        if _APPROVAL_START.match(line):
+            in_approval = True
+        own = in_approval or _OWN_LINE.fullmatch(line) is not None
+        if line.startswith("> [!WARNING]") and i + 1 < len(lines):
+            own = own or _OWN_NOTICE.match(lines[i + 1]) is not None
+            if own:
+                for j in range(i, len(lines)):  # the whole quote block
+                    if not lines[j].startswith(">"):
+                        break
+                    shown[j] = ""
+        if own:
+            shown[i] = ""
+        if _APPROVAL_END.match(line):
+            in_approval = False
+    return "\n".join(shown)
+
+
+def _preamble(doc: Document) -> Exchange | None:
+    """The title and introduction before the first turn, as "turn 0": the frontmatter's
+    `title:` too when no heading says it (its other keys are settings, not words to find)."""
+    text = doc.text[: doc.preamble_end]
+    lines = LINE_BREAK.split(text)
+    head = len(LINE_BREAK.findall(text, 0, doc.split.body_offset))
+    body = ["" if _OWN_LINE.fullmatch(line) else line for line in lines[head:]]
+    titled = any(line.lstrip().startswith("#") for line in body)
+    front = ["" if titled or not _TITLE.match(line) else line for line in lines[:head]]
+    content = "\n".join(front + body)
+    return Exchange(0, content, "", 0, 0) if content.strip() else None
 
 
 def exchanges(text: str, kind: Kind) -> list[Exchange]:
@@ -90,7 +141,8 @@ def exchanges(text: str, kind: Kind) -> list[Exchange]:
         doc = parse(text)
     except (DocumentError, FrontmatterError):
         return []
-    return _pairs(doc.turns, (doc.meta.archived or 0) + 1)
+    intro = _preamble(doc)
+    return ([intro] if intro else []) + _pairs(doc.turns, (doc.meta.archived or 0) + 1)
 
 
 def _sections(text: str) -> list[Exchange]:

@@ -27,7 +27,7 @@ class Hit:
     path: bytes  # the file the exchange is in (document, archive or sidecar)
     document: bytes  # the session document it belongs to
     kind: str  # document, archive or thinking
-    turn: int
+    turn: int  # 0: the document's title and introduction, before its first turn
     line: int  # 1-based line of the file the text is on
     text: str  # the first matching line of the exchange
 
@@ -57,7 +57,7 @@ _SELECT = """
 SELECT s.path, s.document, s.kind, e.turn, e.prompt, e.reply, e.prompt_line, e.reply_line
 FROM exchanges_fts JOIN exchanges e ON e.id = exchanges_fts.rowid
 JOIN sources s ON s.id = e.source
-WHERE exchanges_fts MATCH ? AND (s.kind != 'thinking' OR ?)
+WHERE exchanges_fts MATCH ? AND (s.kind != 'thinking' OR ?) AND (e.turn > 0 OR ?)
 ORDER BY s.doc_ns DESC, s.document DESC, e.turn DESC, s.kind
 """
 
@@ -72,7 +72,8 @@ def search(
     limit: int = 0,
 ) -> list[Hit]:
     """Hits under `roots` (absolute paths as bytes), newest first; `limit` 0: all of them."""
-    rows = conn.execute(_SELECT, (fts_query(query, where), thinking))
+    # Turn 0, the title and introduction, is neither a prompt nor a reply.
+    rows = conn.execute(_SELECT, (fts_query(query, where), thinking, where == "all"))
     needles = [w.casefold() for w, _ in words(query)]
     hits: list[Hit] = []
     for path, document, kind, turn, prompt, reply, p_line, r_line in rows:

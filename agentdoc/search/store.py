@@ -15,7 +15,8 @@ from pathlib import Path
 
 from agentdoc.userstate import user_state_dir
 
-SCHEMA_VERSION = 1
+# 2: agentdoc's own lines left out of replies; titles indexed (as turn 0).
+SCHEMA_VERSION = 2
 _SCHEMA = (
     """
 CREATE TABLE sources(

@@ -53,9 +53,9 @@ class Status(BaseModel):
     context_used: int | None = None
     context_size: int | None = None
 
-    def describe(self) -> str:
-        """One line for `agentdoc status`."""
-        line = f"{self.document}: {self.state}"
+    def describe(self, name: str | None = None) -> str:
+        """One line for `agentdoc status`; `name` shows the document (say, with its folder)."""
+        line = f"{name or self.document}: {self.state}"
         if self.turn:
             about = "~" if self.tokens_estimated else ""
             cost = f", ${self.cost_usd:.3f}" if self.cost_usd else ""

@@ -523,7 +523,8 @@ function M.search(query)
     return
   end
   job({ "search", "--vimgrep", query }, function(code, stderr, stdout)
-    if code ~= 0 then
+    -- Exit 1 without a word on stderr is grep's "no match" (told below); with one, an error.
+    if code ~= 0 and (code ~= 1 or stderr ~= "") then
       notify(stderr ~= "" and stderr or "agentdoc search failed")
       return
     end
