@@ -69,6 +69,10 @@ def shell(name: str, cwd: Path, command: str) -> dict[str, Any]:
     return {"type": "tool_use", "name": tool, "input": arguments}
 
 
+def asked(doc: Path) -> bool:
+    return state_of(doc) == "waiting" and APPROVAL in doc.read_text()
+
+
 @dataclass
 class Served:
     name: str
@@ -134,9 +138,8 @@ def test_a_shell_command_is_asked_in_the_document_and_runs_only_once_ticked(
     ]
     with served(tmp_path, name, policy, script) as it:
         it.doc.write_text(DOC.format(name=name))
-        waiting = lambda: state_of(it.doc) == "waiting" and APPROVAL in it.doc.read_text()  # noqa: E731
         try:
-            wait_for(lambda: waiting() or made.exists(), what="the approval", timeout=TIMEOUT)
+            wait_for(lambda: asked(it.doc) or made.exists(), what="the approval", timeout=TIMEOUT)
         except AssertionError:
             print(it.doc.read_text()[-3000:])
             raise
