@@ -83,11 +83,15 @@ class Served:
     daemon: WatchProcess
 
 
-def _config(path: Path, policy: str, name: str, env: dict[str, str]) -> Path:
+def _config(
+    path: Path, policy: str, name: str, env: dict[str, str], own: str | None = None
+) -> Path:
+    """The user's config: `policy` for every agent, `own` for this agent's entry alone."""
     lines = ["settle_step = 0.1", "settle_max = 1.0", "flush_interval = 0.05"]
     lines += [f"permission_mode = {json.dumps(policy)}", ""]
     if name != "claude":
-        lines += [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
+        lines += [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}"]
+        lines += [f"permission_mode = {json.dumps(own)}", ""] if own else [""]
         lines += [f"[agents.{name}.env]"]
         lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -95,7 +99,9 @@ def _config(path: Path, policy: str, name: str, env: dict[str, str]) -> Path:
 
 
 @contextmanager
-def served(root: Path, name: str, policy: str, script: list[ScriptEntry]) -> Iterator[Served]:
+def served(
+    root: Path, name: str, policy: str, script: list[ScriptEntry], own: str | None = None
+) -> Iterator[Served]:
     folder, agent_home, home = root / "docs", root / "agent-home", root / "home"
     for made in (folder, agent_home, home):
         made.mkdir()
@@ -114,7 +120,7 @@ def served(root: Path, name: str, policy: str, script: list[ScriptEntry]) -> Ite
                 settings = json.loads(agent["OPENCODE_CONFIG_CONTENT"])
                 del settings["permission"]
                 agent["OPENCODE_CONFIG_CONTENT"] = json.dumps(settings)
-            config = _config(config_path, policy, name, agent)
+            config = _config(config_path, policy, name, agent, own)
             env = base_env(home, AGENTDOC_CONFIG=str(config))
             env["PYTHONPATH"] = os.environ.get("PYTHONPATH") or str(REPO_ROOT)
         doc = folder / "chat.md"
@@ -176,6 +182,24 @@ def test_pi_is_told_plainly_and_runs_nothing(tmp_path: Path, policy: str) -> Non
         assert not made.exists()
         shown = run_cli(["status", str(it.doc)], it.env)
         assert "has no mode that asks" in shown.stdout, shown.stdout
+
+
+def test_pi_runs_once_its_own_entry_lets_it_run_unasked(tmp_path: Path) -> None:
+    """The setting the notice names: `permission_mode` under `[agents.pi]`, for pi alone."""
+    made = tmp_path / "docs" / "made-by-the-command.txt"
+    script: list[ScriptEntry] = [
+        [shell("pi", made.parent, f"touch {made.name}")],
+        [{"type": "text", "text": "The file is made."}],
+    ]
+    with served(tmp_path, "pi", "default", script, own="bypassPermissions") as it:
+        it.doc.write_text(DOC.format(name="pi"))
+        wait_for(
+            lambda: "The file is made." in it.doc.read_text() and state_of(it.doc) == "idle",
+            what="pi's reply",
+            timeout=TIMEOUT,
+        )
+        assert made.exists()
+        assert APPROVAL not in it.doc.read_text()  # pi never asks
 
 
 def test_doctor_names_an_agent_that_cannot_be_held_to_the_policy(tmp_path: Path) -> None:
