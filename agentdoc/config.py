@@ -37,6 +37,9 @@ class AgentConfig(BaseModel):
 
     command: tuple[str, ...] = Field(min_length=1, description="program and its arguments")
     env: dict[str, str] = Field(default_factory=dict, description="added to the environment")
+    # This agent's own permission policy, over the config's `permission_mode`: how a user lets
+    # an agent that cannot be made to ask (pi) run at all, or holds one agent to more asking.
+    permission_mode: PermissionMode | None = None
 
     @field_validator("command")
     @classmethod

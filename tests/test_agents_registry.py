@@ -102,6 +102,21 @@ def test_claudes_command_names_only_its_program() -> None:
         known_agents(bad)
 
 
+def test_an_agents_own_permission_mode_is_its_turns_policy_and_no_others() -> None:
+    """How a user lets pi (which cannot be made to ask) run, keeping every other agent asking."""
+    raw = settings(
+        permission_mode="default",
+        agents={
+            "pi": {"command": ["pi-acp"], "permission_mode": "bypassPermissions"},
+            "qwen": {"command": ["qwen", "--acp"]},
+        },
+    )
+    pi, qwen = resolve_agent("pi", raw), resolve_agent("qwen", raw)
+    assert pi.settings(raw).permission_mode == "bypassPermissions"
+    assert qwen.settings(raw).permission_mode == "default"
+    assert resolve_agent("claude", raw).settings(raw) is raw
+
+
 @pytest.mark.parametrize(
     ("toml", "problem"),
     [
@@ -113,6 +128,7 @@ def test_claudes_command_names_only_its_program() -> None:
         ('[agents.x]\ncommand = "x acp"', "agents.x.command"),
         ('[agents.x]\ncommand = ["x"]\nflags = ["--yolo"]', "agents.x.flags"),
         ('[agents.x]\ncommand = ["x"]\nenv = {A = 1}', "agents.x.env.A"),
+        ('[agents.x]\ncommand = ["x"]\npermission_mode = "yolo"', "agents.x.permission_mode"),
     ],
 )
 def test_bad_agent_config_is_refused_naming_the_key(

@@ -1,4 +1,5 @@
-"""The fake's Gemini and OpenAI Responses dialects: routes, event streams, bodies, recording.
+"""The fake's Gemini, OpenAI Responses and Chat Completions dialects: routes, event streams,
+bodies, recording.
 
 The same script model as the Anthropic dialect (tests/test_fakeapi.py); the real Gemini CLI
 and codex-acp are driven against these in tests/test_e2e_acp_fakes.py.
@@ -14,11 +15,13 @@ from typing import Any
 import pytest
 
 from agentdoc.agents.fakeapi import (
+    FakeChatAPI,
     FakeGeminiAPI,
     FakeMessagesAPI,
     FakeResponsesAPI,
     RecordedRequest,
 )
+from agentdoc.agents.fakeapi.chat import CHAT
 from agentdoc.agents.fakeapi.dialect import ReplyContext
 from agentdoc.agents.fakeapi.gemini import GEMINI
 from agentdoc.agents.fakeapi.responses import RESPONSES
@@ -271,3 +274,92 @@ def test_messages_side_calls_get_a_fixed_reply_and_take_no_entry() -> None:
         status, raw = _exchange(api, "POST", "/v1/messages", real)
         assert json.loads(raw)["content"] == [TEXT]
         assert len(api.requests) == 1 and len(api.all_requests) == 2
+
+
+# --- OpenAI Chat Completions ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "route"),
+    [
+        ("POST", "/v1/chat/completions", "model"),
+        ("POST", "/compatible-mode/v1/chat/completions", "model"),
+        ("GET", "/v1/models", "side"),
+        ("GET", "/v1/chat/completions", "unknown"),
+        ("POST", "/v1/responses", "unknown"),
+    ],
+)
+def test_chat_routes(method: str, path: str, route: str) -> None:
+    assert CHAT.route(request(method, path)) == route
+
+
+def _chat_deltas(events: list[Any]) -> list[dict[str, Any]]:
+    return [e.data["choices"][0]["delta"] for e in events if e.data.get("choices")]
+
+
+def test_chat_stream_carries_reasoning_text_and_tool_calls_then_done() -> None:
+    reply = Reply((THINKING, TEXT, TOOL))
+    events = list(CHAT.events(reply, CONTEXT))
+    deltas = _chat_deltas(events)
+    assert deltas[0] == {"role": "assistant", "content": ""}
+    assert "".join(d.get("reasoning_content", "") for d in deltas) == "Let me think."
+    assert "".join(d.get("content", "") for d in deltas) == "Hello there."
+    calls = [c for d in deltas for c in d.get("tool_calls", [])]
+    assert calls[0]["id"] == "toolu_1" and calls[0]["function"]["name"] == "write_file"
+    assert all(c["index"] == 0 for c in calls)
+    arguments = "".join(c["function"]["arguments"] for c in calls)
+    assert json.loads(arguments) == {"file_path": "a"}
+    closing = [e for e in events if e.closing]
+    assert len(closing) == 1 and closing[0].data["choices"][0]["finish_reason"] == "tool_calls"
+    assert events[-2].data["choices"] == [] and events[-2].data["usage"]["prompt_tokens"] == 40
+    assert events[-1].encode() == b"data: [DONE]\n\n"
+    assert all(e.data["model"] == "model-x" for e in events[:-1])
+
+
+@pytest.mark.parametrize(
+    ("stop", "content", "finish"),
+    [(None, (TEXT,), "stop"), ("max_tokens", (TEXT,), "length"), (None, (TOOL,), "tool_calls")],
+)
+def test_chat_finish_reasons(stop: str | None, content: tuple[Any, ...], finish: str) -> None:
+    body = CHAT.whole(Reply(content, stop_reason=stop), CONTEXT)
+    assert body["choices"][0]["finish_reason"] == finish
+
+
+def test_chat_whole_message_and_errors() -> None:
+    body = CHAT.whole(Reply((THINKING, TEXT, TOOL)), CONTEXT)
+    message = body["choices"][0]["message"]
+    assert message["content"] == "Hello there." and message["reasoning_content"] == "Let me think."
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"file_path": "a"}
+    error = CHAT.error_body(HttpError(429, "rate_limit_error", "slow down"), "r1")
+    assert (
+        error["error"]["message"] == "slow down" and error["error"]["type"] == "rate_limit_exceeded"
+    )
+
+
+def test_chat_user_texts_take_strings_and_parts() -> None:
+    messages = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": [{"type": "text", "text": "again"}, {"type": "image_url"}]},
+    ]
+    body = {"messages": messages}
+    assert CHAT.user_texts(request("POST", "/v1/chat/completions", body)) == ["hi", "again"]
+
+
+def test_chat_server_streams_pauses_and_fails() -> None:
+    with FakeChatAPI() as chat:
+        chat.add([TEXT])
+        chat.add({"content": [TEXT], "fail": {"mode": "sse_error", "after_deltas": 1}})
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        status, raw = _exchange(chat, "POST", "/v1/chat/completions", body)
+        assert status == 200 and raw.rstrip().endswith(b"data: [DONE]")
+        chunks = [json.loads(line[6:]) for line in raw.splitlines()
+                  if line.startswith(b"data: {")]  # fmt: skip
+        text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+        assert text == "Hello there."
+        status, raw = _exchange(chat, "POST", "/v1/chat/completions", body)
+        assert b"[DONE]" not in raw and b'"error"' in raw
+        status, raw = _exchange(chat, "GET", "/v1/models")
+        assert status == 200 and json.loads(raw)["data"] == []
+        assert len(chat.requests) == 2 and chat.user_texts(chat.requests[0]) == ["hi"]

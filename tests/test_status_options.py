@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from agentdoc.agents.base import Offer, remember
 from agentdoc.cli import cli
 from agentdoc.turn import Status, now_iso, write_status
 from tests.test_doctor import healthy as healthy
@@ -112,3 +113,33 @@ def test_a_broken_config_still_lets_status_tell_the_state(
     output = status(str(doc))
     assert "a.md: idle (no turn has run in it yet)" in output
     assert f"  agent: cannot read config file {config}" in output
+
+
+def test_the_policy_is_told_by_what_each_mode_means_and_a_refusal_plainly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Qwen Code's `auto-edit` is acceptEdits; pi, whose modes are thinking levels, waits
+    (unless its own entry lets it run unasked), and status says what lets it run."""
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'permission_mode = "acceptEdits"\n'
+        '[agents.qwen]\ncommand = ["qwen", "--acp"]\n'
+        '[agents.pi]\ncommand = ["pi-acp"]\n'
+        '[agents.trusted-pi]\ncommand = ["pi-acp", "--again"]\n'
+        'permission_mode = "bypassPermissions"\n'
+    )
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(config))
+    qwen = {"plan": "plan", "default": "ask", "auto-edit": "edits", "auto": "auto", "yolo": "all"}
+    remember("qwen", ["qwen", "--acp"], Offer({"mode": list(qwen)}, stances=qwen))
+    pi = Offer({"mode": ["off", "high"]}, stances={"off": "other", "high": "other"})
+    remember("pi", ["pi-acp"], pi)
+    remember("trusted-pi", ["pi-acp", "--again"], pi)
+    shown = status(str(document(tmp_path / "q.md", "  agent: qwen\n")))
+    assert "  permission_mode: acceptEdits → auto-edit\n" in shown
+    shown = status(str(document(tmp_path / "p.md", "  agent: pi\n")))
+    assert "  permission_mode: acceptEdits → none: its turns wait\n" in shown
+    assert "note: pi has no mode that asks before it runs a tool (it offers: off, high)" in shown
+    assert 'set permission_mode = "bypassPermissions" under [agents.pi]' in shown
+    shown = status(str(document(tmp_path / "t.md", "  agent: trusted-pi\n")))
+    assert "  permission_mode: bypassPermissions → its own\n" in shown
+    assert "note:" not in shown

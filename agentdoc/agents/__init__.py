@@ -152,4 +152,6 @@ def inspect_agent(
     inspector = spec.agent.inspect
     if inspector is None:
         return None
-    return inspector(spec.name, spec.command, spec.env, environ, policy, timeout)
+    return inspector(
+        spec.name, spec.command, spec.env, environ, spec.permission_mode or policy, timeout
+    )

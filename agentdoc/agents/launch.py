@@ -19,7 +19,7 @@ def start_turn(
 ) -> AgentTurn:
     """Start a fresh agent process for one turn."""
     spec = resolve_agent(request.agent, settings)
-    return spec.agent.start(request, spec.command, spec.env, settings, environ)
+    return spec.agent.start(request, spec.command, spec.env, spec.settings(settings), environ)
 
 
 def prepare_warm(
@@ -27,4 +27,4 @@ def prepare_warm(
 ) -> WarmStart:
     """A warm process for ``request``, keyed but not yet started (the pool may reuse one)."""
     spec = resolve_agent(request.agent, settings)
-    return spec.agent.warm(request, spec.command, spec.env, settings, environ)
+    return spec.agent.warm(request, spec.command, spec.env, spec.settings(settings), environ)

@@ -63,6 +63,7 @@ def session_options(
 ) -> SessionOptions:
     """The options a turn of ``spec`` would resolve to (``model``/``effort``: the document's,
     else the config's); reads what this machine remembers, never starts the agent."""
+    settings = spec.settings(settings)  # its entry's own permission_mode, where it has one
     policy = settings.permission_mode or "default"
     try:
         known = spec.agent.known(spec.name, spec.command, settings.permission_mode, environ)

@@ -37,6 +37,7 @@ class AgentSpec(BaseModel):
     command: tuple[str, ...] = Field(min_length=1)
     env: Mapping[str, str] = Field(default_factory=dict)
     builtin: bool = False
+    permission_mode: str | None = None  # its entry's own policy (None: the config's)
 
     def describe(self) -> str:
         return f"{self.name} ({' '.join(self.command)})"
@@ -45,6 +46,12 @@ class AgentSpec(BaseModel):
     def title(self) -> str:
         """Its name for people: a built-in's product name, else its name in the config."""
         return TITLES.get(self.name, self.name) if self.builtin else self.name
+
+    def settings(self, settings: Settings) -> Settings:
+        """The settings its turns run under: its entry's permission_mode over the config's."""
+        if self.permission_mode is None:
+            return settings
+        return settings.model_copy(update={"permission_mode": self.permission_mode})
 
     @property
     def agent(self) -> Agent:
@@ -117,6 +124,7 @@ def _from_config(name: str, entry: AgentConfig, builtin: AgentSpec | None) -> Ag
         command=entry.command,
         env=dict(entry.env),
         builtin=builtin is not None,
+        permission_mode=entry.permission_mode,
     )
 
 

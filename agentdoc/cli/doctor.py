@@ -334,7 +334,8 @@ def _agent(
             name=name,
             outcome="warn",
             detail=f"{found}; {offer.policy_note}",
-            fix=f"make {agent.name} ask in its own settings, or use another agent",
+            fix=f"give [agents.{agent.name}] a permission_mode it has a mode for in your "
+            "agentdoc config, or use another agent",
         )
     return Check(name=name, outcome="ok", detail=found)
 

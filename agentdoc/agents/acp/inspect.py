@@ -10,9 +10,18 @@ import contextlib
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 from agentdoc.agents.acp.launch import agent_env
-from agentdoc.agents.acp.options import DEFAULT_POLICY, POLICY_MODES, mode_call, offered
+from agentdoc.agents.acp.options import (
+    DEFAULT_POLICY,
+    POLICY_STANCES,
+    Stance,
+    choose,
+    offered,
+    stance_of,
+    stances,
+)
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.sessions import Refused
@@ -51,8 +60,10 @@ def inspect(
     result = opened.result
     if result is None:
         return Offer({}, None)
-    note = mode_call(name, result, policy or DEFAULT_POLICY)
-    offer = Offer(offered(result), note if isinstance(note, str) and not by_env else None)
+    meanings = stances(result)
+    choice = choose(name, policy or DEFAULT_POLICY, meanings)
+    note = None if by_env else choice.refusal or choice.note
+    offer = Offer(offered(result), note, stances=dict(meanings))
     remember(name, command, offer, environ)
     return offer
 
@@ -66,13 +77,21 @@ def known(name: str, command: Sequence[str], policy: str | None, environ: Enviro
     if found is None:
         mode = f"set in its environment ({', '.join(by_env)})" if by_env else None
         return Known(mode, None, None, f"run `agentdoc doctor` to see what {name} offers")
-    modes = found.offer.options.get("mode", [])
-    mode = next((m for m in POLICY_MODES.get(wanted, ()) if m in modes), None)
-    note = None
     if by_env:
         mode = f"set in its environment ({', '.join(by_env)})"
-    elif mode is None:
-        note = (
-            f"{name} has no mode for permission_mode {wanted}: its own settings decide what it asks"
-        )
-    return Known(mode, found.offer.options, found.seen, note)
+        return Known(mode, found.offer.options, found.seen, None)
+    choice = choose(name, wanted, _meanings(found.offer.stances, found.offer.options))
+    if choice.refusal is not None:
+        return Known("none: its turns wait", found.offer.options, found.seen, choice.refusal)
+    return Known(choice.mode or "its own", found.offer.options, found.seen, choice.note)
+
+
+def _meanings(remembered: Mapping[str, str], options: Mapping[str, list[str]]) -> dict[str, Stance]:
+    """The stances of the modes remembered, in the order offered (a record from before they
+    were remembered: each mode's id is all there is to read)."""
+    known = set(POLICY_STANCES.values()) | {"other"}
+    found: dict[str, Stance] = {}
+    for mode in options.get("mode", []):
+        said = remembered.get(mode)
+        found[mode] = cast(Stance, said) if said in known else stance_of(mode)
+    return found

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentdoc.agents.acp.options import Setup, Wanted, offered, setup
+from agentdoc.agents.acp.options import Setup, Wanted, offered, setup, stances
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.rpc import Connection, RequestId
 from agentdoc.agents.acp.schema import (
@@ -282,11 +282,14 @@ class AcpProcess:
 
     def set_up(self, opened: SessionOpened, model: str | None, effort: str | None) -> Setup:
         """Put a just-opened session in the user's policy and the document's model and effort
-        (AgentCannotStart if the agent refuses, or does not offer the model or effort)."""
+        (AgentCannotStart if the agent refuses, does not offer the model or effort, or cannot
+        be made to ask under an asking policy)."""
         if opened.result is None:
             return Setup()  # continued in this process: set when it opened
-        # What it offers, for `agentdoc status` (which never starts an agent).
-        remember(self.name, self.command, Offer(offered(opened.result)))
+        # What it offers and what its modes mean, for `agentdoc status` (which never starts an
+        # agent): remembered before a policy it cannot take refuses the turn, so status says so.
+        offer = Offer(offered(opened.result), stances=dict(stances(opened.result)))
+        remember(self.name, self.command, offer)
         wanted = Wanted(self.policy, model, effort, self.policy_set)
         plan = setup(self.name, opened.result, wanted)
         for call in plan.calls:

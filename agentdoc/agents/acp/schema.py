@@ -94,6 +94,7 @@ class ModelState(Wire):
 class ModeInfo(Wire):
     id: str = ""
     name: str = ""
+    description: str | None = None  # what it does, in the agent's words (its policy's meaning)
 
 
 class ModeState(Wire):
@@ -106,6 +107,7 @@ class ConfigChoice(Wire):
 
     value: str | None = None
     name: str = ""
+    description: str | None = None
     options: list[ConfigChoice] | None = None
 
 

@@ -29,6 +29,9 @@ class Offer:
     options: dict[str, list[str]]
     policy_note: str | None = None  # None: the agent has a mode for the user's permission_mode
     auth_methods: tuple[str, ...] = field(default=())  # how it says one logs in
+    # What each of its modes lets it do unasked, read from its own words (by mode id): the
+    # policy's mode is chosen from these again whatever the policy is when they are read.
+    stances: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         shown = "; ".join(f"{what}: {', '.join(values)}" for what, values in self.options.items())
@@ -55,6 +58,7 @@ def remember(
         "command": list(command),
         "options": offer.options,
         "policy_note": offer.policy_note,
+        "stances": offer.stances,
         "seen": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     try:
@@ -88,4 +92,10 @@ def _parsed(record: dict[str, object]) -> Remembered | None:
         if isinstance(values, list)
     }
     note = record.get("policy_note")
-    return Remembered(Offer(kept, note if isinstance(note, str) else None), seen)
+    stances = record.get("stances")
+    meanings = (
+        {str(mode): str(stance) for mode, stance in stances.items()}
+        if isinstance(stances, dict)
+        else {}
+    )
+    return Remembered(Offer(kept, note if isinstance(note, str) else None, stances=meanings), seen)

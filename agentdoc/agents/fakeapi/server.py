@@ -1,7 +1,8 @@
 """The HTTP server of the offline vendor APIs: each model call gets the next script entry.
 
 `FakeMessagesAPI` speaks Anthropic's Messages API (Claude Code, OpenCode); `FakeGeminiAPI` and
-`FakeResponsesAPI` are the same server speaking Gemini's and OpenAI's Responses dialects.
+`FakeResponsesAPI` are the same server speaking Gemini's and OpenAI's Responses dialects, and
+`FakeChatAPI` OpenAI's Chat Completions.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Self
 
+from agentdoc.agents.fakeapi.chat import CHAT
 from agentdoc.agents.fakeapi.dialect import ANTHROPIC, Dialect, Route
 from agentdoc.agents.fakeapi.gemini import GEMINI
 from agentdoc.agents.fakeapi.responses import RESPONSES
@@ -249,6 +251,12 @@ class FakeResponsesAPI(FakeMessagesAPI):
     """The OpenAI Responses API (`/v1/responses`), for Codex."""
 
     dialect = RESPONSES
+
+
+class FakeChatAPI(FakeMessagesAPI):
+    """The OpenAI Chat Completions API (`/v1/chat/completions`), for Qwen Code and pi."""
+
+    dialect = CHAT
 
 
 def _slot(entry: ScriptEntry) -> _Slot:
