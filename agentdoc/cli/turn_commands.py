@@ -43,6 +43,7 @@ def create_document(
     from agentdoc.document import add_frontmatter
     from agentdoc.turn import load_preset
 
+    _check_name(path)
     if agent is not None:
         resolve_agent(agent, load_settings())
     if preset is not None:
@@ -62,6 +63,23 @@ def create_document(
     body = f"\n# {title}\n\n## User\n\n"
     text = add_frontmatter(body, meta, {"title": title})
     path.write_text(text, encoding="utf-8")
+
+
+def _check_name(path: Path) -> None:
+    """Refuse a name `agentdoc watch` never reads: a document it made would never be answered."""
+    from agentdoc.daemon import wanted_name
+
+    if wanted_name(path.name):
+        return
+    why = f"{path}: `agentdoc watch` never answers a file by this name"
+    if path.suffix.lower().startswith((".md", ".markdown")):
+        # A sidecar's, an editor's or a sync tool's name: no other name is ours to guess.
+        raise AgentdocError(f"{why} (it is kept for thinking sidecars, editors or sync copies)")
+    markdown = path.with_name(path.stem + ".md" if path.suffix else path.name + ".md")
+    raise AgentdocError(
+        f"{why}: a session document is a markdown file (.md or .markdown); "
+        f"`agentdoc new {markdown}` makes one"
+    )
 
 
 @cli.command()

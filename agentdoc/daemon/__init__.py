@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.daemon.syncignore import init_sync as init_sync
     from agentdoc.daemon.trust import trust_folder as trust_folder
     from agentdoc.daemon.trust import trusted_list as trusted_list
+    from agentdoc.daemon.tree import wanted_name as wanted_name
     from agentdoc.daemon.trust import untrust_folder as untrust_folder
 
 __all__, __getattr__ = lazy_exports(
@@ -35,6 +36,7 @@ __all__, __getattr__ = lazy_exports(
         "service": ("Daemon",),
         "synced": ("SyncedFolder", "paced", "synced_folder", "synced_root"),
         "syncignore": ("init_sync",),
+        "tree": ("wanted_name",),
         "trust": ("trust_folder", "untrust_folder", "trusted_list"),
     },
 )
