@@ -81,7 +81,7 @@ class Turns:
         if doc is None:
             return
         doc.thread = doc.cancel = doc.runner = None
-        doc.queued = False
+        queued, doc.queued = doc.queued, False
         if not path.exists():
             self.gone(path, doc)
         elif outcome != "done":
@@ -91,6 +91,9 @@ class Turns:
             self.mend(path)
             if after_unfinished(path, doc, outcome):
                 self.deadlines.add(self.settings.settle_step, Changed(path))
+            elif queued and outcome in ("cancelled", "interrupted"):
+                # A cancel ends the reply, not the prompt saved below it: sent as queued.
+                self.deadlines.add(self.settings.settle_step, Recheck(path))
         elif (data := read_stable(path)) is not None:
             self._after_reply(path, doc, data)
 
