@@ -21,9 +21,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.daemon.synced import synced_folder as synced_folder
     from agentdoc.daemon.synced import synced_root as synced_root
     from agentdoc.daemon.syncignore import init_sync as init_sync
+    from agentdoc.daemon.tree import wanted_name as wanted_name
     from agentdoc.daemon.trust import trust_folder as trust_folder
     from agentdoc.daemon.trust import trusted_list as trusted_list
-    from agentdoc.daemon.tree import wanted_name as wanted_name
     from agentdoc.daemon.trust import untrust_folder as untrust_folder
 
 __all__, __getattr__ = lazy_exports(
