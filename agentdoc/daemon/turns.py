@@ -44,6 +44,7 @@ class DocState:
     refused: bool = False  # its frontmatter could not be read: the status says why
     indexed: str | None = None  # digest of the version last handed to the search index
     own_taken: str | None = None  # digest of the last `undo`/`archive` version taken in
+    locked: bool = False  # its turn was refused for the file's read-only mode
 
 
 def run_turn(
