@@ -219,6 +219,7 @@ def test_a_fresh_process_costs_its_share_whatever_total_it_started_from() -> Non
     # Claude Code 2.1.332's warm fork after `undo` counts the whole session file, the turn
     # taken back included, while our record knows only the turn kept (0.017744).
     result = parse_line(one_shot_result(4460, 13350, 0.05348, model_output=4))
+    assert isinstance(result, Result)
     translator = Translator(cost_before=0.017744)
     [end] = translator.feed(result)
     assert isinstance(end, TurnEnd) and end.usage is not None
@@ -229,6 +230,7 @@ def test_a_process_that_counted_is_its_own_baseline() -> None:
     # A cancelled turn's result (no tokens of its own) moved the warm CLI's total; the next
     # turn costs the difference from that, not from our record of the session.
     result = parse_line(one_shot_result(4546, 22385, 0.09008, model_output=27))
+    assert isinstance(result, Result)
     translator = Translator(cost_before=0.071836, counted=True)
     [end] = translator.feed(result)
     assert isinstance(end, TurnEnd) and end.usage is not None

@@ -37,6 +37,10 @@ class Quirks:
     # A line of the agent's stderr saying it will retry a failed API request, which it tells
     # no ACP client: groups `session` (the session's id) and `error` (what failed).
     retry_log: re.Pattern[str] | None = None
+    # The agent keeps the text of a reply cut short by a cancel in its own session (it answers
+    # `cancelled` and a later turn resumes it with that text), so it is not sent again. Without
+    # this row agentdoc assumes it was dropped, and sends it (twice is better than never).
+    keeps_interrupted: bool = False
 
 
 NONE = Quirks()
@@ -57,6 +61,8 @@ QUIRKS: dict[str, Quirks] = {
     "@agentclientprotocol/codex-acp": Quirks(
         failed_status=(("_meta", "codex", "threadStatus", "type"), "systemError"),
     ),
+    # Qwen Code keeps an interrupted reply in its session (0.24.4); pi (pi-acp) drops it.
+    "qwen-code": Quirks(keeps_interrupted=True),
     # OpenCode retries 429s and 5xx for as long as a minute with nothing over ACP (its bridge
     # forwards no retry status); its log (on stderr, see LOG_ENV) has a line per failed try.
     "OpenCode": Quirks(

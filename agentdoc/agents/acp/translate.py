@@ -245,6 +245,7 @@ class UpdateTranslator:
             model=meta_model(result.meta) or self.model,
             usage=turn_usage(result, self.gauge),
             interrupted=stop == "cancelled",
+            partial_kept=stop == "cancelled" and self.quirks.keeps_interrupted,
         )
         return [*self._leave_message(), end]
 
