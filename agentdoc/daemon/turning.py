@@ -90,9 +90,12 @@ class Turns:
             # What the turn could not write (its close, its status) is owed until it can be.
             self.repairs.owe(path, failure)
             self.mend(path)
-            doc.locked = outcome == "failed" and not writable(path)
+            doc.locked = outcome == "read-only" and not writable(path)
             if after_unfinished(path, doc, outcome):
                 self.deadlines.add(self.settings.settle_step, Changed(path))
+            elif outcome == "read-only" and not doc.locked:
+                # Made writable before this end was taken in: its prompt is due now.
+                self.deadlines.add(self.settings.settle_step, Recheck(path))
             elif queued and outcome in ("cancelled", "interrupted"):
                 # A cancel ends the reply, not the prompt saved below it: sent as queued.
                 self.deadlines.add(self.settings.settle_step, Recheck(path))
