@@ -41,6 +41,10 @@ class PromptRefused(AgentdocError):
     for an agent that takes none); nothing was sent, and the prompt stays pending."""
 
 
+class ReadOnlyDocument(AgentdocError):
+    """The document's mode refuses agentdoc's writes; a `chmod` making it writable is the fix."""
+
+
 class DocumentGone(AgentdocError):
     """The document was deleted or moved while a turn was writing to it."""
 

@@ -19,7 +19,7 @@ from agentdoc.agents import (
 from agentdoc.agents.claude.events import Result
 from agentdoc.agents.claude.stream import iter_lines, parse_line
 from agentdoc.agents.claude.translate import Translator
-from agentdoc.agents.claude.usage import model_name, only_this_turn, turn_cost
+from agentdoc.agents.claude.usage import cost_share, model_name, only_this_turn, turn_cost
 from agentdoc.document.thinking import OMITTED, render_section
 from tests.conftest import TRANSCRIPTS
 
@@ -60,7 +60,9 @@ def test_only_this_turn(turn: int, models: list[int], alone: bool) -> None:
     assert only_this_turn(turn, models) is alone
 
 
-def one_shot_result(usage_input: int, model_input: int, cost: float) -> bytes:
+def one_shot_result(
+    usage_input: int, model_input: int, cost: float, model_output: int = 1
+) -> bytes:
     """A one-shot run's `result` line: the turn's `usage`, the run's `modelUsage` and cost."""
     return json.dumps(
         {
@@ -71,25 +73,29 @@ def one_shot_result(usage_input: int, model_input: int, cost: float) -> bytes:
             "total_cost_usd": cost,
             "usage": {"input_tokens": usage_input, "output_tokens": 1},
             "modelUsage": {
-                "claude-opus-4-8": {"inputTokens": model_input, "outputTokens": 1, "costUSD": cost}
+                "claude-opus-4-8": {
+                    "inputTokens": model_input,
+                    "outputTokens": model_output,
+                    "costUSD": cost,
+                }
             },
         }
     ).encode()
 
 
 @pytest.mark.parametrize(
-    ("model_input", "cost", "own", "total"),
+    ("model_input", "model_output", "cost", "own", "total"),
     [
         # Claude Code 2.1.197: a resumed one-shot run counts its own turn only.
-        (3242, 0.016235, 0.016235, 0.032320),
+        (3242, 1, 0.016235, 0.016235, 0.032320),
         # Claude Code 2.1.330: it counts the session's earlier turns too.
-        (3212 + 3242, 0.03232, 0.016235, 0.03232),
+        (3212 + 3242, 2, 0.03232, 0.016235, 0.03232),
     ],
 )
 def test_a_resumed_one_shot_turn_costs_its_own_whichever_release(
-    model_input: int, cost: float, own: float, total: float
+    model_input: int, model_output: int, cost: float, own: float, total: float
 ) -> None:
-    result = parse_line(one_shot_result(3242, model_input, cost))
+    result = parse_line(one_shot_result(3242, model_input, cost, model_output))
     assert isinstance(result, Result)
     translator = Translator(cost_before=0.016085)
     [end] = translator.feed(result)
@@ -138,15 +144,15 @@ def test_warm_results_become_each_turns_own_cost() -> None:
     assert total == 0.01734
 
 
-def test_a_resumed_sessions_earlier_cost_is_subtracted() -> None:
-    """A one-shot CLI resuming a session reports its whole cost so far; our record of the
-    session's total before the turn is taken off."""
+def test_a_resumed_sessions_earlier_cost_is_not_the_turns() -> None:
+    """A one-shot CLI resuming a session reports its whole cost so far; the turn's own is its
+    share by tokens, right even where our record of the session's total before it is not."""
     _, second = result_lines()
     result = parse_line(second)
     assert isinstance(result, Result)
     [end] = Translator(cost_before=0.01).feed(result)
     assert isinstance(end, TurnEnd) and end.usage is not None
-    assert end.usage.cost_usd == round(0.01734 - 0.01, 9)
+    assert end.usage.cost_usd == round(0.01734 - 0.008555, 9)
 
 
 def test_one_model_name_whichever_line_tells_it() -> None:
@@ -207,3 +213,38 @@ def test_an_ended_thinking_block_without_text_is_kept_to_be_told() -> None:
     for event in (MessageStart("m1"), BlockStart(0, "thinking")):
         streaming.feed(event)
     assert streaming.reply.thinking == ()  # not ended yet: nothing to say
+
+
+def test_a_fresh_process_costs_its_share_whatever_total_it_started_from() -> None:
+    # Claude Code 2.1.332's warm fork after `undo` counts the whole session file, the turn
+    # taken back included, while our record knows only the turn kept (0.017744).
+    result = parse_line(one_shot_result(4460, 13350, 0.05348, model_output=4))
+    assert isinstance(result, Result)
+    translator = Translator(cost_before=0.017744)
+    [end] = translator.feed(result)
+    assert isinstance(end, TurnEnd) and end.usage is not None
+    assert end.usage.cost_usd == pytest.approx(4460 * 4e-6 + 20e-6, abs=1e-6)
+
+
+def test_a_process_that_counted_is_its_own_baseline() -> None:
+    # A cancelled turn's result (no tokens of its own) moved the warm CLI's total; the next
+    # turn costs the difference from that, not from our record of the session.
+    result = parse_line(one_shot_result(4546, 22385, 0.09008, model_output=27))
+    assert isinstance(result, Result)
+    translator = Translator(cost_before=0.071836, counted=True)
+    [end] = translator.feed(result)
+    assert isinstance(end, TurnEnd) and end.usage is not None
+    assert end.usage.cost_usd == pytest.approx(0.018244)
+
+
+@pytest.mark.parametrize(
+    ("own", "models", "share"),
+    [
+        (100.0, [(400.0, 0.04)], 0.01),
+        (0.0, [(400.0, 0.04)], None),  # a cancelled turn: no tokens of its own reported
+        (100.0, [(400.0, 0.04), (50.0, 0.001)], None),  # which model spent them is not told
+        (500.0, [(400.0, 0.04)], None),  # the model counted fewer: not a running total
+    ],
+)
+def test_cost_share(own: float, models: list[tuple[float, float]], share: float | None) -> None:
+    assert cost_share(own, models) == share

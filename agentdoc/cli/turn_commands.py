@@ -47,8 +47,26 @@ def new(
     """Create a new session document at PATH, ready for the first prompt."""
     from agentdoc.turn import create_document
 
+    _check_name(path)
     create_document(path, title=title, model=model, agent=agent, preset=preset)
     click.echo(f"created {path}: write your prompt under `## User`, then `agentdoc run {path}`")
+
+
+def _check_name(path: Path) -> None:
+    """Refuse a name `agentdoc watch` never reads: a document it made would never be answered."""
+    from agentdoc.daemon import wanted_name
+
+    if wanted_name(path.name):
+        return
+    why = f"{path}: `agentdoc watch` never answers a file by this name"
+    if path.suffix.lower().startswith((".md", ".markdown")):
+        # A sidecar's, an editor's or a sync tool's name: no other name is ours to guess.
+        raise AgentdocError(f"{why} (it is kept for thinking sidecars, editors or sync copies)")
+    markdown = path.with_name(path.stem + ".md" if path.suffix else path.name + ".md")
+    raise AgentdocError(
+        f"{why}: a session document is a markdown file (.md or .markdown); "
+        f"`agentdoc new {markdown}` makes one"
+    )
 
 
 @cli.command(

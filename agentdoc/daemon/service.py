@@ -369,8 +369,11 @@ class Daemon:
                 self.syncing.release(path)
             case ConflictCopy(path):
                 self.syncing.on_conflict(path)
-            case AttribChanged(path) if self.repairs.owes(path):
-                self.turns.mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
+            case AttribChanged(path):
+                if self.repairs.owes(path):
+                    self.turns.mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now
+                if self.turns.unlocked(path):
+                    self.saves.recheck(path)  # refused as read-only, writable now: its prompt
 
     def _guarded(self, path: Path | None, work: Callable[[], object]) -> None:
         """Run one document's handling (or, with no `path`, a chore of the loop's own) so

@@ -24,7 +24,8 @@ from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.synced import paced
 from agentdoc.daemon.turns import DocState, after_unfinished, begin
-from agentdoc.document import Document, WriteLedger, digest
+from agentdoc.document import Document, WriteLedger, check_writable, digest
+from agentdoc.errors import AgentdocError
 from agentdoc.search import note_changed
 from agentdoc.turn import Progress, TurnRunner, remove_state
 
@@ -82,7 +83,7 @@ class Turns:
         if doc is None:
             return
         doc.thread = doc.cancel = doc.runner = None
-        doc.queued = False
+        queued, doc.queued = doc.queued, False
         if not path.exists():
             self.gone(path, doc)
         elif outcome != "done":
@@ -90,10 +91,26 @@ class Turns:
             # What the turn could not write (its close, its status) is owed until it can be.
             self.repairs.owe(path, failure)
             self.mend(path)
+            doc.locked = outcome == "read-only" and not writable(path)
             if after_unfinished(path, doc, outcome):
                 self.deadlines.add(self.settings.settle_step, Changed(path))
+            elif outcome == "read-only" and not doc.locked:
+                # Made writable before this end was taken in: its prompt is due now.
+                self.deadlines.add(self.settings.settle_step, Recheck(path))
+            elif queued and outcome in ("cancelled", "interrupted"):
+                # A cancel ends the reply, not the prompt saved below it: sent as queued.
+                self.deadlines.add(self.settings.settle_step, Recheck(path))
         elif (data := read_stable(path)) is not None:
             self._after_reply(path, doc, data)
+
+    def unlocked(self, path: Path) -> bool:
+        """True once a document whose turn was refused as read-only is writable again (a
+        `chmod`): the prompt its save asked for is due, and the refusal no longer holds."""
+        doc = self.docs.get(path)
+        if doc is None or not doc.locked or doc.thread is not None or not writable(path):
+            return False
+        doc.locked = False
+        return True
 
     def free_slot(self) -> bool:
         return self.running() < self.max_concurrent
@@ -142,3 +159,11 @@ class Turns:
 
     def error(self, path: Path, message: str) -> None:
         tell_error(path, message, self.on_progress)
+
+
+def writable(path: Path) -> bool:
+    try:
+        check_writable(path)
+    except AgentdocError:
+        return False
+    return True

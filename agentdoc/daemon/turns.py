@@ -18,7 +18,7 @@ from agentdoc.daemon.events import TurnEnded
 from agentdoc.daemon.notices import hold, replaced
 from agentdoc.daemon.settle import read_stable
 from agentdoc.document import digest
-from agentdoc.errors import AgentdocError, NoPendingPrompt
+from agentdoc.errors import AgentdocError, NoPendingPrompt, ReadOnlyDocument
 from agentdoc.turn import TurnRunner
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,7 @@ class DocState:
     refused: bool = False  # its frontmatter could not be read: the status says why
     indexed: str | None = None  # digest of the version last handed to the search index
     own_taken: str | None = None  # digest of the last `undo`/`archive` version taken in
+    locked: bool = False  # its turn was refused for the file's read-only mode
 
 
 def run_turn(
@@ -54,6 +55,9 @@ def run_turn(
         result = runner.run()
     except NoPendingPrompt:
         log.debug("%s: the prompt was gone by the time the turn started", path)
+    except ReadOnlyDocument as exc:
+        tell(path, str(exc))
+        return "read-only", str(exc)  # sent once a `chmod` makes it writable
     except AgentdocError as exc:
         tell(path, str(exc))  # logs it too: once per failure, not twice
         return "failed", str(exc)

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agentdoc.errors import AgentdocError, DocumentGone
+from agentdoc.errors import AgentdocError, DocumentGone, ReadOnlyDocument
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 TEMP_PREFIX = ".agentdoc-tmp-"
@@ -420,7 +420,7 @@ def check_writable(path: Path) -> None:
     except OSError:
         return  # a new file, or one atomic_write will report on
     if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
-        raise AgentdocError(
+        raise ReadOnlyDocument(
             f"{path}: the file is read-only; agentdoc did not change it (make it writable to "
             "get replies in it)"
         )

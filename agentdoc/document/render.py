@@ -187,7 +187,9 @@ def render_problem(reply: Reply, document_name: str, *, pending: bool = False) -
     hint = reply.failure.advice if reply.error is not None and reply.failure else None
     if hint:
         lines.append(f"> {hint}")
-    if reply.text().strip():
+    if reply.text().strip() and reply.partial_kept:
+        lines.append("> The text above is partial; the agent keeps it in its session.")
+    elif reply.text().strip():
         lines.append("> The text above is partial, and the agent will not remember it.")
     lines.append(f"> {retry}")
     return "\n".join(lines)

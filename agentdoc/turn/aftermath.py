@@ -31,10 +31,12 @@ def after_turn(
     branch: str | None = None,
     doc: Document | None = None,
     cost: float | None = None,
+    kept_in: str | None = None,
 ) -> None:
     """Record where the turn sits in its session (only a complete one), then commit if on;
     ``doc`` is the document as the turn left it, when the caller has already read it;
-    ``cost``: the turn's own cost, kept with its mark (an undo keeps it counted)."""
+    ``cost``: the turn's own cost, kept with its mark (an undo keeps it counted); ``kept_in``:
+    the session that keeps the text of this interrupted turn."""
     env = os.environ if environ is None else environ
     request = plan.request
     mark = None
@@ -50,7 +52,7 @@ def after_turn(
             cost_total=cost_total,
             branch=branch,
         )
-    marks.set_mark(path, plan.turn, mark, cost)
+    marks.set_mark(path, plan.turn, mark, cost, kept_in)
     snapshots.after_turn(path, plan.turn, env)
     if doc is None:
         try:

@@ -127,6 +127,7 @@ class TurnEnding:
                 reply.branch,
                 final,
                 reply.usage.cost_usd if reply.usage else None,
+                kept_in=session_id if reply.partial_kept else None,
             )
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""

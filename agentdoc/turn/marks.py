@@ -41,6 +41,7 @@ class _Entry(BaseModel):
     agent: str = LEGACY_AGENT
     cost_total: float | None = None
     cost: float | None = None  # the turn's own cost, when the agent reported one
+    kept_in: str | None = None  # the session that keeps this interrupted reply's text
 
 
 class _Undone(_Entry):
@@ -127,15 +128,16 @@ def _format(entries: Mapping[int, _Entry], undone: Iterable[_Undone]) -> str:
     return json.dumps(raw, indent=1) + "\n"
 
 
-def _entry(mark: TurnMark | None, cost: float | None = None) -> _Entry:
+def _entry(mark: TurnMark | None, cost: float | None = None, kept_in: str | None = None) -> _Entry:
     if mark is None:
-        return _Entry(cost=cost)
+        return _Entry(cost=cost, kept_in=kept_in)
     return _Entry(
         session=mark.session,
         start=mark.start,
         agent=mark.agent,
         cost_total=mark.cost_total,
         cost=cost,
+        kept_in=kept_in,
     )
 
 
@@ -167,6 +169,12 @@ def read_undone(document: Path) -> list[TurnMark]:
     return [mark for entry in _undone(_read(document)) if (mark := _mark(entry))]
 
 
+def kept_in(document: Path, turn: int) -> str | None:
+    """The session that keeps the text of interrupted ``turn``, if its agent keeps it."""
+    entry = _entries(_read(document)).get(turn)
+    return entry.kept_in if entry is not None else None
+
+
 def spent(document: Path) -> Spent:
     """The cost of the document's turns the agents reported, undone turns included."""
     raw = _read(document)
@@ -190,13 +198,20 @@ def write_marks(document: Path, marks: Mapping[int, TurnMark]) -> None:
     _write(document, {turn: _entry(m) for turn, m in marks.items()}, _undone(_read(document)))
 
 
-def set_mark(document: Path, turn: int, mark: TurnMark | None, cost: float | None = None) -> None:
+def set_mark(
+    document: Path,
+    turn: int,
+    mark: TurnMark | None,
+    cost: float | None = None,
+    kept_in: str | None = None,
+) -> None:
     """Record ``mark`` for ``turn`` (None: forget it) with the turn's own ``cost`` (kept even
-    without a mark); later turns are gone with it. The undone turns stay."""
+    without a mark) and the session that keeps its interrupted text (``kept_in``); later turns
+    are gone with it. The undone turns stay."""
     raw = _read(document)
     entries = {t: e for t, e in _entries(raw).items() if t < turn}
-    if mark is not None or cost:
-        entries[turn] = _entry(mark, cost)
+    if mark is not None or cost or kept_in:
+        entries[turn] = _entry(mark, cost, kept_in)
     _write(document, entries, _undone(raw))
 
 

@@ -274,7 +274,7 @@ def _continue_elsewhere(
     text = compose_prompt(
         prompt,
         edits=history.history_edits(facts.snapshot, known, found.session),
-        unfinished=history.unfinished_to_send(history.unfinished_reply(doc), None),
+        unfinished=history.unfinished_to_send(history.unfinished_reply(doc), facts.session_reply),
     )
     request = _request(
         path,
@@ -331,6 +331,9 @@ def prepare_turn(
         # Only an interrupted reply needs the session's own copy of it.
         if found and history.unfinished_reply(doc) is not None:
             reply = store.last_reply_text(env, target, cwd)
+    if reply is None and target is not None and marks.kept_in(path, doc.turn_count()) == target:
+        # Its agent said the session keeps the interrupted text (no file of its to read).
+        reply = history.unfinished_reply(doc)
     facts = Facts(
         session_found=found,
         session_reply=reply,

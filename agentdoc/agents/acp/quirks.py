@@ -37,6 +37,17 @@ class Quirks:
     # A line of the agent's stderr saying it will retry a failed API request, which it tells
     # no ACP client: groups `session` (the session's id) and `error` (what failed).
     retry_log: re.Pattern[str] | None = None
+    # The agent keeps the text of a reply cut short by a cancel in its own session (it answers
+    # `cancelled` and a later turn resumes it with that text), so it is not sent again. Without
+    # this row agentdoc assumes it was dropped, and sends it (twice is better than never).
+    keeps_interrupted: bool = False
+    # Whole message chunks that are the agent's notices about retrying a failed API request,
+    # sent as reply text: a match with a `retry` group says it tries again, any other match that
+    # it stopped. A turn that ends with no reply text after them failed every try.
+    retry_text: re.Pattern[str] | None = None
+    # The agent ends a turn whose API request failed `end_turn`, saying nothing: a turn with
+    # neither reply text nor a tool call failed.
+    silent_failure: bool = False
 
 
 NONE = Quirks()
@@ -56,6 +67,18 @@ QUIRKS: dict[str, Quirks] = {
     # status, with the API's error body (JSON) as the reply's text.
     "@agentclientprotocol/codex-acp": Quirks(
         failed_status=(("_meta", "codex", "threadStatus", "type"), "systemError"),
+    ),
+    # Qwen Code keeps an interrupted reply in its session (0.24.4); pi (pi-acp) drops it.
+    "qwen-code": Quirks(keeps_interrupted=True),
+    # pi-acp 0.0.34 sends pi's retry notices as reply text ("Retrying (attempt 1/3, waiting
+    # 2s)...", then "Retry finished, resuming." whether the last try worked or not) and ends a
+    # failed request `end_turn`.
+    "pi-acp": Quirks(
+        retry_text=re.compile(
+            r"\A\s*(?:(?P<retry>Retrying \(attempt \d+(?:/\d+)?[^)]*\)\.*)"
+            r"|Retry finished, resuming\.?)\s*\Z"
+        ),
+        silent_failure=True,
     ),
     # OpenCode retries 429s and 5xx for as long as a minute with nothing over ACP (its bridge
     # forwards no retry status); its log (on stderr, see LOG_ENV) has a line per failed try.
@@ -110,6 +133,15 @@ def clean_thought(text: str, quirks: Quirks) -> str:
 
 def is_noise(text: str, quirks: Quirks) -> bool:
     return quirks.message_noise is not None and quirks.message_noise.match(text) is not None
+
+
+def retry_notice(text: str, quirks: Quirks) -> bool | None:
+    """Whether a message chunk is a retry notice (see `Quirks.retry_text`): True for one that
+    says the agent tries again, False for one that says it stopped, None for reply text."""
+    found = quirks.retry_text.match(text) if quirks.retry_text is not None else None
+    if found is None:
+        return None
+    return found.group("retry") is not None
 
 
 def says_failed(update: dict[str, object], quirks: Quirks) -> bool:

@@ -18,6 +18,7 @@ from agentdoc.agents.acp.quirks import (
     Quirks,
     clean_thought,
     is_noise,
+    retry_notice,
     says_failed,
     thought_joint,
 )
@@ -89,6 +90,7 @@ class UpdateTranslator:
         self._next_index = 0
         self._tools: dict[str, str] = {}  # the tool calls seen, with their names
         self._retries = 0  # failed API requests the agent said it retries
+        self._retry_unanswered = False  # a retry notice came, and no reply text since
 
     def update(self, update: dict[str, Any]) -> list[Event]:
         """The events of one ``session/update``'s ``update``; [] for kinds a turn ignores."""
@@ -108,11 +110,15 @@ class UpdateTranslator:
         text, message_id = chunk_text(update)
         if not text or is_noise(text, self.quirks):
             return []
+        if (retrying := retry_notice(text, self.quirks)) is not None:
+            self._retry_unanswered = True
+            return self.retrying("") if retrying else []
         if self.failure is not None:
             self.failure.append(text)
             return []
         events = self._enter_message(message_id) + self._enter_block("text")
         self.shown_text = True
+        self._retry_unanswered = False
         self._message_text.append(text)
         return [*events, BlockDelta(self._index(), text)]
 
@@ -236,6 +242,8 @@ class UpdateTranslator:
             said = error_detail("".join(self.failure))
             return self.fail(f"{self.name} failed: {said or 'its API request failed'}")
         stop = result.stop_reason
+        if stop == "end_turn" and (why := self._failed_quietly()):
+            return self.fail(f"{self.name} failed: {why}")
         if stop not in STOP_REASONS or stop == "error":
             log.info("unknown stop reason %r taken as end_turn", stop)
             stop = "end_turn"
@@ -245,8 +253,17 @@ class UpdateTranslator:
             model=meta_model(result.meta) or self.model,
             usage=turn_usage(result, self.gauge),
             interrupted=stop == "cancelled",
+            partial_kept=stop == "cancelled" and self.quirks.keeps_interrupted,
         )
         return [*self._leave_message(), end]
+
+    def _failed_quietly(self) -> str | None:
+        """Why a turn the agent ended `end_turn` failed (its quirks row says how it tells)."""
+        if self._retry_unanswered:
+            return f"its API request failed after {self._retries + 1} tries (its log may say why)"
+        if self.quirks.silent_failure and not self.shown_text and not self._tools:
+            return "it ended the turn without a reply: its API request failed (its log may say why)"
+        return None
 
     def fail(self, error: str, *, interrupted: bool = False) -> list[Event]:
         """The turn cannot complete (an error answer, the process gone). Reply text that only

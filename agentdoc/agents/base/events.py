@@ -178,6 +178,9 @@ class TurnEnd:
     # A copy of the session as it stood at this end (the agent forked it right after the turn),
     # so a later fork or undo can continue the conversation from exactly here.
     branch: str | None = None
+    # The agent keeps the text of this interrupted reply in its session (a fact of the agent,
+    # not of its protocol): the next prompt need not bring it.
+    partial_kept: bool = False
 
 
 Event = (

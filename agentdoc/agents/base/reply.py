@@ -92,6 +92,7 @@ class Reply:
     failure: Failure | None = None  # the error's kind and what to do about it
     branch: str | None = None  # a copy of the session as it stood at the end (TurnEnd.branch)
     interrupted: bool = False
+    partial_kept: bool = False  # the agent keeps this interrupted text (TurnEnd.partial_kept)
     finished: bool = False
     output_chars: int = 0
 
@@ -225,6 +226,7 @@ class ReplyBuilder:
             failure=self._failure if self._error is not None else None,
             branch=end.branch if end else None,
             interrupted=self._interrupted,
+            partial_kept=end.partial_kept if end else False,
             finished=self._finished,
             output_chars=chars,
         )

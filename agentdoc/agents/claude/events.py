@@ -208,6 +208,9 @@ class Result(_Model):
     models: list[str] = Field(default_factory=list)
     context_window: int | None = None  # the model's window (``modelUsage[…].contextWindow``)
     model_tokens: list[int] = Field(default_factory=list)  # each model's tokens in ``modelUsage``
+    # The turn's tokens, and each model's (tokens, cost) in ``modelUsage``, weighed by price.
+    own_weight: float = 0.0
+    model_costs: list[tuple[float, float]] = Field(default_factory=list)
     permission_denials: int = 0
 
 

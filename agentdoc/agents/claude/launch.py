@@ -50,12 +50,15 @@ class WarmClaude(WarmHandle):
 
     def begin(self, request: AgentRequest) -> ClaudeTurn:
         process = self.process
-        # Our record of the session's total, else what this process has counted itself.
-        before = process.running_cost if request.cost_before is None else request.cost_before
+        # What this process has counted itself (its own total, whatever it started from),
+        # else our record of the session's.
+        counted = process.running_cost is not None
+        before = process.running_cost if counted else request.cost_before
         return ClaudeTurn(
             process.begin(request.prompt, request.turn, request.message_id, request.images),
-            before,
+            before or 0.0,
             process.counted,
+            counted,
         )
 
 

@@ -44,6 +44,7 @@ from agentdoc.agents.claude.events import (
     ToolResult,
     ToolResultBatch,
 )
+from agentdoc.agents.claude.usage import token_weight
 
 logger = logging.getLogger(__name__)
 
@@ -358,6 +359,8 @@ def _result(raw: dict[str, Any]) -> Event:
             models=list(_obj(raw.get("modelUsage"))),
             context_window=_context_window(_obj(raw.get("modelUsage"))),
             model_tokens=_model_tokens(_obj(raw.get("modelUsage"))),
+            own_weight=token_weight(usage),
+            model_costs=_model_costs(_obj(raw.get("modelUsage"))),
             permission_denials=len(denials) if isinstance(denials, list) else 0,
         )
     )
@@ -371,6 +374,15 @@ def _context_window(model_usage: dict[str, Any]) -> int | None:
         if isinstance(entry, dict) and isinstance(window := entry.get("contextWindow"), int)
     ]
     return max(windows, default=None)
+
+
+def _model_costs(model_usage: dict[str, Any]) -> list[tuple[float, float]]:
+    """Each model's weighed tokens and reported cost in ``modelUsage``."""
+    return [
+        (token_weight(entry, model=True), float(cost))
+        for entry in model_usage.values()
+        if isinstance(entry, dict) and isinstance(cost := entry.get("costUSD"), int | float)
+    ]
 
 
 def _model_tokens(model_usage: dict[str, Any]) -> list[int]:

@@ -56,7 +56,7 @@ from agentdoc.agents.claude.events import (
     ToolUseBlock,
 )
 from agentdoc.agents.claude.failures import classify
-from agentdoc.agents.claude.usage import model_name, only_this_turn, turn_cost
+from agentdoc.agents.claude.usage import cost_share, model_name, only_this_turn, turn_cost
 
 logger = logging.getLogger(__name__)
 
@@ -74,10 +74,13 @@ Out = list[neutral.Event]
 class Translator:
     """Feed it the CLI's events of one turn; each call returns the neutral events they mean."""
 
-    def __init__(self, cost_before: float = 0.0) -> None:
+    def __init__(self, cost_before: float = 0.0, counted: bool = False) -> None:
         # The CLI reports the session's (or the warm process's) cost so far: this is the total
-        # before the turn, which the turn's own cost is the difference from.
+        # before the turn, which the turn's own cost is the difference from. ``counted``: the
+        # process itself reported it (exact); else it is our record, and a fresh process may
+        # have started from another figure (see `usage`).
         self.cost_before = cost_before
+        self.counted = counted
         self.reported_total: float | None = None  # the running total the result reported
         self._open_message: str | None = None  # the streamed message rule 4 may take back
         self._open_stopped = False
@@ -232,6 +235,8 @@ class Translator:
         own, total = turn_cost(
             event.total_cost_usd, self.cost_before, only_this_turn(turn_tokens, event.model_tokens)
         )
+        if not self.counted and (share := cost_share(event.own_weight, event.model_costs)):
+            own = share
         self.reported_total = total
         usage = neutral.Usage(
             input_tokens=event.input_tokens,

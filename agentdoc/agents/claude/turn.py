@@ -69,11 +69,13 @@ class ClaudeTurn:
         process: AgentProcess,
         cost_before: float = 0.0,
         on_total: Callable[[float], None] | None = None,
+        counted: bool = False,
     ) -> None:
-        """``cost_before``: the running total the CLI will count this turn's cost onto;
-        ``on_total``: told the new total once the turn's result has come."""
+        """``cost_before``: the running total the CLI will count this turn's cost onto
+        (``counted``: as the process itself reported it); ``on_total``: told the new total
+        once the turn's result has come."""
         self.process = process
-        self._translator = Translator(cost_before)
+        self._translator = Translator(cost_before, counted)
         self._on_total = on_total
         self._ready: deque[neutral.Event] = deque()
         self._asked: dict[str, PermissionRequest] = {}

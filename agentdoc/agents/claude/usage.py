@@ -11,6 +11,15 @@ session, or the warm process's last total), so everything downstream reads the t
 same tokens as the cost, so a model there with exactly the turn's ``usage`` tokens means the
 total is the turn's own, whichever release wrote it.
 
+A fresh process (every one-shot run, a warm CLI's first turn) may start its totals from what
+the session file already cost: Claude Code 2.1.332 counts a resumed session's earlier messages,
+and a warm fork counts the whole file, turns `undo` took back or a cancel cut short included.
+No record of ours can say which, so there the turn's own cost is its share of the model's
+reported cost by the tokens it spent (``modelUsage`` counts the restored tokens with the cost).
+The share weighs token kinds as every Claude model is priced — output 5×, a cache write 1.25×,
+a cache read 0.1× an input token — so it is exact while those ratios hold. A process that has
+already reported a total is its own baseline: its next turn costs the difference.
+
 A model name may carry the CLI's context-window tag (``claude-opus-4-8[1m]`` in ``init`` and
 ``modelUsage``, ``claude-opus-4-8`` in the API messages); :func:`model_name` drops it so a footer
 names the model one way whichever line told it.
@@ -28,6 +37,42 @@ def model_name(name: str | None) -> str | None:
     if not name:
         return name
     return _WINDOW_TAG.sub("", name).strip() or name
+
+
+# What each kind of token costs, in input tokens (Anthropic's price ratios for every model).
+_WEIGHTS = {
+    "input_tokens": 1.0,
+    "output_tokens": 5.0,
+    "cache_creation_input_tokens": 1.25,
+    "cache_read_input_tokens": 0.1,
+}
+_MODEL_KEYS = {
+    "input_tokens": "inputTokens",
+    "output_tokens": "outputTokens",
+    "cache_creation_input_tokens": "cacheCreationInputTokens",
+    "cache_read_input_tokens": "cacheReadInputTokens",
+}
+
+
+def token_weight(usage: dict[str, object], model: bool = False) -> float:
+    """``usage``'s tokens in input-token equivalents (``model``: a ``modelUsage`` entry)."""
+    total = 0.0
+    for key, weight in _WEIGHTS.items():
+        value = usage.get(_MODEL_KEYS[key] if model else key)
+        total += weight * value if isinstance(value, int) else 0.0
+    return total
+
+
+def cost_share(own_weight: float, models: list[tuple[float, float]]) -> float | None:
+    """The turn's own cost as its share of the one model's reported (weight, cost), or None
+    when that cannot tell it: no tokens of its own (a cancelled turn reports none), or several
+    models (which one spent the turn's tokens is not told)."""
+    if own_weight <= 0 or len(models) != 1:
+        return None
+    weight, cost = models[0]
+    if weight < own_weight or cost <= 0:
+        return None
+    return round(cost * own_weight / weight, 6)
 
 
 def only_this_turn(turn_tokens: int, model_tokens: list[int]) -> bool:

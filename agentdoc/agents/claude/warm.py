@@ -114,8 +114,9 @@ class WarmProcess:
         self.turns = 0
         self.last_turn = 0  # the document's exchange number of the last turn run here
         self.last_used = time.monotonic()
-        # The CLI's running total of cost after its last turn (its turns subtract it).
-        self.running_cost = 0.0
+        # The CLI's running total of cost after its last turn (its turns subtract it); None
+        # until it has reported one.
+        self.running_cost: float | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._child: Child | None = None
         self._lines: queue.SimpleQueue[Line] = queue.SimpleQueue()
