@@ -20,6 +20,7 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
+from agentdoc.localstate import state_folder
 from agentdoc.turn import open_regions
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
@@ -39,7 +40,7 @@ agentdoc: {}
 WORDS = " ".join(f"word{i}" for i in range(60))
 
 
-def config(path: Path, folder: Path) -> Path:
+def config(path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     settings: dict[str, object] = {
         "settle_step": 0.1,
         "settle_max": 1.0,
@@ -51,6 +52,9 @@ def config(path: Path, folder: Path) -> Path:
         "trusted": [str(folder)],
     }
     path.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items()))
+    # The test reads the daemon's statuses as this machine: the folder is synced by the config
+    # alone, so the test must go by the same config to find them (out of the synced tree).
+    monkeypatch.setenv("AGENTDOC_CONFIG", str(path))
     return path
 
 
@@ -60,7 +64,7 @@ def config(path: Path, folder: Path) -> Path:
     ids=["bisync", "bisync-before-1.66"],
 )
 def test_both_sides_renamed_are_rebuilt_into_the_document_and_answered_once(
-    tmp_path: Path, ours: str, theirs: str
+    tmp_path: Path, ours: str, theirs: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -76,7 +80,7 @@ def test_both_sides_renamed_are_rebuilt_into_the_document_and_answered_once(
             api,
             home,
             AGENTDOC_CLAUDE=str(require_claude()),
-            AGENTDOC_CONFIG=str(config(tmp_path / "config.toml", folder)),
+            AGENTDOC_CONFIG=str(config(tmp_path / "config.toml", folder, monkeypatch)),
         )
         with watching(folder, env, tmp_path / "watch.log") as daemon:
             doc.write_text(DOC + "First question?\n")
@@ -112,23 +116,25 @@ def test_both_sides_renamed_are_rebuilt_into_the_document_and_answered_once(
     assert parsed.turns[2].content.strip() == "From the phone?"
     assert text.count("From the phone?") == 1
     assert open_regions(text) == []  # no streaming markers left behind
-    kept = sorted(p.name for p in (folder / ".agentdoc" / "conflicts").iterdir())
+    kept = sorted(p.name for p in (state_folder(folder) / "conflicts").iterdir())
     assert kept == sorted([ours, theirs])
 
 
-def serve(tmp_path: Path, folder: Path, api: FakeMessagesAPI) -> dict[str, str]:
+def serve(
+    tmp_path: Path, folder: Path, api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
     return claude_env(
         api,
         home,
         AGENTDOC_CLAUDE=str(require_claude()),
-        AGENTDOC_CONFIG=str(config(tmp_path / "config.toml", folder)),
+        AGENTDOC_CONFIG=str(config(tmp_path / "config.toml", folder, monkeypatch)),
     )
 
 
 def test_a_copy_under_any_name_is_merged_back_never_run_as_a_second_conversation(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -139,7 +145,7 @@ def test_a_copy_under_any_name_is_merged_back_never_run_as_a_second_conversation
         {"content": [{"type": "text", "text": "Answered for the phone."}]},
     ]
     with FakeMessagesAPI(script) as api:
-        env = serve(tmp_path, folder, api)
+        env = serve(tmp_path, folder, api, monkeypatch)
         with watching(folder, env, tmp_path / "watch.log") as daemon:
             doc.write_text(DOC + "First question?\n")
             wait_for(lambda: state_of(doc) == "idle" and len(api.requests) == 1, "the reply", 60)
@@ -161,4 +167,4 @@ def test_a_copy_under_any_name_is_merged_back_never_run_as_a_second_conversation
     assert parsed.meta.session == session
     assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
     assert parsed.turns[2].content.strip() == "From the phone?"
-    assert (folder / ".agentdoc" / "conflicts" / copy.name).is_file()
+    assert (state_folder(folder) / "conflicts" / copy.name).is_file()

@@ -79,7 +79,6 @@ def test_an_untrusted_synced_folder_runs_nothing_until_trusted(tmp_path: Path) -
             tmp_path / "home",
             AGENTDOC_CLAUDE=str(require_claude()),
             AGENTDOC_CONFIG=str(conf),
-            AGENTDOC_STATE_DIR=str(tmp_path / "state"),
         )
         (tmp_path / "home").mkdir()
         with watching(notes, env, tmp_path / "watch.log") as daemon:
@@ -121,7 +120,6 @@ def test_an_untrusted_synced_folder_runs_nothing_until_trusted(tmp_path: Path) -
             tmp_path / "home",
             AGENTDOC_CLAUDE=str(require_claude()),
             AGENTDOC_CONFIG=str(conf),
-            AGENTDOC_STATE_DIR=str(tmp_path / "state"),
         )
         with watching(notes, env, tmp_path / "watch3.log"):
             (phone / "second.md").write_text(EMPTY + "Hello?\n")
