@@ -24,7 +24,12 @@ CLAUDE := $(CURDIR)/.claude-versions/$(CLAUDE_VERSION)/node_modules/.bin/claude
 CLAUDE_DEP := .claude-versions/$(CLAUDE_VERSION)/.installed
 endif
 
-.PHONY: demo test e2e e2e-oldest lint install editors docs
+# `make test` runs this many tests at once: they mostly wait on agent processes and daemons,
+# so more than the cores (two, on the machine the suite's timings are taken on).
+JOBS ?= 4
+PYTEST := $(BIN)/pytest -q -ra -p no:cacheprovider
+
+.PHONY: demo check test e2e e2e-oldest lint install editors docs
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -99,18 +104,29 @@ editors:
 OLDEST_E2E := $(addprefix tests/test_e2e_,turns.py sessions.py thinking.py approvals.py warm.py \
 	history.py context.py big_output.py daemon.py)
 
-# The oldest release's end-to-end tests run beside the whole suite (both mostly wait on agent
-# processes), in a temp folder of their own outside the checkout (the include rule lets a
-# prompt read its git work tree); their report follows the suite's.
+# The quick loop: lint, type checks and the unit tier (pure logic: no process, no daemon).
+check: lint
+	$(PYTEST) -n 2 -m unit
+
+# Everything, in passes that report one after another: the whole suite in parallel; the
+# end-to-end tests again on the oldest release, in a temp folder of their own outside the
+# checkout (the include rule lets a prompt read its git work tree); then the tests that time
+# themselves against a bound (marked `serial`), one at a time, so no neighbour takes their time.
+# Every pass runs even if one before it failed; each lists its slowest tests.
 test: lint editors $(CLAUDE_DEP) .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
-	@tmp=$$(mktemp -d); \
-	AGENTDOC_CLAUDE=$(OLDEST_CLAUDE) $(BIN)/pytest -q -ra -p no:cacheprovider \
-		--basetemp=$$tmp/oldest -m e2e $(OLDEST_E2E) >$$tmp/oldest.log 2>&1 & \
-	oldest=$$!; \
-	AGENTDOC_CLAUDE=$(CLAUDE) $(BIN)/pytest -q -ra; suite=$$?; \
-	wait $$oldest; old=$$?; \
-	echo "== end-to-end tests on Claude Code $(OLDEST_CLAUDE_VERSION):"; cat $$tmp/oldest.log; \
-	rm -rf $$tmp; [ $$suite = 0 ] && [ $$old = 0 ]
+	@tmp=$$(mktemp -d); failed=0; \
+	AGENTDOC_CLAUDE=$(CLAUDE) $(PYTEST) -n $(JOBS) --dist worksteal --durations=25 \
+		-m "not serial" || failed=1; \
+	echo "== end-to-end tests on Claude Code $(OLDEST_CLAUDE_VERSION):"; \
+	AGENTDOC_CLAUDE=$(OLDEST_CLAUDE) $(PYTEST) -n $(JOBS) --dist worksteal --durations=10 \
+		--basetemp=$$tmp/oldest -m "e2e and not serial" $(OLDEST_E2E) || failed=1; \
+	echo "== the tests that time themselves, one at a time:"; \
+	AGENTDOC_CLAUDE=$(CLAUDE) $(PYTEST) --durations=10 -m serial || failed=1; \
+	echo "== those of them on Claude Code $(OLDEST_CLAUDE_VERSION):"; \
+	AGENTDOC_CLAUDE=$(OLDEST_CLAUDE) $(PYTEST) --basetemp=$$tmp/oldest-serial \
+		-m "e2e and serial" $(OLDEST_E2E); code=$$?; \
+	[ $$code = 0 ] || [ $$code = 5 ] || failed=1; \
+	rm -rf $$tmp; [ $$failed = 0 ]
 
 # The tests that drive the real Claude CLI, against the oldest supported release.
 e2e-oldest: install .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed

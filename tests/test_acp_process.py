@@ -577,6 +577,7 @@ def test_the_way_to_continue_a_session(
 # -- starting in the background (the daemon's pool must never wait for an agent) ------------
 
 
+@pytest.mark.serial
 def test_a_background_turn_returns_at_once_and_streams_after_the_handshake(
     agent: Callable[..., Agent],
 ) -> None:

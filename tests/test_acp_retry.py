@@ -87,15 +87,30 @@ def _started(agent: Callable[..., Agent], session: str) -> tuple[Agent, list[str
     return fake, told
 
 
+def _took(turn: Any, into: list[Any], kind: type[Any]) -> bool:
+    """Take the turn's next event into `into`; whether it was a `kind`."""
+    event = turn.next_event(0.1)
+    if event is not None:
+        into.append(event)
+    return isinstance(event, kind)
+
+
 def test_a_retry_in_the_log_reaches_the_turn_of_that_session(
     agent: Callable[..., Agent],
 ) -> None:
-    fake, _ = _started(agent, "sess-1")
+    fake, told = _started(agent, "sess-1")
     turn = fake.process.begin("hi", turn=1)
-    assert next_of(turn, Retrying) == Retrying(1, error="Overloaded")
-    asked = next_of(turn, PermissionAsked)
+    # The log line (stderr) and the permission request (stdout) come on two pipes, in either
+    # order: both are awaited before the answer, and the turn's events are taken in full.
+    before: list[Any] = []
+    wait_for(lambda: _took(turn, before, PermissionAsked), "the permission request")
+    wait_for(lambda: any("stream error" in line for line in told), "the log line handled")
+    asked = before[-1]
     assert turn.answer(asked.request_id, "yes")
-    assert isinstance(events_of(turn)[-1], TurnEnd)
+    events = events_of(turn)
+    assert isinstance(events[-1], TurnEnd)
+    retries = [e for e in [*before, *events] if isinstance(e, Retrying)]
+    assert retries == [Retrying(1, error="Overloaded")]
 
 
 def test_another_sessions_retry_is_not_this_turns(agent: Callable[..., Agent]) -> None:

@@ -63,6 +63,7 @@ def hold(folder: Path, holders: list[subprocess.Popen[str]], *seconds: str) -> N
     assert proc.stdout is not None and proc.stdout.readline() == "held\n"
 
 
+@pytest.mark.serial
 def test_a_lock_left_by_a_dead_daemon_is_taken_once_its_last_child_lets_go(
     held: tuple[Path, list[subprocess.Popen[str]]],
 ) -> None:

@@ -137,6 +137,7 @@ def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
     assert len(api.requests) == 2
 
 
+@pytest.mark.serial
 def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(
     tmp_path: Path, folder: Path, warm_sessions: int
 ) -> None:
@@ -171,6 +172,7 @@ def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(
     assert len(api.requests) == 1
 
 
+@pytest.mark.serial
 def test_save_to_turn_start_latency_over_sequential_turns(
     tmp_path: Path, folder: Path, warm_sessions: int
 ) -> None:

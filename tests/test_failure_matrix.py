@@ -460,6 +460,7 @@ def test_midstream_failure_is_retried_and_the_abandoned_text_rolled_back(
     assert_next_prompt_works(harness)
 
 
+@pytest.mark.serial
 @pytest.mark.e2e
 def test_stalled_stream_is_stopped_by_our_timer(
     harness: Harness, spawned: list[ClaudeProcess]

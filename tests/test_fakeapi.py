@@ -502,6 +502,7 @@ def test_release_only_affects_current_pause() -> None:
     assert reader.events[-1][0] == second.events[-1][0] == "message_stop"
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     "fail",
     [

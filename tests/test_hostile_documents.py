@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -275,6 +276,16 @@ def test_read_only_folder_simulated(
         raise PermissionError(13, "Permission denied", str(Path(dir) / f"{prefix}x"))
 
     monkeypatch.setattr("tempfile.mkstemp", refuse)
+    # Whether the CLI was started at all, not whether it got as far as logging its call before
+    # being stopped (that is a race the fake would win or lose).
+    started: list[list[str]] = []
+    popen = subprocess.Popen
+
+    def recording(args: Any, *rest: Any, **kwargs: Any) -> Any:
+        started.append([str(a) for a in args])
+        return popen(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", recording)
     before = Snapshot.of(path)
     code = run_cli(["run", str(path)])
     err = capsys.readouterr().err
@@ -282,6 +293,7 @@ def test_read_only_folder_simulated(
     assert f"the folder {path.parent} is not writable" in err
     assert "Traceback" not in err
     assert Snapshot.of(path) == before
+    assert [a for a in started if a[0] == str(claude_log.executable)] == []
     assert claude_log.calls() == []
 
 

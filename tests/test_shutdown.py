@@ -67,6 +67,7 @@ def daemon_env(tmp_path: Path, fake: FakeClaude) -> dict[str, str]:
     )
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     ("sig", "group"),
     [(signal.SIGTERM, False), (signal.SIGINT, True)],

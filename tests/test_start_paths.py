@@ -341,6 +341,8 @@ def test_run_in_a_synced_folder_starts_the_agent_without_the_folders_settings(
     """`agentdoc run` is the user's own command on this machine: no trust is asked, and the
     folder's own settings (hooks a paired device put there) still stay off."""
     config_path().write_text(f'claude = "{claude}"\nwarm_sessions = 0\n')
+    # The stand-in is the configured CLI: `make test`'s own choice of CLI would override it.
+    monkeypatch.delenv("AGENTDOC_CLAUDE", raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     doc = phone / "chat.md"

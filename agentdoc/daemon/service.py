@@ -11,6 +11,7 @@ status file, and the loop goes on serving the others.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import queue
@@ -386,6 +387,13 @@ class Daemon:
     def _fault(self, path: Path | None, exc: Exception) -> None:
         if path is not None and (doc := self._docs.get(path)) is not None:
             doc.seen = None  # its next save is looked at afresh, whatever it holds
+            # ... and judged against the file as it now stands: the handling that failed may
+            # have been the one to take it in (a turn's end reads the reply, whose own write
+            # events may all have come while the turn still ran), and a prompt saved below
+            # a reply the daemon never took in would look like several turns at once.
+            with contextlib.suppress(OSError):
+                if (data := read_stable(path)) is not None:
+                    doc.text = data.decode("utf-8", "replace")
             if doc.thread is not None and not doc.thread.is_alive():
                 doc.thread = doc.cancel = doc.runner = None  # its end was not taken in
         tell_fault(path, exc, self.on_progress)

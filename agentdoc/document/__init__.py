@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.fileio import PrefixDigest as PrefixDigest
     from agentdoc.document.fileio import WriteLedger as WriteLedger
     from agentdoc.document.fileio import atomic_write as atomic_write
+    from agentdoc.document.fileio import check_replaceable as check_replaceable
     from agentdoc.document.fileio import check_writable as check_writable
     from agentdoc.document.fileio import decode as decode
     from agentdoc.document.fileio import digest as digest
@@ -116,6 +117,7 @@ __all__, __getattr__ = lazy_exports(
             "PrefixDigest",
             "WriteLedger",
             "atomic_write",
+            "check_replaceable",
             "check_writable",
             "decode",
             "digest",

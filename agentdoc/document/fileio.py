@@ -426,6 +426,26 @@ def check_writable(path: Path) -> None:
         )
 
 
+def check_replaceable(path: Path) -> None:
+    """`check_writable`, and that the folder takes the temporary file every write renames over
+    the document: asked of the folder itself by making one, as its mode cannot tell (root
+    writes anyway; a read-only mount, an ACL or a sandbox refuses whatever the mode says)."""
+    check_writable(path)
+    target = path.resolve() if path.is_symlink() else path
+    with contextlib.suppress(OSError):
+        if target.stat().st_nlink > 1:
+            return  # a hard-linked file is written in place: the folder is not asked
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=target.parent)
+    except OSError as exc:
+        if isinstance(exc, PermissionError) or exc.errno == errno.EROFS:
+            raise _write_error(path, exc) from exc
+        return  # anything else (the folder gone, say) is the write's to report as it happens
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
 def _write_error(path: Path, exc: OSError) -> AgentdocError:
     target = path.resolve() if path.is_symlink() else path
     # mkstemp names its temp file in the error: then it is the folder that refused the write.

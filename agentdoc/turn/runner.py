@@ -36,7 +36,7 @@ from agentdoc.document import (
     Document,
     ThinkingSidecar,
     WriteLedger,
-    check_writable,
+    check_replaceable,
     render_body,
     render_refusal,
     retry_words,
@@ -227,9 +227,10 @@ class TurnRunner:
         snapshots.before_turn(
             self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
         )
-        # A document its owner made read-only has nowhere for the reply: refused before the
+        # A document its owner made read-only, or in a folder that takes no new file (every
+        # write is a temp file renamed over it), has nowhere for the reply: refused before the
         # agent starts, so the prompt is never sent for it.
-        check_writable(self.path)
+        check_replaceable(self.path)
         # Started before the document is touched: a CLI that cannot start (missing, not
         # executable, a value argv cannot carry) is the user's to fix, and the file stays as is.
         try:
