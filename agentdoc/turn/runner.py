@@ -121,6 +121,9 @@ class TurnRunner:
         self._said = 0  # kept answers the running turn's prompt carries (turn/reasons.py)
         self._shown_text = False  # the reply's first text has been written
         self._ending: TurnEnding | None = None  # built when the turn starts
+        # Set when the turn's undo snapshot is complete; the agent's tools wait for it.
+        self._tools_after = threading.Event()
+        self._snapping: threading.Thread | None = None
 
     @property
     def _end(self) -> TurnEnding:
@@ -207,6 +210,8 @@ class TurnRunner:
             self._status.report(plan.turn, "failed", 0, None, str(exc))
             raise
         finally:
+            self._snapshot_taken()
+            self._tools_after.set()  # a snapshot never started holds nothing back
             self._journal.close()
 
     def _refuse(self, turn: int, exc: PromptRefused) -> None:
@@ -224,9 +229,12 @@ class TurnRunner:
                 raise
             return self._end.end_not_started(plan, exc)
         # What the agent may change, as it is before it can: `undo` takes the turn's changes back.
-        snapshots.before_turn(
-            self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
-        )
+        # Only the prompt is on the way from the save to the request: the snapshot runs beside
+        # it, and `tools_after` (set when the snapshot is complete) keeps every tool of the turn
+        # from running before. The agent holds its tools until then where it can (the Claude
+        # CLI calls a hook before each tool, whatever its permission mode, and waits for the
+        # answer); where it cannot (ACP, a one-shot CLI's stdin) the prompt itself waits.
+        self._snapshot(plan)
         # A document its owner made read-only has nowhere for the reply: refused before the
         # agent starts, so the prompt is never sent for it.
         check_writable(self.path)
@@ -264,14 +272,41 @@ class TurnRunner:
             if isinstance(attempt, TurnOutcome):
                 return attempt
             builder, cancelled, problem = attempt
+        self._snapshot_taken()
         return self._end.finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
+
+    def _snapshot(self, plan: TurnPlan) -> None:
+        """Start the turn's undo snapshot on a thread of its own; see `_run`."""
+        done = self._tools_after
+
+        def take() -> None:
+            try:  # never raises (it logs), but the agent must never wait for ever
+                snapshots.before_turn(
+                    self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
+                )
+            finally:
+                done.set()
+
+        self._snapping = threading.Thread(target=take, name="agentdoc-snapshot", daemon=True)
+        self._snapping.start()
+
+    def _snapshot_taken(self) -> None:
+        """Wait for the snapshot: what follows it (the record after the turn, the next turn's
+        snapshot) works on the same shadow repository."""
+        if self._snapping is not None:
+            self._snapping.join()
+            self._snapping = None
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         # What the person said to the last turn's tool requests, where the agent's answers had
         # no room for it: this prompt carries it (the agent sends it only in that session).
         said = () if self._approvals.carries_reason else reasons.carried(self.path)
         request = dataclasses.replace(
-            plan.request, turn=plan.turn, said_before=said, clearance=self._leave
+            plan.request,
+            turn=plan.turn,
+            said_before=said,
+            clearance=self._leave,
+            tools_after=self._tools_after,
         )
         self._said = len(said)
         proc = self.launcher(request, self.settings, self.environ)
@@ -289,6 +324,7 @@ class TurnRunner:
                 proc = self._spawn(plan)
             except AgentCannotStart as exc:
                 builder.finish()
+                self._snapshot_taken()
                 return self._end.finish(
                     plan, builder, sidecar, cancelled=False, problem=Problem(str(exc))
                 )

@@ -53,7 +53,13 @@ class WarmClaude(WarmHandle):
         # Our record of the session's total, else what this process has counted itself.
         before = process.running_cost if request.cost_before is None else request.cost_before
         return ClaudeTurn(
-            process.begin(request.prompt, request.turn, request.message_id, request.images),
+            process.begin(
+                request.prompt,
+                request.turn,
+                request.message_id,
+                request.images,
+                request.tools_after,
+            ),
             before,
             process.counted,
         )
