@@ -266,6 +266,53 @@ def bench_deltas(folder: Path, reps: int, check: bool, claude: str) -> list[Row]
     ]
 
 
+PACED = 300  # text deltas of a turn at a model's pace
+PACE = 0.015  # seconds between them, as a model streams (10–20 ms)
+
+
+def bench_pace(folder: Path, reps: int, check: bool) -> list[Row]:
+    """A whole turn's daemon CPU at a model's pace: a warm turn of PACED deltas PACE apart,
+    from the save to the turn's end (set-up, streamed writes, the aftermath), on a small and a
+    1 MiB document. What does not scale with the reply shows as the per-turn figure."""
+    claude = find_claude()
+    folder = folder / "turns"
+    folder.mkdir()
+    reply = {"content": [{"type": "text", "text": " ".join(f"p{i}" for i in range(PACED))}]}
+    cpu: dict[str, list[float]] = {"1M": [], "10K": []}
+    with FakeMessagesAPI(default=reply, delta_delay=PACE) as api:
+        watch = Watch(folder, _env(api, folder, claude))
+        docs = watch.docs.resolve()
+        try:
+            for rep in range(reps):
+                for size, label in ((10 * 1024, "10K"), (1024 * 1024, "1M")):
+                    doc = docs / f"{label}-{rep}.md"
+                    doc.write_text(history(size), encoding="utf-8")
+                    time.sleep(0.4)
+                    turn(api, doc, "first")  # starts the CLI
+                    before = watch.cpu()
+                    turn(api, doc, "second")
+                    cpu[label].append(watch.cpu() - before)
+                    if check and doc.read_text(encoding="utf-8").count(f"p{PACED - 1}") < 2:
+                        raise CheckFailed(f"d/pace/{label}: the reply is not in the document")
+        finally:
+            watch.close()
+    per_delta = {label: tuple(c / PACED for c in found) for label, found in cpu.items()}
+    return [
+        Row(
+            "d/pace/turn",
+            f"watch CPU for a whole turn, {PACED} deltas {PACE * 1000:.0f} ms apart, 10 KiB doc",
+            tuple(cpu["10K"]),
+            note=f"target ≤ 60 ms; {statistics.median(per_delta['10K']) * 1e6:.0f} µs a delta",
+        ),
+        Row(
+            "d/pace/1M",
+            f"watch CPU per delta at that pace, 1 MiB doc ({PACED} deltas)",
+            per_delta["1M"],
+            note="target ≤ 100 µs",
+        ),
+    ]
+
+
 POLL_NOTES = 5000
 
 

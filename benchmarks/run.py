@@ -99,6 +99,7 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "word": ("first word of a reply", lambda d, r, c: instant.bench_first_word(d, r.first, c)),
     "search": ("search 10,000 exchanges", lambda d, r, c: searching.bench_search(d, r.turn, c)),
     "watch": ("watch process, real CLI", lambda d, r, c: daemon.bench_daemon(d, r.first, c)),
+    "pace": ("a turn at a model's pace", lambda d, r, c: daemon.bench_pace(d, r.first, c)),
     "poll": ("idle --poll, 5,000 notes", lambda d, r, c: daemon.bench_poll(d, r.idle, c)),
     "snapshot": (
         "undo's snapshot of a tree",
