@@ -143,7 +143,7 @@ def watch_in_foreground(
     paths: list[Path],
     poll: bool,
     send_pending: bool,
-    max_concurrent: int,
+    max_concurrent: int | None,
     log_file: Path | None,
 ) -> None:
     """The daemon until Ctrl-C or SIGTERM, with a live view of its turns."""
