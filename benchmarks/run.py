@@ -100,6 +100,7 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "search": ("search 10,000 exchanges", lambda d, r, c: searching.bench_search(d, r.turn, c)),
     "watch": ("watch process, real CLI", lambda d, r, c: daemon.bench_daemon(d, r.first, c)),
     "pace": ("a turn at a model's pace", lambda d, r, c: daemon.bench_pace(d, r.first, c)),
+    "many": ("24 documents at once", lambda d, r, c: daemon.bench_many(d, r.first, c)),
     "poll": ("idle --poll, 5,000 notes", lambda d, r, c: daemon.bench_poll(d, r.idle, c)),
     "snapshot": (
         "undo's snapshot of a tree",
