@@ -74,6 +74,19 @@ Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTur
 Clearer = Callable[[Path, Document], Clearance]
 
 
+class _ToolsAfter(threading.Event):
+    """`AgentRequest.tools_after`, set when the turn's undo snapshot is complete. The snapshot
+    starts at `asked`: once the agent has been asked, or once anything waits for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.asked.set()
+        return super().wait(timeout)
+
+
 class TurnRunner:
     def __init__(
         self,
@@ -122,7 +135,7 @@ class TurnRunner:
         self._shown_text = False  # the reply's first text has been written
         self._ending: TurnEnding | None = None  # built when the turn starts
         # Set when the turn's undo snapshot is complete; the agent's tools wait for it.
-        self._tools_after = threading.Event()
+        self._tools_after = _ToolsAfter()
         self._snapping: threading.Thread | None = None
 
     @property
@@ -210,6 +223,7 @@ class TurnRunner:
             self._status.report(plan.turn, "failed", 0, None, str(exc))
             raise
         finally:
+            self._tools_after.asked.set()  # a turn that never asked its agent
             self._snapshot_taken()
             self._tools_after.set()  # a snapshot never started holds nothing back
             self._journal.close()
@@ -280,6 +294,9 @@ class TurnRunner:
         done = self._tools_after
 
         def take() -> None:
+            # Its git processes start once the prompt is out (or the agent waits for them):
+            # on a busy machine they would otherwise compete with sending it.
+            done.asked.wait()
             try:  # never raises (it logs), but the agent must never wait for ever
                 snapshots.before_turn(
                     self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
@@ -309,7 +326,10 @@ class TurnRunner:
             tools_after=self._tools_after,
         )
         self._said = len(said)
-        proc = self.launcher(request, self.settings, self.environ)
+        try:
+            proc = self.launcher(request, self.settings, self.environ)
+        finally:
+            self._tools_after.asked.set()
         self._journal.note_process(proc.pid)
         return proc
 

@@ -239,15 +239,18 @@ class WarmProcess:
         assert self._turn is None, "a warm process runs one turn at a time"
         with self._hold_lock:
             self._hold, self._held = tools_after, []
-        if tools_after is not None and not tools_after.is_set():
-            threading.Thread(
-                target=self._release, args=(tools_after,), name="agentdoc-hold", daemon=True
-            ).start()
         self.turns += 1
         self.last_turn = turn
         self._turn = WarmTurn(self, self._stderr.total)
         if not self.write(user_message(prompt, message_id, images)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
+        # After the prompt: what the turn waits for may start once something waits for it.
+        # A hook call that comes first is held (not answered) until this thread answers it,
+        # even if `tools_after` is set by then.
+        if tools_after is not None:
+            threading.Thread(
+                target=self._release, args=(tools_after,), name="agentdoc-hold", daemon=True
+            ).start()
         return self._turn
 
     def counted(self, total: float) -> None:
