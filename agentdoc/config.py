@@ -75,6 +75,9 @@ class Settings(BaseModel):
     )
     # The daemon keeps a document's CLI running between turns (0: a new process every turn).
     warm_sessions: int = Field(4, ge=0, le=64, description="most warm CLI processes at once")
+    max_concurrent_turns: int = Field(
+        4, ge=1, le=256, description="turns the daemon runs at once; later prompts wait in order"
+    )
     warm_idle: float = Field(600.0, gt=0, le=DAY, description="close a warm CLI idle this long")
     approval_timeout: float = Field(
         1800.0, gt=0, le=7 * DAY, description="deny a permission request unanswered this long"

@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+import live
 from core import FRONTMATTER, exchange
 from measure import CheckFailed, Row, wait_until
 from warm import REPO, find_claude
@@ -266,6 +267,53 @@ def bench_deltas(folder: Path, reps: int, check: bool, claude: str) -> list[Row]
     ]
 
 
+PACED = 300  # text deltas of a turn at a model's pace
+PACE = 0.015  # seconds between them, as a model streams (10–20 ms)
+
+
+def bench_pace(folder: Path, reps: int, check: bool) -> list[Row]:
+    """A whole turn's daemon CPU at a model's pace: a warm turn of PACED deltas PACE apart,
+    from the save to the turn's end (set-up, streamed writes, the aftermath), on a small and a
+    1 MiB document. What does not scale with the reply shows as the per-turn figure."""
+    claude = find_claude()
+    folder = folder / "turns"
+    folder.mkdir()
+    reply = {"content": [{"type": "text", "text": " ".join(f"p{i}" for i in range(PACED))}]}
+    cpu: dict[str, list[float]] = {"1M": [], "10K": []}
+    with FakeMessagesAPI(default=reply, delta_delay=PACE) as api:
+        watch = Watch(folder, _env(api, folder, claude))
+        docs = watch.docs.resolve()
+        try:
+            for rep in range(reps):
+                for size, label in ((10 * 1024, "10K"), (1024 * 1024, "1M")):
+                    doc = docs / f"{label}-{rep}.md"
+                    doc.write_text(history(size), encoding="utf-8")
+                    time.sleep(0.4)
+                    turn(api, doc, "first")  # starts the CLI
+                    before = watch.cpu()
+                    turn(api, doc, "second")
+                    cpu[label].append(watch.cpu() - before)
+                    if check and doc.read_text(encoding="utf-8").count(f"p{PACED - 1}") < 2:
+                        raise CheckFailed(f"d/pace/{label}: the reply is not in the document")
+        finally:
+            watch.close()
+    per_delta = {label: tuple(c / PACED for c in found) for label, found in cpu.items()}
+    return [
+        Row(
+            "d/pace/turn",
+            f"watch CPU for a whole turn, {PACED} deltas {PACE * 1000:.0f} ms apart, 10 KiB doc",
+            tuple(cpu["10K"]),
+            note=f"target ≤ 60 ms; {statistics.median(per_delta['10K']) * 1e6:.0f} µs a delta",
+        ),
+        Row(
+            "d/pace/1M",
+            f"watch CPU per delta at that pace, 1 MiB doc ({PACED} deltas)",
+            per_delta["1M"],
+            note="target ≤ 100 µs",
+        ),
+    ]
+
+
 POLL_NOTES = 5000
 
 
@@ -308,3 +356,76 @@ def bench_poll(folder: Path, idle: float, check: bool) -> list[Row]:
             )
         )
     return rows
+
+
+MANY = 24  # documents a team's folder has answered at once
+MANY_DELTAS = 300
+MANY_PACE = 0.015
+
+
+def _short_transcript(folder: Path) -> Path:
+    """The recorded long reply cut to MANY_DELTAS text deltas (its final message unchanged)."""
+    lines = (live.TRANSCRIPT.parent / "long_stream.ndjson").read_bytes().splitlines(True)
+    deltas = [i for i, line in enumerate(lines) if b'"content_block_delta"' in line]
+    keep = set(deltas[MANY_DELTAS:])
+    path = folder / "short_stream.ndjson"
+    path.write_bytes(b"".join(line for i, line in enumerate(lines) if i not in keep))
+    return path
+
+
+def bench_many(folder: Path, reps: int, check: bool) -> list[Row]:
+    """`agentdoc watch` answering MANY documents at once against one alone: the daemon's CPU
+    per delta (the agents are the replaying fake, one process each, not counted), each reply
+    MANY_DELTAS deltas MANY_PACE apart, and the daemon's RSS after the wave."""
+    folder = folder / "many"
+    fake = live.install_fake(folder / "bin")
+    (folder / "config.toml").write_text(
+        f'claude = "{fake.executable}"\nwarm_sessions = 0\nmax_concurrent_turns = {MANY}\n',
+        encoding="utf-8",
+    )
+    env = {
+        **fake.env,
+        "FAKE_CLAUDE_TRANSCRIPT": str(_short_transcript(folder)),
+        "FAKE_CLAUDE_DELAY": str(MANY_PACE),
+        "AGENTDOC_CONFIG": str(folder / "config.toml"),
+        "PYTHONPATH": str(REPO),
+        "HOME": str(folder),
+    }
+    cpu: dict[int, list[float]] = {1: [], MANY: []}
+    rss: list[float] = []
+    watch = Watch(folder, env)
+    try:
+        for rep in range(reps):
+            for count in (1, MANY):
+                docs = [watch.docs / f"r{rep}-n{count}-{i}.md" for i in range(count)]
+                for doc in docs:
+                    doc.write_text(history(10 * 1024), encoding="utf-8")
+                time.sleep(0.5)  # created, then typed into: not one burst
+                before = watch.cpu()
+                for doc in docs:
+                    doc.write_text(doc.read_text(encoding="utf-8") + "go\n", encoding="utf-8")
+                for doc in docs:
+                    wait_until(_Ended(doc, "go"), TIMEOUT * 2, 0.02, f"the reply in {doc.name}")
+                cpu[count].append((watch.cpu() - before) / (count * MANY_DELTAS))
+                if check and any("## Assistant" not in d.read_text() for d in docs):
+                    raise CheckFailed("many: a document has no reply")
+            rss.append(_rss(watch.proc.pid))
+    finally:
+        watch.close()
+    return [
+        Row(
+            f"many/{MANY}",
+            f"watch CPU per delta, {MANY} documents answered at once ({MANY_DELTAS} deltas each)",
+            tuple(cpu[MANY]),
+            baseline="many/1",
+            note=f"daemon RSS after: {statistics.median(rss) / 2**20:.0f} MiB",
+        ),
+        Row("many/1", "the same, one document alone", tuple(cpu[1])),
+    ]
+
+
+def _rss(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return float(line.split()[1]) * 1024
+    return 0.0

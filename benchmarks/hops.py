@@ -21,6 +21,7 @@ Counts, not times: the profiler slows everything down, and the figures do not de
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 import threading
@@ -39,17 +40,32 @@ from agentdoc.daemon.service import Daemon
 # settled (the watcher's), decided (the loop), the agent started and the reply opened (the
 # turn's thread), the reply's final form written. The functions on the stack at each, together,
 # are the save's path: its "hops".
-STEPS = frozenset(
-    {
-        "_EventHandler.dispatch",
-        "Settler.touch",
-        "Watcher._remember",
-        "classify",
-        "spawn",
-        "ReplyWriter.open",
-        "atomic_write",
-    }
-)
+STEP_FUNCTIONS = {
+    "agentdoc.daemon.fsevents": "EventHandler.dispatch",
+    "agentdoc.daemon.settle": "Settler.touch",
+    "agentdoc.daemon.watcher": "Watcher._remember",
+    "agentdoc.daemon.classify": "classify",
+    "agentdoc.agents.base.child": "spawn",
+    "agentdoc.turn.writer": "ReplyWriter.open",
+    "agentdoc.document.fileio": "atomic_write",
+}
+STEPS = frozenset(STEP_FUNCTIONS.values())
+DISPATCH = STEP_FUNCTIONS["agentdoc.daemon.fsevents"]
+# Where the windows close: the reply's final write, and the daemon's look after the turn.
+ENDS = {"footer": ("agentdoc.turn.writer", "ReplyWriter.close"),
+        "turn": ("agentdoc.daemon.saves", "Saves.recheck")}  # fmt: skip
+
+
+def check_names() -> None:
+    """Every function this script waits for still exists: a rename fails here, by name, not
+    as a turn that never seems to start."""
+    named = [*STEP_FUNCTIONS.items(), *ENDS.values()]
+    for module, qualname in named:
+        found: object = importlib.import_module(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if found is None:
+            raise CheckFailed(f"hops: {module}.{qualname} is gone; update benchmarks/hops.py")
 
 
 @dataclass
@@ -91,7 +107,7 @@ class Tracer:
             self._returned(module, code.co_qualname)
 
     def _called(self, frame: FrameType, module: str, name: str) -> None:
-        if name == "_EventHandler.dispatch" and not self.windows and self._about_doc(frame):
+        if name == DISPATCH and not self.windows and self._about_doc(frame):
             with self.lock:
                 self.windows = {"footer": Window(), "turn": Window()}
                 self.open = {"footer", "turn"}
@@ -111,10 +127,9 @@ class Tracer:
                     window.prompt_looks += 1
 
     def _returned(self, module: str, name: str) -> None:
-        if module == "agentdoc.turn.writer" and name == "ReplyWriter.close":
-            self.open.discard("footer")
-        elif module == "agentdoc.daemon.saves" and name == "Saves.recheck":
-            self.open.discard("turn")
+        for window, end in ENDS.items():
+            if (module, name) == end:
+                self.open.discard(window)
 
     def _about_doc(self, frame: FrameType) -> bool:
         event = frame.f_locals.get("event")
@@ -153,6 +168,7 @@ def _asker(frame: FrameType) -> str:
 
 
 def measure(folder: Path) -> Tracer:
+    check_names()
     fake = install_fake(folder / "fake")
     docs = folder / "docs"
     docs.mkdir()

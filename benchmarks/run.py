@@ -100,6 +100,8 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "word": ("first word of a reply", lambda d, r, c: instant.bench_first_word(d, r.first, c)),
     "search": ("search 10,000 exchanges", lambda d, r, c: searching.bench_search(d, r.turn, c)),
     "watch": ("watch process, real CLI", lambda d, r, c: daemon.bench_daemon(d, r.first, c)),
+    "pace": ("a turn at a model's pace", lambda d, r, c: daemon.bench_pace(d, r.first, c)),
+    "many": ("24 documents at once", lambda d, r, c: daemon.bench_many(d, r.first, c)),
     "poll": ("idle --poll, 5,000 notes", lambda d, r, c: daemon.bench_poll(d, r.idle, c)),
     "web": ("the page: latency, CPU per delta", lambda d, r, c: web.bench_web(d, r.warm, c)),
     "snapshot": (

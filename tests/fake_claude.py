@@ -29,6 +29,8 @@ def read_prompt(warm: bool) -> str:
     if not warm:
         return sys.stdin.read()
     line = sys.stdin.readline()
+    while '"control_request"' in line:  # the warm process's initialize, not a prompt
+        line = sys.stdin.readline()
     try:
         return str(json.loads(line)["message"]["content"])
     except (ValueError, KeyError, TypeError):

@@ -165,6 +165,26 @@ def test_two_documents_stream_at_once_without_cross_talk(
     assert sorted(c["stdin"] for c in fake.calls()) == ["prompt for a", "prompt for b"]
 
 
+def test_turns_beyond_the_configured_cap_wait_and_are_told_so(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    a, b = folder / "a.md", folder / "b.md"
+    a.write_text(DOC)
+    b.write_text(DOC)
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    settings = fake.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
+    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+        a.write_text(DOC + "prompt for a\n")
+        wait_for(lambda: "w10 " in a.read_text(), what="a streaming")
+        b.write_text(DOC + "prompt for b\n")
+        wait_for(lambda: state_of(b) == "queued", what="b told it waits")
+        assert len(fake.calls()) == 1
+        gate.touch()
+        for doc in (a, b):
+            wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
+    assert [c["stdin"] for c in fake.calls()] == ["prompt for a", "prompt for b"]
+
+
 def test_pending_prompts_at_startup_wait_for_a_save_unless_asked(
     folder: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:

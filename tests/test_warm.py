@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ import json, os, sys
 def out(obj):
     sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n"); sys.stdout.flush()
 turn = 0
+hook = None
 for line in sys.stdin:
     msg = json.loads(line)
     if msg["type"] == "user":
@@ -33,9 +35,17 @@ for line in sys.stdin:
         text = msg["message"]["content"]
         if text == "hang":
             continue  # a turn that never ends by itself
+        if text == "tool":  # a tool in the first response: the CLI calls the hook first
+            out({"type": "control_request", "request_id": "h1", "request": {
+                "subtype": "hook_callback", "callback_id": hook, "input": {}}})
+            answer = json.loads(sys.stdin.readline())
+            assert answer["response"]["request_id"] == "h1", answer
+            open("tool-ran", "w").close()
         out({"type": "assistant", "message": {"id": f"m{turn}", "content": [
             {"type": "text", "text": f"echo {text}"}]}})
         out({"type": "result", "subtype": "success", "session_id": "s-1"})
+    elif msg["type"] == "control_request" and msg["request"]["subtype"] == "initialize":
+        hook = msg["request"]["hooks"]["PreToolUse"][0]["hookCallbackIds"][0]
     elif msg["type"] == "control_request" and not os.environ.get("IGNORE_INTERRUPT"):
         out({"type": "control_response", "response": {
             "subtype": "success", "request_id": msg["request_id"]}})
@@ -78,6 +88,30 @@ def test_turns_end_at_their_result_and_share_the_process(stand_in: Path) -> None
     finally:
         proc.close()
     assert not proc.alive()
+
+
+def test_a_turns_tools_wait_until_it_lets_them_run(stand_in: Path) -> None:
+    """The CLI calls agentdoc's hook before every tool (registered when the process starts);
+    the answer waits for the turn's `tools_after`, so what must happen first (the undo
+    snapshot, running beside the request) is done before the first tool runs."""
+    proc = start(stand_in)
+    ran = stand_in.parent / "tool-ran"
+    try:
+        snapshot_done = threading.Event()
+        turn = proc.begin("tool", tools_after=snapshot_done)
+        init = turn.next_line(10)
+        assert isinstance(init, dict) and init["subtype"] == "init"
+        # The stand-in has asked (it asks right after the init) and waits for the answer.
+        assert turn.next_line(0.3) is None and not ran.exists()
+        snapshot_done.set()
+        assert lines_of(turn)[-1]["subtype"] == "success" and ran.exists()
+        assert turn.wait() == 0
+        # A turn with nothing to wait for: the hook is answered at once.
+        ran.unlink()
+        again = proc.begin("tool")
+        assert lines_of(again)[-1]["subtype"] == "success" and ran.exists()
+    finally:
+        proc.close()
 
 
 def test_an_interrupt_ends_the_turn_and_keeps_the_process(stand_in: Path) -> None:

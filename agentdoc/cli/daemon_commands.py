@@ -29,7 +29,12 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Also send prompts that were already pending when the daemon started.",
 )
-@click.option("--max-concurrent", default=4, show_default=True, help="Turns streaming at once.")
+@click.option(
+    "--max-concurrent",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Turns streaming at once (default: max_concurrent_turns in the config, 4).",
+)
 @click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -53,7 +58,7 @@ def watch(
     paths: tuple[Path, ...],
     poll: bool,
     send_pending: bool,
-    max_concurrent: int,
+    max_concurrent: int | None,
     log_file: Path | None,
     no_log_file: bool,
     serve: str | None,

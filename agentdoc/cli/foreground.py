@@ -162,7 +162,7 @@ def watch_in_foreground(
     paths: list[Path],
     poll: bool,
     send_pending: bool,
-    max_concurrent: int,
+    max_concurrent: int | None,
     log_file: Path | None,
     serving: Serving | None = None,
 ) -> None:

@@ -112,7 +112,7 @@ class Daemon:
     settings: Settings
     send_pending: bool = False
     poll: bool = False
-    max_concurrent: int = 4
+    max_concurrent: int | None = None  # None: the setting `max_concurrent_turns`
     environ: Mapping[str, str] | None = None
     on_progress: Callable[[Progress], None] = lambda _p: None
     ledger: WriteLedger = field(default_factory=WriteLedger)
@@ -166,7 +166,7 @@ class Daemon:
             self.repairs,
             self._deadlines,
             self._events.put,
-            self.max_concurrent,
+            self.max_concurrent or self.settings.max_concurrent_turns,
         )
         self.saves = Saves(
             self._docs,

@@ -52,7 +52,10 @@ class Journal:
             log.warning("cannot write the turn journal %s: %s", self.path, exc)
             return
         self._write({"nonce": nonce, "prompt": prompt, "session": session})
-        self.sync()
+        # Handed to the OS now (a killed daemon leaves it), synced with the agent's pid right
+        # after the agent is asked (`note_process`): an fsync here would delay every prompt,
+        # and only a machine that stops in that moment would miss it, the agent with it.
+        self._file.flush()
 
     def _write(self, record: dict[str, Any]) -> None:
         if self._file is not None:

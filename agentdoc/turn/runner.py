@@ -74,6 +74,19 @@ Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTur
 Clearer = Callable[[Path, Document], Clearance]
 
 
+class _ToolsAfter(threading.Event):
+    """`AgentRequest.tools_after`, set when the turn's undo snapshot is complete. The snapshot
+    starts at `asked`: once the agent has been asked, or once anything waits for it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.asked.set()
+        return super().wait(timeout)
+
+
 class TurnRunner:
     def __init__(
         self,
@@ -121,6 +134,9 @@ class TurnRunner:
         self._said = 0  # kept answers the running turn's prompt carries (turn/reasons.py)
         self._shown_text = False  # the reply's first text has been written
         self._ending: TurnEnding | None = None  # built when the turn starts
+        # Set when the turn's undo snapshot is complete; the agent's tools wait for it.
+        self._tools_after = _ToolsAfter()
+        self._snapping: threading.Thread | None = None
 
     @property
     def _end(self) -> TurnEnding:
@@ -207,6 +223,9 @@ class TurnRunner:
             self._status.report(plan.turn, "failed", 0, None, str(exc))
             raise
         finally:
+            self._tools_after.asked.set()  # a turn that never asked its agent
+            self._snapshot_taken()
+            self._tools_after.set()  # a snapshot never started holds nothing back
             self._journal.close()
 
     def _refuse(self, turn: int, exc: PromptRefused) -> None:
@@ -224,9 +243,12 @@ class TurnRunner:
                 raise
             return self._end.end_not_started(plan, exc)
         # What the agent may change, as it is before it can: `undo` takes the turn's changes back.
-        snapshots.before_turn(
-            self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
-        )
+        # Only the prompt is on the way from the save to the request: the snapshot runs beside
+        # it, and `tools_after` (set when the snapshot is complete) keeps every tool of the turn
+        # from running before. The agent holds its tools until then where it can (the Claude
+        # CLI calls a hook before each tool, whatever its permission mode, and waits for the
+        # answer); where it cannot (ACP, a one-shot CLI's stdin) the prompt itself waits.
+        self._snapshot(plan)
         # A document its owner made read-only, or in a folder that takes no new file (every
         # write is a temp file renamed over it), has nowhere for the reply: refused before the
         # agent starts, so the prompt is never sent for it.
@@ -265,17 +287,50 @@ class TurnRunner:
             if isinstance(attempt, TurnOutcome):
                 return attempt
             builder, cancelled, problem = attempt
+        self._snapshot_taken()
         return self._end.finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
+
+    def _snapshot(self, plan: TurnPlan) -> None:
+        """Start the turn's undo snapshot on a thread of its own; see `_run`."""
+        done = self._tools_after
+
+        def take() -> None:
+            # Its git processes start once the prompt is out (or the agent waits for them):
+            # on a busy machine they would otherwise compete with sending it.
+            done.asked.wait()
+            try:  # never raises (it logs), but the agent must never wait for ever
+                snapshots.before_turn(
+                    self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
+                )
+            finally:
+                done.set()
+
+        self._snapping = threading.Thread(target=take, name="agentdoc-snapshot", daemon=True)
+        self._snapping.start()
+
+    def _snapshot_taken(self) -> None:
+        """Wait for the snapshot: what follows it (the record after the turn, the next turn's
+        snapshot) works on the same shadow repository."""
+        if self._snapping is not None:
+            self._snapping.join()
+            self._snapping = None
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         # What the person said to the last turn's tool requests, where the agent's answers had
         # no room for it: this prompt carries it (the agent sends it only in that session).
         said = () if self._approvals.carries_reason else reasons.carried(self.path)
         request = dataclasses.replace(
-            plan.request, turn=plan.turn, said_before=said, clearance=self._leave
+            plan.request,
+            turn=plan.turn,
+            said_before=said,
+            clearance=self._leave,
+            tools_after=self._tools_after,
         )
         self._said = len(said)
-        proc = self.launcher(request, self.settings, self.environ)
+        try:
+            proc = self.launcher(request, self.settings, self.environ)
+        finally:
+            self._tools_after.asked.set()
         self._journal.note_process(proc.pid)
         return proc
 
@@ -290,6 +345,7 @@ class TurnRunner:
                 proc = self._spawn(plan)
             except AgentCannotStart as exc:
                 builder.finish()
+                self._snapshot_taken()
                 return self._end.finish(
                     plan, builder, sidecar, cancelled=False, problem=Problem(str(exc))
                 )

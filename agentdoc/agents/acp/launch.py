@@ -49,6 +49,7 @@ def turn_args(request: AgentRequest) -> dict[str, Any]:
         "model": request.model,
         "effort": request.effort,
         "said_before": request.said_before,
+        "tools_after": request.tools_after,
     }
 
 

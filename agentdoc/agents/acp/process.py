@@ -324,6 +324,7 @@ class AcpProcess:
         model: str | None = None,
         effort: str | None = None,
         said_before: tuple[str, ...] = (),
+        tools_after: threading.Event | None = None,
     ) -> AcpTurn:
         """Send a prompt in the session asked for; the returned turn reads its events.
 
@@ -332,6 +333,7 @@ class AcpProcess:
         conversation so far. `extra`: more content blocks (images) after the prompt's text.
         `said_before`: what the person said answering the last turn's tool requests (ACP's
         answer has no field for it), sent first when the session is that turn's.
+        `tools_after`: the prompt is sent only once it is set (see `AgentRequest`).
 
         The handshake (if it is still due) and opening the session can take seconds. Without
         `background` they happen here and a failure raises AgentCannotStart; with it the turn
@@ -346,7 +348,7 @@ class AcpProcess:
         self.last_turn = turn
         send = functools.partial(
             self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra,
-            (model, effort), said_before,
+            (model, effort), said_before, tools_after,
         )  # fmt: skip
         if background:
             threading.Thread(target=self._send_later, args=(current, send), daemon=True).start()
@@ -377,6 +379,7 @@ class AcpProcess:
         extra: tuple[dict[str, Any], ...],
         model_effort: tuple[str | None, str | None] = (None, None),
         said_before: tuple[str, ...] = (),
+        tools_after: threading.Event | None = None,
     ) -> None:
         self.ready()
         if any(block.get("type") == "image" for block in extra) and not self.accepts_images:
@@ -405,6 +408,11 @@ class AcpProcess:
         text = with_reasons(text, opened.how, said_before)
         blocks = [text_block(neutralise_command(neutralise_mentions(text))), *extra]
         params = {"sessionId": opened.session_id, "prompt": blocks}
+        if tools_after is not None:
+            # ACP has no way to hold an agent's tools whatever its mode (it asks for permission
+            # only where its mode says so): the prompt waits instead. The handshake and the
+            # session's opening above went on meanwhile.
+            tools_after.wait()
         self.connection.request("session/prompt", params).then(current.prompt_answered)
 
     def _after_replay(self, opened: SessionOpened) -> None:

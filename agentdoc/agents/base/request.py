@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,3 +53,9 @@ class AgentRequest:
     # The gate's leave to start an agent in `cwd` (agents/base/clearance.py): a request without
     # one starts nothing.
     clearance: Clearance | None = None
+    # Set once what must happen before the agent's first tool has happened (the undo snapshot
+    # of the folders it may change, taken beside the request): no tool of this turn may run
+    # before it is set. An agent that can hold its tools holds them (the Claude CLI, with a
+    # hook every tool waits for); one that cannot waits for it before sending the prompt.
+    # None: nothing to wait for.
+    tools_after: threading.Event | None = None

@@ -55,7 +55,13 @@ class WarmClaude(WarmHandle):
         counted = process.running_cost is not None
         before = process.running_cost if counted else request.cost_before
         return ClaudeTurn(
-            process.begin(request.prompt, request.turn, request.message_id, request.images),
+            process.begin(
+                request.prompt,
+                request.turn,
+                request.message_id,
+                request.images,
+                request.tools_after,
+            ),
             before or 0.0,
             process.counted,
             counted,

@@ -314,6 +314,11 @@ def spawn(
     check_argv(argv)
     env = build_env(os.environ if environ is None else environ, settings)
     log.debug("running %s in %s", argv, request.cwd)
+    if request.tools_after is not None:
+        # A one-shot CLI cannot hold its tools (no hook without a stream-json stdin), and its
+        # prompt cannot wait in the pipe: after 3 s without input it goes on without one. So
+        # it starts only once its tools may run, as before the snapshot ran beside a request.
+        request.tools_after.wait()
     return ClaudeProcess(argv, request.cwd, env, stdin_text(request), request.clearance).start()
 
 

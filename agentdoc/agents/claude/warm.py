@@ -44,8 +44,15 @@ _EOF = b""
 # A stdout line as the turn gets it: the JSON object it holds, read once by the process's
 # reader (which routes control answers itself), or the bytes of a line that is not one.
 Line = bytes | dict[str, Any]
-# The lines the framing routes: control answers to the process, a result ends a turn.
-_KINDS = ("control_response", "result")
+# The lines the framing routes: control answers to the process, a result ends a turn, and the
+# CLI's calls of our tool hook, which the process answers itself.
+_KINDS = ("control_response", "result", "control_request")
+# The one hook a warm CLI is started with (see `WarmProcess.start`): the CLI calls it before
+# every tool, whatever the permission mode, and runs the tool only once it is answered. It
+# answers at once unless a turn's `tools_after` is not set yet.
+HOLD_HOOK = "agentdoc-hold"
+# Seconds the CLI waits for the hook's answer; a snapshot of a big tree takes a few.
+HOLD_TIMEOUT = 600
 
 
 class AgentProcess(Protocol):
@@ -81,8 +88,24 @@ def route(line: bytes) -> tuple[str, Line]:
     return (kind if kind in _KINDS else ""), parsed
 
 
+def _is_hook(parsed: dict[str, Any]) -> bool:
+    request = parsed.get("request")
+    return isinstance(request, dict) and request.get("subtype") == "hook_callback"
+
+
 def control_request(request_id: str, subtype: str) -> bytes:
     line = {"type": "control_request", "request_id": request_id, "request": {"subtype": subtype}}
+    return (json.dumps(line) + "\n").encode("utf-8")
+
+
+def initialize() -> bytes:
+    """The control request that registers `HOLD_HOOK` for every tool (``PreToolUse``)."""
+    hooks = {"PreToolUse": [{"hookCallbackIds": [HOLD_HOOK], "timeout": HOLD_TIMEOUT}]}
+    line = {
+        "type": "control_request",
+        "request_id": "agentdoc-init",
+        "request": {"subtype": "initialize", "hooks": hooks},
+    }
     return (json.dumps(line) + "\n").encode("utf-8")
 
 
@@ -123,10 +146,17 @@ class WarmProcess:
         self._stderr = StderrTail()
         self._turn: WarmTurn | None = None
         self._acks: dict[str, threading.Event] = {}
+        # The running turn's `tools_after`, and the hook calls held until it is set.
+        self._hold: threading.Event | None = None
+        self._held: list[str] = []
+        self._hold_lock = threading.Lock()
 
     def start(self) -> WarmProcess:
         self._proc = popen_claude(self.argv, self.cwd, self.env, clearance=self.clearance)
         self._child = Child(self._proc, "interrupt", "claude")
+        # Before any prompt: the CLI reads its stdin in order, so every turn's tools go through
+        # the hook. Held tools are what lets a turn's undo snapshot run beside its request.
+        self.write(initialize())
         for target in (self._read_stdout, self._read_stderr):
             threading.Thread(target=target, daemon=True).start()
         return self
@@ -159,6 +189,8 @@ class WarmProcess:
         kind, value = route(line)
         if kind == "control_response" and isinstance(value, dict):
             self._acknowledge(value)
+        elif kind == "control_request" and isinstance(value, dict) and _is_hook(value):
+            self._hook(str(value.get("request_id")))
         elif value:
             self._lines.put(value)
 
@@ -168,6 +200,24 @@ class WarmProcess:
         event = self._acks.get(str(request_id))
         if event is not None:
             event.set()
+
+    def _hook(self, request_id: str) -> None:
+        """The CLI is about to run a tool: it may once the running turn's `tools_after` is set."""
+        with self._hold_lock:
+            hold = self._hold
+            if hold is not None and not hold.is_set():
+                self._held.append(request_id)
+                return
+        self.write(control_response(request_id, {}))
+
+    def _release(self, hold: threading.Event) -> None:
+        hold.wait()
+        with self._hold_lock:
+            if self._hold is not hold:
+                return  # that turn is over; its held calls went with its interrupt
+            held, self._held = self._held, []
+        for request_id in held:
+            self.write(control_response(request_id, {}))
 
     def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -183,14 +233,25 @@ class WarmProcess:
         turn: int = 0,
         message_id: str | None = None,
         images: tuple[ImagePart, ...] = (),
+        tools_after: threading.Event | None = None,
     ) -> WarmTurn:
-        """Send a prompt; the returned turn reads its events. One turn at a time."""
+        """Send a prompt; the returned turn reads its events. One turn at a time. Its tools
+        run only once `tools_after` is set (None: at once)."""
         assert self._turn is None, "a warm process runs one turn at a time"
+        with self._hold_lock:
+            self._hold, self._held = tools_after, []
         self.turns += 1
         self.last_turn = turn
         self._turn = WarmTurn(self, self._stderr.total)
         if not self.write(user_message(prompt, message_id, images)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
+        # After the prompt: what the turn waits for may start once something waits for it.
+        # A hook call that comes first is held (not answered) until this thread answers it,
+        # even if `tools_after` is set by then.
+        if tools_after is not None:
+            threading.Thread(
+                target=self._release, args=(tools_after,), name="agentdoc-hold", daemon=True
+            ).start()
         return self._turn
 
     def counted(self, total: float) -> None:
