@@ -101,7 +101,9 @@ def test_claudes_first_tool_waits_for_the_snapshot(
 def test_an_acp_agents_first_tool_waits_for_the_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name = "claude-acp"
+    # Gemini CLI has a mode that runs every tool unasked (yolo) for bypassPermissions; Zed's
+    # Claude adapter, as root, has none, and the policy then puts it in its most-asking mode.
+    name = "gemini"
     work = tmp_path / "work"
     work.mkdir()
     doc = work / "chat.md"
