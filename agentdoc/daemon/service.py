@@ -434,6 +434,9 @@ class Daemon:
                     notice_in_document(path, snap.text, notice, self.ledger)
             case Queue(prompt):
                 doc.queued = True
+                # A prompt typed below the reply still streaming; deleting the reply instead
+                # (a cancel) leaves the turn's own prompt pending, which is no new prompt.
+                doc.prompt_below = doc.prompt_below or bool(prompt and snap.open_reply)
                 if doc.runner is not None and prompt:
                     doc.runner.note_queued()
             case Mend():

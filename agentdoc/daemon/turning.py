@@ -83,7 +83,7 @@ class Turns:
         if doc is None:
             return
         doc.thread = doc.cancel = doc.runner = None
-        queued, doc.queued = doc.queued, False
+        queued, doc.queued, doc.prompt_below = doc.prompt_below, False, False
         if not path.exists():
             self.gone(path, doc)
         elif outcome != "done":
