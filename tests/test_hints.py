@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from agentdoc.daemon.hints import Ahead, Hints, next_request
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import note_own_open, parse
+from tests import daemon_support
 from tests.conftest import leave_for, wait_for
 from tests.test_warm import STAND_IN
 
@@ -243,21 +243,9 @@ def test_an_unused_prewarmed_process_goes_idle(pool: WarmPool, folder: Path, cla
 # -- the daemon -------------------------------------------------------------------------------
 
 
-class Running:
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=daemon.run, args=(self.stop,))
-
-    def __enter__(self) -> Daemon:
-        self.thread.start()
-        assert self.daemon.discovered.wait(10), "daemon did not finish start-up"
-        return self.daemon
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(20)
-        assert not self.thread.is_alive()
+def running(daemon: Daemon) -> daemon_support.Running:
+    """The daemon, once its first walk is done: every document known, so an open is a hint."""
+    return daemon_support.Running(daemon, discovered=True)
 
 
 def warm_docs(daemon: Daemon) -> int:
@@ -266,7 +254,7 @@ def warm_docs(daemon: Daemon) -> int:
 
 def test_an_editor_opening_a_document_warms_its_cli(folder: Path, claude: Path) -> None:
     doc = document(folder, "chat.md")
-    with Running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
+    with running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
         assert daemon.pool is not None
         doc.read_text()  # an editor loading the file
         wait_for(lambda: warm_docs(daemon) == 1, what="the CLI started on the open")
@@ -278,7 +266,7 @@ def test_an_editor_opening_a_document_warms_its_cli(folder: Path, claude: Path) 
 def test_our_own_reads_warm_nothing(folder: Path, claude: Path) -> None:
     quiet = document(folder, "quiet.md")  # read by the daemon at start-up, by nobody else
     other = document(folder, "other.md")
-    with Running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
+    with running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
         other.read_text()
         # Events arrive in order: once the later open is handled, the earlier reads were.
         wait_for(lambda: warm_docs(daemon) == 1, what="the CLI of the opened document")
@@ -289,7 +277,7 @@ def test_our_own_reads_warm_nothing(folder: Path, claude: Path) -> None:
 def test_a_save_leaving_an_empty_user_heading_warms_the_cli(folder: Path, claude: Path) -> None:
     done = CONVERSATION.removesuffix("## User\n\n")
     doc = document(folder, "chat.md", done)
-    with Running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
+    with running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
         # The open of this write is itself a hint; an editor opened the file long ago, so
         # only the save is left to tell that a prompt is coming.
         note_own_open(doc)
@@ -311,7 +299,7 @@ def test_opening_a_plain_note_reads_nothing(folder: Path, claude: Path) -> None:
         real_hint(path, why, text)
 
     daemon.hints.hint = hint  # type: ignore[method-assign]
-    with Running(daemon):
+    with running(daemon):
         note.read_text()  # a search through the tree, say
         doc.read_text()
         wait_for(lambda: warm_docs(daemon) == 1, what="the conversation's CLI")
@@ -322,7 +310,7 @@ def test_documents_used_just_before_start_up_are_warmed(folder: Path, claude: Pa
     for name in ("a.md", "b.md", "c.md"):
         document(folder, name, old=False)
     document(folder, "old.md")
-    with Running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
+    with running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
         # As many as may be warm at once (warm_sessions = 2), the most recent first.
         wait_for(lambda: warm_docs(daemon) == 2, what="two CLIs started at start-up")
         assert daemon.pool is not None and daemon.pool.started == 2

@@ -13,7 +13,6 @@ import ast
 import json
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from agentdoc.daemon.service import Daemon
 from agentdoc.document import parse
 from agentdoc.turn import status
 from tests.conftest import wait_for
+from tests.daemon_support import Running
 
 PACKAGE = Path(__file__).resolve().parents[1] / "agentdoc"
 
@@ -121,23 +121,6 @@ def settings(claude: Path, **overrides: object) -> Settings:
 
 def started(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
-class Running:
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=daemon.run, args=(self.stop,))
-
-    def __enter__(self) -> Daemon:
-        self.thread.start()
-        assert self.daemon.ready.wait(10), "daemon did not start"
-        return self.daemon
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(20)
-        assert not self.thread.is_alive()
 
 
 @pytest.fixture
