@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import sys
 import time
@@ -23,6 +24,13 @@ TRANSCRIPTS = TESTS / "fixtures" / "transcripts"
 
 
 leaks.become_subreaper()
+
+# Started in the background of a non-interactive shell (as a CI job may be), the suite runs with
+# SIGINT ignored, and an ignored signal stays ignored across exec: every `agentdoc` a test starts
+# would shrug off the Ctrl-C the test sends it (the Ctrl-C tests of `ask` and `logs -f` failed
+# so). Python's own handler is reset to the default in each child, as in a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Generated examples are judged on what they find, not on how fast a shared machine produces
 # them: the health check for slow generation failed tests whose every example passed.

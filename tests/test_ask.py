@@ -191,9 +191,6 @@ def test_ask_in_a_terminal_prints_the_reply_of_a_turn_it_runs(
     assert REPLY in shown
 
 
-# It waits a bounded time for the process it interrupts: on a loaded parallel run that bound
-# was reached (`make test` runs it alone, after the parallel pass).
-@pytest.mark.serial
 def test_ctrl_c_while_ask_waits_cancels_the_daemon_s_turn(
     tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:

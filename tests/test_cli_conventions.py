@@ -210,9 +210,6 @@ def test_logs_says_where_the_log_will_be_before_there_is_one(tmp_path: Path) -> 
     assert "no log yet: `agentdoc watch` writes it to" in result.stderr
 
 
-# It waits a bounded time for the process it interrupts: on a loaded parallel run that bound
-# was reached (`make test` runs it alone, after the parallel pass).
-@pytest.mark.serial
 def test_logs_follow_goes_on_across_a_rotation(tmp_path: Path) -> None:
     import select
     import signal
