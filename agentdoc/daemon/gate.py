@@ -95,7 +95,9 @@ def leave(
     it does not trust its agent starts without the folder's own settings; so does any agent
     in a shared folder when the config's `folder_agent_settings` is off."""
     shared, all_trusted = False, True
-    for place in (document, cwd):
+    # A file is in the synced folder and trust of its folder: one look at each distinct folder
+    # (a turn's cwd is most often the document's own, and each look lists every folder above).
+    for place in dict.fromkeys((document.parent, cwd)):
         root = shared_root(place, synced, git_root)
         if root is None:
             continue
