@@ -11,6 +11,7 @@ import pytest
 from watchdog.events import FileOpenedEvent, FileSystemEvent, FileSystemEventHandler
 
 from agentdoc.config import Settings
+from agentdoc.document import TEMP_PREFIX
 from agentdoc.document import parse as document_parse
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import restoring, shadow, snapshots
@@ -251,6 +252,18 @@ def test_state_folders_at_any_depth_are_no_turns_work(tmp_path: Path, work: Path
     for state in (work / ".agentdoc", work / "deep" / ".agentdoc"):
         state.mkdir()
         (state / "other.md.status.json").write_text("{}")
+    assert store.changes(before, store.snapshot(work).tree) == []
+
+
+def test_agentdocs_own_half_written_files_are_no_turns_work(tmp_path: Path, work: Path) -> None:
+    """A snapshot taken while the daemon writes the reply (beside the request, not before it)
+    can find the document's temporary copy: were it kept, undo would put that file back."""
+    store = shadow.Shadow(tmp_path / "shadow")
+    for half in (work / f"{TEMP_PREFIX}chat1", work / "deep" / f"{TEMP_PREFIX}notes2"):
+        half.write_text("---\nagentdoc: {}\n---\n")
+    before = store.snapshot(work).tree
+    for half in work.rglob(f"{TEMP_PREFIX}*"):
+        half.unlink()
     assert store.changes(before, store.snapshot(work).tree) == []
 
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.document import note_own_open
+from agentdoc.document import TEMP_PREFIX, note_own_open
 from agentdoc.errors import AgentdocError
 from agentdoc.localstate import state_folder
 
@@ -315,7 +315,10 @@ def _note_reads(folder: Path, names: Sequence[str], times: int = 1) -> None:
 
 def _excluded(paths: Sequence[str]) -> list[str]:
     # agentdoc's state folders, at any depth: other documents' status files are no turn's work.
-    return [f":(exclude,literal){p}" for p in paths] + [":(exclude,glob)**/.agentdoc/**"]
+    # Nor are its half-written files: a snapshot taken while a reply is written can meet one,
+    # and undo would put back a file nobody made.
+    own = [":(exclude,glob)**/.agentdoc/**", f":(exclude,glob)**/{TEMP_PREFIX}*"]
+    return [f":(exclude,literal){p}" for p in paths] + own
 
 
 def _user_excludes(folder: Path, inherited: Path) -> list[str]:
