@@ -26,6 +26,7 @@ from agentdoc.turn import history
 from agentdoc.turn.compose import compose_prompt
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE, Facts, Mode, plan_turn
+from agentdoc.turn.writer import ReplyWriter
 from tests.conftest import TESTS, TRANSCRIPTS, FakeClaude, own_leave
 
 OLD = "11111111-2222-4333-8444-555555555555"
@@ -515,6 +516,29 @@ def test_edited_history_is_sent_as_a_diff_with_the_next_prompt(
     path.write_text(path.read_text() + "one more\n")
     run_turn(path, fake, fake.env)
     assert fake.calls()[-1]["stdin"] == "one more"
+
+
+def test_a_stale_buffer_saved_as_the_reply_closes_is_not_taken_for_what_the_model_knows(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An editor that never reloaded writes its buffer (no reply, a new prompt) in the moment
+    between the reply's last write and the turn's end: the model still knows its reply, so the
+    next prompt carries no diff."""
+    path = tmp_path / "chat.md"
+    before = conversation(pending="hi there", session=None)
+    path.write_text(before)
+    close = ReplyWriter.close
+
+    def close_then_stale_save(self: ReplyWriter, *args: Any, **kwargs: Any) -> None:
+        close(self, *args, **kwargs)
+        path.write_text(before + "\n## User\n\nsecond question\n")
+
+    monkeypatch.setattr(ReplyWriter, "close", close_then_stale_save)
+    fake = fake_claude("plain_text.ndjson")
+    run_turn(path, fake, fake.env)
+    snapshot = history.read_snapshot(path)
+    assert snapshot is not None and "second question" not in snapshot.transcript
+    assert snapshot.transcript.startswith("User: hi there\n\nAssistant: ")
 
 
 # --- whether the session already holds an interrupted reply ---------------------------------

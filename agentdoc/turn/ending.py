@@ -110,8 +110,9 @@ class TurnEnding:
             raise
         state = final_state(reply, cancelled=cancelled)
         if not pending:
-            # Read and parsed once for the history and the aftermath (None: each says why).
-            final = _final_document(self.path)
+            # As the turn left it, parsed once for the history and the aftermath (None: each
+            # says why): a save since may be a buffer older than the reply, not the turn.
+            final = _final_document(self.path, self.writer.last_written())
             history.record_turn(self.path, plan.known, plan.turn, session_id, final)
             done = state == "done"
             total = reply.usage.session_cost_usd if reply.usage else None
@@ -200,8 +201,8 @@ class TurnEnding:
         )
 
 
-def _final_document(path: Path) -> Document | None:
+def _final_document(path: Path, written: str | None) -> Document | None:
     try:
-        return parse(read_text(path))
+        return parse(read_text(path) if written is None else written)
     except (AgentdocError, DocumentError, FrontmatterError):
         return None

@@ -118,6 +118,13 @@ class ReplyWriter:
             log.info("%s: a save landed while we wrote; merging it", self.path)
             self._merge_and_write(transform, displaced, spliced.whole())
 
+    def last_written(self) -> str | None:
+        """The document as this writer's last write left it (None: nothing written yet).
+
+        What the turn left, even when a save has replaced the file since: an editor writing a
+        buffer older than the reply makes a file that no longer shows the turn at all."""
+        return None if self._wrote is None else document.decode(self.path, self._wrote[1])
+
     def _as_written(self) -> bytes | None:
         """The file's bytes if it is still as our last write left it (a stat, no read)."""
         if self._wrote is None:
