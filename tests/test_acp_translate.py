@@ -302,6 +302,33 @@ def test_usage_forms(
     assert finish(result, tuple(updates)).usage == usage
 
 
+def _costed(amount: float, currency: str = "USD") -> dict[str, Any]:
+    return {**GAUGE, "cost": {"amount": amount, "currency": currency}}
+
+
+@pytest.mark.parametrize(
+    ("before", "updates", "own", "total"),
+    [
+        pytest.param(None, [_costed(0.02)], 0.02, 0.02, id="first-turn"),
+        # The gauge's cost is the session's so far (ACP): the turn's own is what it added.
+        pytest.param(0.05, [_costed(0.07)], 0.02, 0.07, id="resumed-session"),
+        pytest.param(0.05, [_costed(0.01), _costed(0.03)], 0.03, 0.03, id="fresh-count"),
+        pytest.param(None, [_costed(0.02, "EUR")], None, None, id="not-dollars"),
+        pytest.param(None, [GAUGE], None, None, id="no-cost"),
+    ],
+)
+def test_a_turns_own_cost_from_the_sessions_running_cost(
+    before: float | None, updates: list[dict[str, Any]], own: float | None, total: float | None
+) -> None:
+    translator = UpdateTranslator(session_id="s1", cost_before=before)
+    for update in updates:
+        translator.update(update)
+    end = translator.finish(PromptResult.model_validate({"stopReason": "end_turn"}))[-1]
+    assert isinstance(end, TurnEnd) and end.usage is not None
+    assert end.usage.cost_usd == pytest.approx(own) if own else end.usage.cost_usd is None
+    assert end.usage.session_cost_usd == total
+
+
 @pytest.mark.parametrize(
     ("stop", "expected", "interrupted"),
     [

@@ -147,10 +147,11 @@ def session_total(marks: Mapping[int, TurnMark], session: str) -> float | None:
     The highest, not the last turn's: resumed at an earlier point (a fork at turn N, after
     `undo`), Claude Code 2.1.330 still counts the whole session file's cost in its total.
     Undone turns are left out: forked at the turn before them, 2.1.332 counts the session only
-    up to that point.
+    up to that point. An agent that keeps a copy of the session at a turn's end (its mark's
+    ``start``) starts that copy's count from the turn's total.
     """
-    totals = [m.cost_total for m in marks.values() if m.session == session and m.cost_total]
-    return max(totals, default=None)
+    totals = [m.cost_total for m in marks.values() if session in (m.session, m.start)]
+    return max((t for t in totals if t), default=None)
 
 
 def _read(document: Path) -> dict[str, Any]:

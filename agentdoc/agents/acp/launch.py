@@ -50,6 +50,7 @@ def turn_args(request: AgentRequest) -> dict[str, Any]:
         "effort": request.effort,
         "said_before": request.said_before,
         "tools_after": request.tools_after,
+        "cost_before": request.cost_before,
     }
 
 

@@ -109,6 +109,7 @@ class AcpProcess:
         self.opened: SessionOpened | None = None  # how the current turn's session came about
         self.turns = 0
         self.last_turn = 0
+        self.session_costs: dict[str, float] = {}  # the running cost each session last reported
         self.settled: tuple[str | None, str | None] = (None, None)  # the session's model, effort
         self.last_used = time.monotonic()
         # The agent's words for having no login, when it said so (see schema.AUTH_STATUS).
@@ -325,6 +326,7 @@ class AcpProcess:
         effort: str | None = None,
         said_before: tuple[str, ...] = (),
         tools_after: threading.Event | None = None,
+        cost_before: float | None = None,
     ) -> AcpTurn:
         """Send a prompt in the session asked for; the returned turn reads its events.
 
@@ -334,6 +336,7 @@ class AcpProcess:
         `said_before`: what the person said answering the last turn's tool requests (ACP's
         answer has no field for it), sent first when the session is that turn's.
         `tools_after`: the prompt is sent only once it is set (see `AgentRequest`).
+        `cost_before`: what the session had cost before, by the caller's record.
 
         The handshake (if it is still due) and opening the session can take seconds. Without
         `background` they happen here and a failure raises AgentCannotStart; with it the turn
@@ -348,7 +351,7 @@ class AcpProcess:
         self.last_turn = turn
         send = functools.partial(
             self._open_and_send, current, prompt, session_id, fork, seeded_prompt, extra,
-            (model, effort), said_before, tools_after,
+            (model, effort), said_before, tools_after, cost_before,
         )  # fmt: skip
         if background:
             threading.Thread(target=self._send_later, args=(current, send), daemon=True).start()
@@ -380,6 +383,7 @@ class AcpProcess:
         model_effort: tuple[str | None, str | None] = (None, None),
         said_before: tuple[str, ...] = (),
         tools_after: threading.Event | None = None,
+        cost_before: float | None = None,
     ) -> None:
         self.ready()
         if any(block.get("type") == "image" for block in extra) and not self.accepts_images:
@@ -398,7 +402,10 @@ class AcpProcess:
         footer = opened.footer(*plan.notes) if opened.first else opened.footer()
         # Updates reach the turn from here on: a load's replay came before its answer.
         quirks = quirks_for(self.agent_name)
-        translator = UpdateTranslator(quirks, opened.session_id, opened.model, self.name)
+        # This process's own last count for the session is the surest baseline: the caller's
+        # record misses what a cancelled turn cost.
+        before = self.session_costs.get(opened.session_id, cost_before)
+        translator = UpdateTranslator(quirks, opened.session_id, opened.model, self.name, before)
         # The session's listed model is often an alias ("auto", "default"): the turn's end
         # names the model the agent says it used, falling back to it; only a model the
         # document chose is named from the start.
@@ -432,6 +439,9 @@ class AcpProcess:
         return info.name if info else None
 
     def end_turn(self, turn: AcpTurn) -> None:
+        usage = turn.ending.usage if turn.ending is not None else None
+        if usage is not None and usage.session_cost_usd is not None and turn.session_id:
+            self.session_costs[turn.session_id] = usage.session_cost_usd
         with self._lock:
             if self._turn is turn:
                 self._turn = None

@@ -73,9 +73,11 @@ class UpdateTranslator:
         session_id: str | None = None,
         model: str | None = None,
         name: str = "the agent",
+        cost_before: float | None = None,
     ) -> None:
         self.quirks = quirks
         self.name = name
+        self.cost_before = cost_before  # what the session had cost before this turn, if known
         # The agent said the turn failed (its quirks row); the text it sends now is the error.
         self.failure: list[str] | None = None
         self._message_text: list[str] = []  # the reply text of the message open now
@@ -251,7 +253,7 @@ class UpdateTranslator:
             stop_reason=stop,  # type: ignore[arg-type]  # checked against StopReason above
             session_id=self.session_id,
             model=meta_model(result.meta) or self.model,
-            usage=turn_usage(result, self.gauge),
+            usage=turn_usage(result, self.gauge, self.cost_before),
             interrupted=stop == "cancelled",
             partial_kept=stop == "cancelled" and self.quirks.keeps_interrupted,
         )
@@ -274,7 +276,7 @@ class UpdateTranslator:
             "error",
             session_id=self.session_id,
             model=self.model,
-            usage=turn_usage(None, self.gauge),
+            usage=turn_usage(None, self.gauge, self.cost_before),
             error=error,
             interrupted=interrupted,
             failure=classify_with(error),
@@ -286,7 +288,7 @@ class UpdateTranslator:
         end = TurnEnd(
             "cancelled",
             session_id=self.session_id,
-            usage=turn_usage(None, self.gauge),
+            usage=turn_usage(None, self.gauge, self.cost_before),
             interrupted=True,
         )
         return [*self._leave_message(), end]
@@ -377,20 +379,34 @@ def _content_text(item: dict[str, Any]) -> str:
     return ""
 
 
-def turn_usage(result: PromptResult | None, gauge: UsageUpdate | None) -> Usage | None:
+def turn_usage(
+    result: PromptResult | None, gauge: UsageUpdate | None, cost_before: float | None = None
+) -> Usage | None:
     """One ``Usage`` from the forms agents report it in: the prompt result's ``usage``,
-    Gemini's ``_meta.quota.token_count``, the ``usage_update`` context gauge."""
+    Gemini's ``_meta.quota.token_count``, the ``usage_update`` context gauge and its cost."""
     tokens = result.usage if result else None
     if tokens is None and result is not None:
         tokens = _quota_tokens(result.meta)
     if tokens is None and gauge is None:
         return None
+    total = gauge.cost.amount if gauge and gauge.cost and gauge.cost.currency == "USD" else None
     return Usage(
         input_tokens=tokens.input_tokens if tokens else None,
         output_tokens=tokens.output_tokens if tokens else None,
+        cost_usd=own_cost(total, cost_before),
         context_used=gauge.used if gauge else None,
         context_size=gauge.size if gauge else None,
+        session_cost_usd=total,
     )
+
+
+def own_cost(total: float | None, before: float | None) -> float | None:
+    """A turn's own cost from the session's running cost after it (ACP's gauge counts the
+    whole session, OpenCode's across processes too) and before it. A total below what came
+    before is a count that started afresh (a new process that counts only its own work)."""
+    if total is None:
+        return None
+    return total - before if before is not None and total >= before else total
 
 
 def _quota(meta: dict[str, Any] | None) -> dict[str, Any]:

@@ -96,6 +96,11 @@ class AcpTurn:
     def ended(self) -> bool:
         return self._end is not None
 
+    @property
+    def ending(self) -> TurnEnd | None:
+        """The turn's end, once it has one."""
+        return self._end
+
     # -- fed by the reader thread -----------------------------------------------------------
 
     def update(self, update: dict[str, Any]) -> None:
