@@ -185,6 +185,34 @@ def test_turns_beyond_the_configured_cap_wait_and_are_told_so(
     assert [c["stdin"] for c in fake.calls()] == ["prompt for a", "prompt for b"]
 
 
+def test_queued_turns_go_in_the_order_saved_and_each_is_told_its_place(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    """Not in the order the daemon first saw the documents: c is saved before b."""
+    docs = [folder / f"{name}.md" for name in "abc"]
+    for doc in docs:
+        doc.write_text(DOC)
+    a, b, c = docs
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    settings = fake.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
+    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+        a.write_text(DOC + "prompt for a\n")
+        wait_for(lambda: "w10 " in a.read_text(), what="a streaming")
+        c.write_text(DOC + "prompt for c\n")
+        wait_for(lambda: state_of(c) == "queued", what="c told it waits")
+        b.write_text(DOC + "prompt for b\n")
+        wait_for(lambda: state_of(b) == "queued", what="b told it waits")
+        places = [status.read_status(doc) for doc in (c, b)]
+        assert [found.place if found else None for found in places] == [1, 2]
+        assert "2nd in line" in (places[1].describe() if places[1] else "")
+        gate.touch()
+        wait_for(lambda: roles(c) == ["user", "assistant", "user"], what="c answered")
+        found = status.read_status(b)
+        assert found is not None and (found.state != "queued" or found.place == 1), found
+        wait_for(lambda: roles(b) == ["user", "assistant", "user"], what="b answered")
+    assert [c["stdin"] for c in fake.calls()] == ["prompt for a", "prompt for c", "prompt for b"]
+
+
 def test_pending_prompts_at_startup_wait_for_a_save_unless_asked(
     folder: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:

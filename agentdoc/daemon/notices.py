@@ -138,9 +138,11 @@ def replaced(text: str, prompt: str | None) -> bool:
     return bool(wanted) and wanted not in text
 
 
-def tell_queued(path: Path, on_progress: Callable[[Progress], None]) -> None:
-    """A due prompt waits for a free turn (`max_concurrent` turns already run)."""
-    write_status(path, Status(document=path.name, state="queued", updated=now_iso()))
+def tell_queued(path: Path, place: int, on_progress: Callable[[Progress], None]) -> None:
+    """A due prompt waits for a free turn (`max_concurrent` turns already run), ``place``-th
+    in line."""
+    queued = Status(document=path.name, state="queued", updated=now_iso(), place=place)
+    write_status(path, queued)
     on_progress(Progress(path, 0, "queued", 0.0, 0, None))
 
 

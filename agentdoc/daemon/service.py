@@ -474,10 +474,8 @@ class Daemon:
 
     def _on_done(self, path: Path, outcome: str, failure: str | None) -> None:
         self.turns.on_done(path, outcome, failure)
-        for other, waiting in list(self._docs.items()):
-            if waiting.waiting and self.turns.free_slot():
-                waiting.waiting = False
-                self._guarded(other, partial(self.saves.recheck, other))
+        while (due := self.turns.next_in_line()) is not None:
+            self._guarded(due, partial(self.saves.recheck, due))
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentdoc.agents import start_turn
@@ -45,6 +45,8 @@ class Turns:
     deadlines: Deadlines
     put: Callable[[Event], None]  # onto the loop's queue, from a turn's thread
     max_concurrent: int
+    # Documents whose prompt waits for a free slot, in the order their prompts were due.
+    line: list[Path] = field(default_factory=list)
 
     def running(self) -> int:
         return sum(1 for d in self.docs.values() if d.thread is not None)
@@ -56,8 +58,9 @@ class Turns:
         doc = self.docs.setdefault(path, DocState())
         doc.prompt = prompt
         if self.running() >= self.max_concurrent:
-            doc.waiting = True
-            tell_queued(path, self.on_progress)
+            if path not in self.line:
+                self.line.append(path)
+            tell_queued(path, self.line.index(path) + 1, self.on_progress)
             return
         doc.cancel = threading.Event()
         self.gate.started(path)
@@ -112,8 +115,15 @@ class Turns:
         doc.locked = False
         return True
 
-    def free_slot(self) -> bool:
-        return self.running() < self.max_concurrent
+    def next_in_line(self) -> Path | None:
+        """The document whose turn is due now that a slot is free (None: none, or no slot);
+        those behind it are told their new place."""
+        if not self.line or self.running() >= self.max_concurrent:
+            return None
+        due = self.line.pop(0)
+        for place, path in enumerate(self.line, 1):
+            tell_queued(path, place, self.on_progress)
+        return due
 
     def _after_reply(self, path: Path, doc: DocState, data: bytes) -> None:
         if not self.ledger.is_own(path, data) and (ours := self.ledger.last(path)):
@@ -151,6 +161,8 @@ class Turns:
             log.error("%s: deleted or renamed while a reply was streaming", path)
             return  # its state files go when the turn has ended
         self.docs.pop(path, None)
+        if path in self.line:
+            self.line.remove(path)
         self.repairs.forget(path)
         self.gate.forget(path)
         remove_state(path)

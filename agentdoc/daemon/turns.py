@@ -40,7 +40,6 @@ class DocState:
     cancel: threading.Event | None = None
     queued: bool = False  # a prompt was saved while the turn streamed
     prompt_below: bool = False  # …below the streaming reply: a cancel does not drop it
-    waiting: bool = False  # submitted, waiting for a free slot
     prompt: str | None = None  # the prompt of the turn last submitted
     refused: bool = False  # its frontmatter could not be read: the status says why
     indexed: str | None = None  # digest of the version last handed to the search index

@@ -48,6 +48,7 @@ class Status(BaseModel):
     waiting_for: str | None = None  # the tool whose permission request waits for an answer
     held: str | None = None  # while `pending`: why the prompt was not sent, and how to send it
     queued: bool = False  # while a reply streams: a prompt saved below it waits for its end
+    place: int | None = None  # while `queued` for a free turn: its place in line, 1 the next
     # Tokens in the model's context window after the last turn, and the window, when the agent
     # reports them (kept from turn to turn until a new figure arrives).
     context_used: int | None = None
@@ -69,11 +70,19 @@ class Status(BaseModel):
             line += f" — {self.waiting_for} waits for your answer (`agentdoc approve` / `deny`)"
         if self.queued:
             line += " — queued: a prompt saved below it is sent when it ends"
+        if self.state == "queued" and self.place:
+            line += f" — {ordinal(self.place)} in line for a turn (the others use every slot)"
         if self.held:
             line += f" — {self.held}"
         if self.error:
             line += f" — {self.error}"
         return line
+
+
+def ordinal(number: int) -> str:
+    """1st, 2nd, 3rd, 4th… 11th, 12th, 13th, 21st."""
+    teen = 10 <= number % 100 <= 20
+    return f"{number}{'th' if teen else {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
 
 
 def state_dir(document: Path) -> Path:
