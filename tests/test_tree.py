@@ -144,3 +144,26 @@ def test_a_sweep_sees_notes_rewritten_in_place_and_never_looks_inside_git(
     assert index.sweep() == []  # reported once
     assert not any(".git" in path for path in looked_at)
     assert index.rescan() == []  # and not again by the next rescan
+
+
+@pytest.mark.parametrize(
+    ("text", "could_be"),
+    [
+        pytest.param("# Note\n\nText.\n", False, id="no-frontmatter"),
+        pytest.param(
+            "---\ntitle: Note\ntags: [a]\n---\n\n# Note\n", False, id="a-notes-frontmatter"
+        ),
+        pytest.param("---\nagentdoc: {}\n---\n\n## User\n\n", True, id="a-session"),
+        pytest.param("\ufeff---\ntitle: x\nagentdoc:\n  agent: gemini\n---\n", True, id="bom"),
+        # Too long to judge from its start: read whole, as before.
+        pytest.param("---\ntitle: x\n" + "k: v\n" * 20_000 + "---\n", True, id="long"),
+    ],
+)
+def test_start_up_tells_most_notes_from_one_short_read(
+    tmp_path: Path, text: str, could_be: bool
+) -> None:
+    """A vault's notes mostly have frontmatter of their own: one read of their start tells
+    they are no session document, without reading them again whole."""
+    note = tmp_path / "note.md"
+    note.write_text(text, encoding="utf-8")
+    assert tree.starts_as_session(note) is could_be

@@ -12,8 +12,10 @@ observer's events, and to a full walk after the kernel reported that it dropped 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import logging
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Iterable
@@ -46,6 +48,8 @@ IGNORED: tuple[str, ...] = (
     ".agentdoc-tmp-*",  # our own atomic writes (agentdoc.document.fileio.TEMP_PREFIX)
     "*.thinking.md",  # thinking sidecars are never session documents
 )
+# One pattern for them all: every name the watch meets is tried against it.
+_IGNORED = re.compile("|".join(f"(?:{fnmatch.translate(pattern)})" for pattern in IGNORED))
 # A sync tool's own folders (old versions, caches) hold copies, never documents.
 IGNORED_DIRS = frozenset({".agentdoc", ".git", ".hg", ".svn"}) | BYPRODUCT_DIRS
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -55,11 +59,13 @@ RACY_NS = 2_000_000_000
 UNTRUSTED = -1
 
 
+@functools.lru_cache(maxsize=16384)
 def wanted_name(name: str) -> bool:
-    """True for a file name that may be a session document (the folder is checked apart)."""
+    """True for a file name that may be a session document (the folder is checked apart).
+    Kept per name: every event asks, and a vault's start-up brings two for each note it reads."""
     if os.path.splitext(name)[1].lower() not in MARKDOWN_SUFFIXES:
         return False
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in IGNORED):
+    if _IGNORED.match(name):
         return False
     # A sync tool's conflict copy keeps the document's session id: read as a document it
     # would answer the same conversation a second time, from a second file.
@@ -274,14 +280,22 @@ def maybe_session(data: bytes) -> bool:
     return data.lstrip(b"\xef\xbb\xbf").startswith(b"---")
 
 
+HEAD_BYTES = 16 * 1024  # what start-up reads of each note before deciding to read it whole
+
+
 def starts_as_session(path: Path) -> bool:
-    """`maybe_session` on the first bytes only, so start-up does not read every note whole."""
+    """Whether the file may be a session document, from one read of its start: start-up does
+    not read every note of a vault whole (nor twice). A whole note read here without the
+    `agentdoc` key is none (its settings must name it in any encoding a document may have)."""
     try:
         note_own_open(path)
         with path.open("rb") as handle:
-            return maybe_session(handle.read(8))
+            head = handle.read(HEAD_BYTES)
     except FileNotFoundError:
         return False
+    if not maybe_session(head):
+        return False
+    return len(head) == HEAD_BYTES or b"agentdoc" in head
 
 
 def mtime_ns(path: Path) -> int:

@@ -133,6 +133,8 @@ def _too_large(path: Path, size: int) -> AgentdocError:
 OWN_OPEN_TTL = 2.0
 _own_opens: dict[str, deque[float]] = {}
 _own_lock = threading.Lock()
+OWN_SWEEP_AT = 1024  # files noted before the expired ones are swept out
+_own_sweep_at = OWN_SWEEP_AT
 
 
 def _own_key(path: Path) -> str:
@@ -141,12 +143,16 @@ def _own_key(path: Path) -> str:
 
 def note_own_open(path: Path) -> None:
     """Call just before agentdoc itself opens `path` for reading."""
+    global _own_sweep_at
     now = time.monotonic()
     with _own_lock:
         _own_opens.setdefault(_own_key(path), deque(maxlen=64)).append(now)
-        if len(_own_opens) > 1024:  # files whose opens nobody watches (sidecars, other trees)
+        if len(_own_opens) > _own_sweep_at:  # files whose opens nobody watches (other trees)
             for key in [k for k, t in _own_opens.items() if not t or now - t[-1] > OWN_OPEN_TTL]:
                 del _own_opens[key]
+            # Not again before the table doubles: a start-up reading a vault's 10,000 notes
+            # within the time to live would otherwise sweep the whole table at every read.
+            _own_sweep_at = max(OWN_SWEEP_AT, 2 * len(_own_opens))
 
 
 def take_own_open(path: Path) -> bool:
