@@ -12,15 +12,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentdoc.config import Settings
 from agentdoc.document import on_written
 from agentdoc.errors import AgentdocError
-from agentdoc.web.app import Site, make_app
-from agentdoc.web.guard import is_loopback
-from agentdoc.web.live import Hub
 from agentdoc.web.places import roots_of
 from agentdoc.web.token import serve_token
+
+if TYPE_CHECKING:
+    from agentdoc.web.live import Hub
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,11 @@ def serve(
     untrusted: Callable[[Path], str | None],
 ) -> Running:
     """Start the page; AgentdocError when it cannot listen (the address taken, a bad cert)."""
+    # Here, not at the top: a daemon that serves no page loads neither Starlette nor uvicorn.
     import uvicorn
+
+    from agentdoc.web.app import Site, make_app
+    from agentdoc.web.guard import is_loopback
 
     host, port = split_address(serving.address)
     if (serving.cert is None) != (serving.key is None):
