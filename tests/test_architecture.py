@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     },
     {"agentdoc.web"},
     {"agentdoc.daemon"},
+    {"agentdoc.daemon.watch"},
     {"agentdoc.turn", "agentdoc.search"},
     {"agentdoc.document"},
     {"agentdoc.agents"},
@@ -45,6 +46,7 @@ SUBPACKAGES = (
     "agentdoc.agents.base",
     "agentdoc.agents",
     "agentdoc.web",
+    "agentdoc.daemon.watch",
     "agentdoc.daemon",
     "agentdoc.turn",
     "agentdoc.search",
@@ -357,7 +359,10 @@ def _type_checking_names(package: str) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("package", ["agentdoc.daemon", "agentdoc.turn", "agentdoc.document"])
+@pytest.mark.parametrize(
+    "package",
+    ["agentdoc.daemon", "agentdoc.daemon.watch", "agentdoc.turn", "agentdoc.document"],
+)
 def test_lazy_exports_match_what_the_type_checker_sees(package: str) -> None:
     """The names loaded on first use are exactly those re-exported for mypy: no drift."""
     assert _type_checking_names(package) == set(importlib.import_module(package).__all__)

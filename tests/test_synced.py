@@ -107,7 +107,7 @@ def test_a_file_given_an_old_mtime_still_tells_when_it_arrived(tmp_path: Path) -
     import os
     import time
 
-    from agentdoc.daemon.tree import changed_ns
+    from agentdoc.daemon.watch.tree import changed_ns
 
     before = time.time_ns() - 1_000_000_000  # the margin of a coarse file-system clock
     path = tmp_path / "chat.md"

@@ -22,11 +22,11 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.daemon.synced import synced_folder as synced_folder
     from agentdoc.daemon.synced import synced_root as synced_root
     from agentdoc.daemon.syncignore import init_sync as init_sync
-    from agentdoc.daemon.tree import wanted_name as wanted_name
     from agentdoc.daemon.trust import gone as gone
     from agentdoc.daemon.trust import trust_folder as trust_folder
     from agentdoc.daemon.trust import trusted_list as trusted_list
     from agentdoc.daemon.trust import untrust_folder as untrust_folder
+    from agentdoc.daemon.watch import wanted_name as wanted_name
 
 __all__, __getattr__ = lazy_exports(
     __name__,
@@ -39,7 +39,7 @@ __all__, __getattr__ = lazy_exports(
         "service": ("Daemon",),
         "synced": ("SyncedFolder", "paced", "synced_folder", "synced_root"),
         "syncignore": ("init_sync",),
-        "tree": ("wanted_name",),
+        "watch": ("wanted_name",),
         "trust": ("gone", "trust_folder", "untrust_folder", "trusted_list"),
     },
 )

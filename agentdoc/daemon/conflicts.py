@@ -23,8 +23,8 @@ from pathlib import Path
 
 from agentdoc.daemon.kept import kept_dir
 from agentdoc.daemon.notices import hold
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.turns import DocState
+from agentdoc.daemon.watch import read_stable
 from agentdoc.document import (
     DocumentError,
     FrontmatterError,

@@ -29,11 +29,11 @@ from agentdoc.daemon.conflicts import conflicts_of
 from agentdoc.daemon.events import Changed, ConflictCopy, Deadlines, Event
 from agentdoc.daemon.notices import tell_repaired
 from agentdoc.daemon.repair import Repairs
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.syncing import Act
 from agentdoc.daemon.turns import DocState
+from agentdoc.daemon.watch import read_stable
 from agentdoc.document import WriteLedger, digest
 
 GIT_WAIT = 0.5  # seconds between looks at a repository whose index git has locked

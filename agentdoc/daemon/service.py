@@ -73,14 +73,13 @@ from agentdoc.daemon.reconfig import (
 )
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.saves import Saves
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.startup import Discovery, take
 from agentdoc.daemon.synced import synced_root
 from agentdoc.daemon.syncing import Syncing
 from agentdoc.daemon.turning import Turns
 from agentdoc.daemon.turns import DocState, stop_turns, take_own
-from agentdoc.daemon.watcher import Watcher
+from agentdoc.daemon.watch import Watcher, read_stable
 from agentdoc.document import (
     WriteLedger,
 )

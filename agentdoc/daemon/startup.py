@@ -25,11 +25,16 @@ from agentdoc.daemon.gate import Gate
 from agentdoc.daemon.gitguard import written_by_git
 from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.notices import as_argument, hold
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.syncing import Act
-from agentdoc.daemon.tree import changed_ns, maybe_session, mtime_ns, starts_as_session
 from agentdoc.daemon.turns import DocState
+from agentdoc.daemon.watch import (
+    changed_ns,
+    maybe_session,
+    mtime_ns,
+    read_stable,
+    starts_as_session,
+)
 from agentdoc.document import (
     WriteLedger,
     decode,

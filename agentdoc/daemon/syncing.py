@@ -25,10 +25,9 @@ from agentdoc.daemon.gate import Gate
 from agentdoc.daemon.gitguard import git_busy
 from agentdoc.daemon.notices import hold
 from agentdoc.daemon.repair import Repairs
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
-from agentdoc.daemon.tree import changed_ns
 from agentdoc.daemon.turns import DocState
+from agentdoc.daemon.watch import changed_ns, read_stable
 from agentdoc.document import DocumentError, FrontmatterError, WriteLedger, digest, parse
 from agentdoc.turn import Progress, integrate, read_status
 

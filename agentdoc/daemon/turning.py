@@ -21,9 +21,9 @@ from agentdoc.daemon.gate import Gate
 from agentdoc.daemon.notices import tell_error, tell_queued
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.repair import Repairs
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.synced import paced
 from agentdoc.daemon.turns import DocState, after_unfinished, begin
+from agentdoc.daemon.watch import read_stable
 from agentdoc.document import Document, WriteLedger, check_writable, digest
 from agentdoc.errors import AgentdocError
 from agentdoc.search import note_changed

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agentdoc.daemon.events import TurnEnded
 from agentdoc.daemon.notices import hold, replaced
-from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.watch import read_stable
 from agentdoc.document import digest
 from agentdoc.errors import AgentdocError, NoPendingPrompt, ReadOnlyDocument
 from agentdoc.turn import TurnRunner
