@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     },
     {"agentdoc.web"},
     {"agentdoc.daemon"},
+    {"agentdoc.daemon.synced"},
     {"agentdoc.daemon.watch"},
     {"agentdoc.turn", "agentdoc.search"},
     {"agentdoc.document"},
@@ -46,6 +47,7 @@ SUBPACKAGES = (
     "agentdoc.agents.base",
     "agentdoc.agents",
     "agentdoc.web",
+    "agentdoc.daemon.synced",
     "agentdoc.daemon.watch",
     "agentdoc.daemon",
     "agentdoc.turn",
@@ -361,7 +363,13 @@ def _type_checking_names(package: str) -> set[str]:
 
 @pytest.mark.parametrize(
     "package",
-    ["agentdoc.daemon", "agentdoc.daemon.watch", "agentdoc.turn", "agentdoc.document"],
+    [
+        "agentdoc.daemon",
+        "agentdoc.daemon.synced",
+        "agentdoc.daemon.watch",
+        "agentdoc.turn",
+        "agentdoc.document",
+    ],
 )
 def test_lazy_exports_match_what_the_type_checker_sees(package: str) -> None:
     """The names loaded on first use are exactly those re-exported for mypy: no drift."""
@@ -403,4 +411,4 @@ def test_the_daemons_decision_is_pure() -> None:
 
 def test_the_purity_rule_catches_io() -> None:
     assert impure_imports("agentdoc.daemon.capture")  # git, the ledger, read_stable
-    assert impure_imports("agentdoc.daemon.gitguard")  # subprocess
+    assert impure_imports("agentdoc.daemon.synced.gitguard")  # subprocess

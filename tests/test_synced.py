@@ -1,4 +1,4 @@
-"""Which folders a sync tool keeps in step with other machines (agentdoc.daemon.synced)."""
+"""Which folders a sync tool keeps in step with other machines (agentdoc.daemon.synced.pace)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.config import Settings
-from agentdoc.daemon.synced import SyncedFolder, is_sync_journal, synced_folder, synced_root
+from agentdoc.daemon.synced.pace import SyncedFolder, is_sync_journal, synced_folder, synced_root
 
 PLAIN = Settings()
 

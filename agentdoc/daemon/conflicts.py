@@ -21,8 +21,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.daemon.kept import kept_dir
 from agentdoc.daemon.notices import hold
+from agentdoc.daemon.synced import kept_dir
 from agentdoc.daemon.turns import DocState
 from agentdoc.daemon.watch import read_stable
 from agentdoc.document import (

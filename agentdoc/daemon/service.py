@@ -53,7 +53,6 @@ from agentdoc.daemon.events import (
     TurnEnded,
 )
 from agentdoc.daemon.gate import Gate, gate_for
-from agentdoc.daemon.gitpoll import start_polling
 from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import (
@@ -75,7 +74,7 @@ from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.saves import Saves
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.startup import Discovery, take
-from agentdoc.daemon.synced import synced_root
+from agentdoc.daemon.synced import start_polling, synced_root
 from agentdoc.daemon.syncing import Syncing
 from agentdoc.daemon.turning import Turns
 from agentdoc.daemon.turns import DocState, stop_turns, take_own

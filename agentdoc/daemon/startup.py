@@ -22,10 +22,10 @@ from agentdoc.daemon.classify import Known, classify
 from agentdoc.daemon.conflicts import conflicts_of
 from agentdoc.daemon.events import Changed, ConflictCopy, Event
 from agentdoc.daemon.gate import Gate
-from agentdoc.daemon.gitguard import written_by_git
 from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.notices import as_argument, hold
 from agentdoc.daemon.snapshot import Snapshot
+from agentdoc.daemon.synced import written_by_git
 from agentdoc.daemon.syncing import Act
 from agentdoc.daemon.turns import DocState
 from agentdoc.daemon.watch import (

@@ -22,10 +22,10 @@ from agentdoc.daemon.classify import Decision, Held, Known, classify
 from agentdoc.daemon.conflicts import conflicts_of, original_of, rebuild, take_in
 from agentdoc.daemon.events import ConflictCopy, Deadlines
 from agentdoc.daemon.gate import Gate
-from agentdoc.daemon.gitguard import git_busy
 from agentdoc.daemon.notices import hold
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.snapshot import Snapshot
+from agentdoc.daemon.synced import git_busy
 from agentdoc.daemon.turns import DocState
 from agentdoc.daemon.watch import changed_ns, read_stable
 from agentdoc.document import DocumentError, FrontmatterError, WriteLedger, digest, parse

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentdoc.config import Settings
-from agentdoc.daemon.synced import synced_folder
+from agentdoc.daemon.synced.pace import synced_folder
 from agentdoc.errors import AgentdocError
 
 HEADER = "# agentdoc: this machine's own state (agentdoc init-sync)"
