@@ -37,6 +37,7 @@ LAYERS: list[set[str]] = [
     {"agentdoc.agents.base"},
     {"agentdoc.localstate"},
     {"agentdoc.syncmarks"},
+    {"agentdoc.synctools"},
     {"agentdoc.config", "agentdoc.errors", "agentdoc.lazy", "agentdoc.userstate"},
 ]
 # Longest first, so a module of agents.claude belongs to it rather than to agents.
@@ -54,6 +55,7 @@ SUBPACKAGES = (
     "agentdoc.search",
     "agentdoc.document",
     "agentdoc.cli",
+    "agentdoc.synctools",
 )
 # Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
 PROTOCOL_USERS = ("agentdoc.daemon", "agentdoc.turn", "agentdoc.search", "agentdoc.document")

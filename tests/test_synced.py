@@ -33,7 +33,7 @@ def test_a_marker_at_or_above_a_folder_makes_it_synced(
     doc = deep / "chat.md"
     doc.write_text("# chat\n")
     for path in (root, deep, doc):
-        assert synced_folder(path, PLAIN, home=tmp_path / "home") == SyncedFolder(root, tool)  # type: ignore[arg-type]
+        assert synced_folder(path, PLAIN, home=tmp_path / "home") == SyncedFolder(root, tool)
 
 
 def test_a_folder_without_a_marker_is_not_synced(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_a_path_under_the_home_cloud_storage_is_synced(
     provider = home.joinpath(*base, "GoogleDrive-me@example.com")
     notes = provider / "notes"
     notes.mkdir(parents=True)
-    assert synced_folder(notes, PLAIN, home=home) == SyncedFolder(provider, tool)  # type: ignore[arg-type]
+    assert synced_folder(notes, PLAIN, home=home) == SyncedFolder(provider, tool)
     assert synced_root(home.joinpath(*base), PLAIN, home=home) is None
 
 
