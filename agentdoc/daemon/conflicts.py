@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentdoc.daemon.notices import hold
+from agentdoc.daemon.state import DocState
 from agentdoc.daemon.synced import kept_dir
-from agentdoc.daemon.turns import DocState
 from agentdoc.daemon.watch import read_stable
 from agentdoc.document import (
     DocumentError,
