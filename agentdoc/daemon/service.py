@@ -155,8 +155,6 @@ class Daemon:
             self.hints,
             self._follow,
             self.actions.act,
-            self.turns.error,
-            self._fault,
             self.poll,
             self.send_pending,
         )
@@ -310,7 +308,8 @@ class Daemon:
                 event = self._events.get_nowait()
         except queue.Empty:
             # Start-up discovery only when no save is waiting: a save goes first.
-            self.discovery.take(take(self._found, DISCOVERY_BATCH))
+            for path in take(self._found, DISCOVERY_BATCH):
+                self._guarded(path, partial(self.discovery.look, path))
             return
         self._handle(event)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import queue
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from agentdoc.daemon.classify import Known, classify
 from agentdoc.daemon.conflicts import conflicts_of
 from agentdoc.daemon.events import Changed, ConflictCopy
 from agentdoc.daemon.hints import Hints
-from agentdoc.daemon.notices import as_argument, hold
+from agentdoc.daemon.notices import as_argument, hold, tell_error
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.synced import written_by_git
@@ -127,23 +127,22 @@ class Discovery:
     hints: Hints
     follow: Callable[[Path], None]  # the watcher's rescan looks at it one by one
     act: Act
-    error: Callable[[Path, str], None]
-    fault: Callable[[Path, Exception], None]
     poll: bool
     send_pending: bool
     started_ns: int = 0  # a file changed since then was saved by someone: its event follows
 
-    def take(self, paths: Sequence[Path]) -> None:
-        """Remember what each document holds at start-up; send nothing unless asked to."""
-        for path in paths:
-            if path in self.loop.docs:
-                continue  # saved since start-up, and handled as a save
-            try:
-                self.one(path)
-            except AgentdocError as exc:
-                self.error(path, str(exc))
-            except Exception as exc:  # one document must not keep the others from start-up
-                self.fault(path, exc)
+    def look(self, path: Path) -> None:
+        """Remember what the document at `path` holds at start-up; send nothing unless asked
+        to. (The loop guards each path: one document must not keep the others from start-up.)"""
+        if path in self.loop.docs:
+            return  # saved since start-up, and handled as a save
+        try:
+            self.one(path)
+        except AgentdocError as exc:
+            self.error(path, str(exc))
+
+    def error(self, path: Path, message: str) -> None:
+        tell_error(path, message, self.loop.on_progress)
 
     def one(self, path: Path) -> None:
         found = read_found(path, self.loop.ledger, self.loop.gate.answered_elsewhere)
