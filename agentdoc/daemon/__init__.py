@@ -17,14 +17,12 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
     from agentdoc.daemon.pool import WarmPool as WarmPool
     from agentdoc.daemon.service import Daemon as Daemon
-    from agentdoc.daemon.synced import SyncedFolder as SyncedFolder
     from agentdoc.daemon.synced import adopt as adopt
     from agentdoc.daemon.synced import gone as gone
     from agentdoc.daemon.synced import init_sync as init_sync
     from agentdoc.daemon.synced import kept_copies as kept_copies
     from agentdoc.daemon.synced import machine_id as machine_id
     from agentdoc.daemon.synced import paced as paced
-    from agentdoc.daemon.synced import synced_folder as synced_folder
     from agentdoc.daemon.synced import synced_root as synced_root
     from agentdoc.daemon.synced import trust_folder as trust_folder
     from agentdoc.daemon.synced import trusted_list as trusted_list
@@ -39,14 +37,12 @@ __all__, __getattr__ = lazy_exports(
         "pool": ("WarmPool",),
         "service": ("Daemon",),
         "synced": (
-            "SyncedFolder",
             "adopt",
             "gone",
             "init_sync",
             "kept_copies",
             "machine_id",
             "paced",
-            "synced_folder",
             "synced_root",
             "trust_folder",
             "trusted_list",

@@ -25,9 +25,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.daemon.synced.gitpoll import start_polling as start_polling
     from agentdoc.daemon.synced.kept import kept_copies as kept_copies
     from agentdoc.daemon.synced.kept import kept_dir as kept_dir
-    from agentdoc.daemon.synced.pace import SyncedFolder as SyncedFolder
     from agentdoc.daemon.synced.pace import paced as paced
-    from agentdoc.daemon.synced.pace import synced_folder as synced_folder
     from agentdoc.daemon.synced.pace import synced_root as synced_root
     from agentdoc.daemon.synced.syncignore import init_sync as init_sync
     from agentdoc.daemon.synced.trust import TrustList as TrustList
@@ -44,7 +42,7 @@ __all__, __getattr__ = lazy_exports(
         "gitguard": ("git_busy", "written_by_git"),
         "gitpoll": ("start_polling",),
         "kept": ("kept_copies", "kept_dir"),
-        "pace": ("SyncedFolder", "paced", "synced_folder", "synced_root"),
+        "pace": ("paced", "synced_root"),
         "syncignore": ("init_sync",),
         "trust": ("TrustList", "covers", "gone", "trust_folder", "trusted_list", "untrust_folder"),
     },
