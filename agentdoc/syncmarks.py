@@ -2,8 +2,9 @@
 
 A folder is synced when a sync tool's marker sits at or above it, or when the user's config
 lists it (`synced = ["PATH", …]`). Only the look-ups of the markers touch the file system;
-which marker means which tool is a table. Below the packages, as where agentdoc keeps its own
-state for a folder (`localstate`) depends on it as much as the daemon's pacing does.
+which marker means which tool is the sync tools' table (`agentdoc.synctools`). Below the
+packages, as where agentdoc keeps its own state for a folder (`localstate`) depends on it as
+much as the daemon's pacing does.
 """
 
 from __future__ import annotations
@@ -11,35 +12,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from agentdoc.config import Settings
-
-SyncTool = Literal["syncthing", "dropbox", "nextcloud", "cloudstorage", "icloud"]
-
-# A marker's name in a sync root -> the tool that leaves it there.
-MARKERS: tuple[tuple[str, SyncTool], ...] = (
-    (".stfolder", "syncthing"),  # a folder since 1.x, a file in older releases
-    (".dropbox.cache", "dropbox"),
-    (".dropbox", "dropbox"),  # the file Dropbox keeps beside its cache
-)
-# Nextcloud's and ownCloud's desktop clients keep their journal as `.sync_<hash>.db`
-# (`._sync_<hash>.db` in older releases) in the root of each synced folder.
-JOURNAL_PREFIXES = (".sync_", "._sync_")
-# macOS's File Provider folders (Dropbox, Google Drive, OneDrive, Box, …) are
-# ~/Library/CloudStorage/NAME; iCloud Drive's are ~/Library/Mobile Documents/NAME.
-HOME_STORAGE: tuple[tuple[tuple[str, ...], SyncTool], ...] = (
-    (("Library", "CloudStorage"), "cloudstorage"),
-    (("Library", "Mobile Documents"), "icloud"),
-)
+from agentdoc.synctools import HOME_STORAGE, JOURNALS, MARKERS
 
 
 @dataclass(frozen=True)
 class SyncedFolder:
-    """The top of a synced tree and the tool that syncs it (None when only the config says so)."""
+    """The top of a synced tree and the name of the tool that syncs it (None when only the
+    config says so)."""
 
     root: Path
-    tool: SyncTool | None
+    tool: str | None
 
 
 def synced_root(path: Path, settings: Settings, *, home: Path | None = None) -> Path | None:
@@ -75,7 +59,7 @@ def _marked(start: Path) -> SyncedFolder | None:
     return None
 
 
-def marker_in(folder: Path) -> SyncTool | None:
+def marker_in(folder: Path) -> str | None:
     """The tool whose marker is directly in `folder`, or None."""
     for name, tool in MARKERS:
         if os.path.lexists(folder / name):
@@ -84,14 +68,19 @@ def marker_in(folder: Path) -> SyncTool | None:
         names = os.listdir(folder)
     except OSError:
         return None  # a folder we may not list holds no marker we can rely on
-    if any(is_sync_journal(name) for name in names):
-        return "nextcloud"
-    return None
+    return next((found for name in names if (found := journal_of(name)) is not None), None)
+
+
+def journal_of(name: str) -> str | None:
+    """The tool whose journal file the name `name` is (Nextcloud's `.sync_<hash>.db`), or None."""
+    if not name.endswith(".db"):
+        return None
+    return next((tool for prefix, tool in JOURNALS if name.startswith(prefix)), None)
 
 
 def is_sync_journal(name: str) -> bool:
-    """True for a Nextcloud / ownCloud client journal file name (`.sync_<hash>.db`)."""
-    return name.endswith(".db") and name.startswith(JOURNAL_PREFIXES)
+    """True for a sync tool's journal file name (Nextcloud's `.sync_<hash>.db`)."""
+    return journal_of(name) is not None
 
 
 def _under_home_storage(start: Path, home: Path) -> SyncedFolder | None:

@@ -41,16 +41,16 @@ from agentdoc.daemon.service import Daemon
 # turn's thread), the reply's final form written. The functions on the stack at each, together,
 # are the save's path: its "hops".
 STEP_FUNCTIONS = {
-    "agentdoc.daemon.fsevents": "EventHandler.dispatch",
-    "agentdoc.daemon.settle": "Settler.touch",
-    "agentdoc.daemon.watcher": "Watcher._remember",
+    "agentdoc.daemon.watch.fsevents": "EventHandler.dispatch",
+    "agentdoc.daemon.watch.settle": "Settler.touch",
+    "agentdoc.daemon.watch.watcher": "Watcher._remember",
     "agentdoc.daemon.classify": "classify",
     "agentdoc.agents.base.child": "spawn",
     "agentdoc.turn.writer": "ReplyWriter.open",
     "agentdoc.document.fileio": "atomic_write",
 }
 STEPS = frozenset(STEP_FUNCTIONS.values())
-DISPATCH = STEP_FUNCTIONS["agentdoc.daemon.fsevents"]
+DISPATCH = STEP_FUNCTIONS["agentdoc.daemon.watch.fsevents"]
 # Where the windows close: the reply's final write, and the daemon's look after the turn.
 ENDS = {"footer": ("agentdoc.turn.writer", "ReplyWriter.close"),
         "turn": ("agentdoc.daemon.saves", "Saves.recheck")}  # fmt: skip

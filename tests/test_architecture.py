@@ -28,6 +28,8 @@ LAYERS: list[set[str]] = [
     },
     {"agentdoc.web"},
     {"agentdoc.daemon"},
+    {"agentdoc.daemon.synced"},
+    {"agentdoc.daemon.watch"},
     {"agentdoc.turn", "agentdoc.search"},
     {"agentdoc.document"},
     {"agentdoc.agents"},
@@ -35,6 +37,7 @@ LAYERS: list[set[str]] = [
     {"agentdoc.agents.base"},
     {"agentdoc.localstate"},
     {"agentdoc.syncmarks"},
+    {"agentdoc.synctools"},
     {"agentdoc.config", "agentdoc.errors", "agentdoc.lazy", "agentdoc.userstate"},
 ]
 # Longest first, so a module of agents.claude belongs to it rather than to agents.
@@ -45,11 +48,14 @@ SUBPACKAGES = (
     "agentdoc.agents.base",
     "agentdoc.agents",
     "agentdoc.web",
+    "agentdoc.daemon.synced",
+    "agentdoc.daemon.watch",
     "agentdoc.daemon",
     "agentdoc.turn",
     "agentdoc.search",
     "agentdoc.document",
     "agentdoc.cli",
+    "agentdoc.synctools",
 )
 # Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
 PROTOCOL_USERS = ("agentdoc.daemon", "agentdoc.turn", "agentdoc.search", "agentdoc.document")
@@ -357,7 +363,16 @@ def _type_checking_names(package: str) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("package", ["agentdoc.daemon", "agentdoc.turn", "agentdoc.document"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "agentdoc.daemon",
+        "agentdoc.daemon.synced",
+        "agentdoc.daemon.watch",
+        "agentdoc.turn",
+        "agentdoc.document",
+    ],
+)
 def test_lazy_exports_match_what_the_type_checker_sees(package: str) -> None:
     """The names loaded on first use are exactly those re-exported for mypy: no drift."""
     assert _type_checking_names(package) == set(importlib.import_module(package).__all__)
@@ -398,4 +413,4 @@ def test_the_daemons_decision_is_pure() -> None:
 
 def test_the_purity_rule_catches_io() -> None:
     assert impure_imports("agentdoc.daemon.capture")  # git, the ledger, read_stable
-    assert impure_imports("agentdoc.daemon.gitguard")  # subprocess
+    assert impure_imports("agentdoc.daemon.synced.gitguard")  # subprocess

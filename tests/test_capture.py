@@ -9,7 +9,7 @@ import pytest
 
 from agentdoc.config import Settings
 from agentdoc.daemon import capture
-from agentdoc.daemon.tree import stamp_of
+from agentdoc.daemon.watch.tree import stamp_of
 from agentdoc.document import WriteLedger, digest, parser
 
 ASKING = "---\nagentdoc: {}\n---\n\n## User\n\nhi there\n"

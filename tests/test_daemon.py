@@ -356,7 +356,7 @@ def test_saves_are_served_while_the_first_walk_goes_on(
     folder: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A big tree of notes takes a while to walk; the daemon must not wait for it.
-    from agentdoc.daemon import tree
+    from agentdoc.daemon.watch import tree
 
     slow = folder / "archive"
     slow.mkdir()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.daemon import service, turning
+from agentdoc.daemon import acting, service, turns
 from agentdoc.daemon.service import Daemon
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, roles
@@ -21,7 +21,7 @@ def test_a_saved_prompt_is_indexed_with_its_reply_not_before_it(
     folder.mkdir()
     doc = folder / "chat.md"
     noted: list[str] = []
-    for part in (service, turning):  # the loop indexes saves; a turn's end, the reply
+    for part in (service, acting, turns):  # the loop indexes saves; a turn's end, the reply
         monkeypatch.setattr(part, "note_changed", lambda path: noted.append(path.read_text()))
     fake = fake_claude("plain_text.ndjson")
     settings = fake.settings(settle_step=0.1, settle_max=1.0)

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.daemon import watcher as watcher_mod
 from agentdoc.daemon.service import Daemon
-from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.watcher import Watcher
+from agentdoc.daemon.watch import watcher as watcher_mod
+from agentdoc.daemon.watch.settle import read_stable
+from agentdoc.daemon.watch.watcher import Watcher
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import roles
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.daemon.bulk import judge
-from agentdoc.daemon.gitguard import git_busy, written_by_git
+from agentdoc.daemon.synced.gitguard import git_busy, written_by_git
 from agentdoc.document import parser as document
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles, state_of

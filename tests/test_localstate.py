@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.daemon.kept import kept_copies
 from agentdoc.daemon.lock import TreeLock, find_daemon
+from agentdoc.daemon.synced.kept import kept_copies
 from agentdoc.localstate import move_out, state_folder
 from agentdoc.turn import Status, all_statuses, now_iso, write_status
 from agentdoc.userstate import user_state_dir

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentdoc.cli import cli
-from agentdoc.daemon.tree import wanted_name
+from agentdoc.daemon.watch.tree import wanted_name
 
 
 @pytest.mark.parametrize(

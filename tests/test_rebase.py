@@ -109,7 +109,7 @@ def test_a_stale_save_that_landed_during_the_turn_keeps_what_was_typed_into_it(
     and once more as the turn ends: that last save was recorded among the person's saves when
     it landed, and must not serve as its own base, or the line typed into it is dropped."""
     from agentdoc.daemon.stale import rebase_save
-    from agentdoc.daemon.turns import DocState
+    from agentdoc.daemon.state import DocState
     from agentdoc.document import WriteLedger
 
     path = tmp_path / "chat.md"

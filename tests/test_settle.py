@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.daemon import settle
-from agentdoc.daemon.settle import Settler, read_stable
+from agentdoc.daemon.watch import settle
+from agentdoc.daemon.watch.settle import Settler, read_stable
 
 A = Path("/docs/a.md")
 B = Path("/docs/b.md")

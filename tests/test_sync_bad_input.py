@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli
 from agentdoc.config import config_path
-from agentdoc.daemon.claims import CLAIMS
 from agentdoc.daemon.service import Daemon
+from agentdoc.daemon.synced.claims import CLAIMS
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, roles
 

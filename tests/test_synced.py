@@ -1,4 +1,4 @@
-"""Which folders a sync tool keeps in step with other machines (agentdoc.daemon.synced)."""
+"""Which folders a sync tool keeps in step with other machines (agentdoc.daemon.synced.pace)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.config import Settings
-from agentdoc.daemon.synced import SyncedFolder, is_sync_journal, synced_folder, synced_root
+from agentdoc.daemon.synced.pace import SyncedFolder, is_sync_journal, synced_folder, synced_root
 
 PLAIN = Settings()
 
@@ -33,7 +33,7 @@ def test_a_marker_at_or_above_a_folder_makes_it_synced(
     doc = deep / "chat.md"
     doc.write_text("# chat\n")
     for path in (root, deep, doc):
-        assert synced_folder(path, PLAIN, home=tmp_path / "home") == SyncedFolder(root, tool)  # type: ignore[arg-type]
+        assert synced_folder(path, PLAIN, home=tmp_path / "home") == SyncedFolder(root, tool)
 
 
 def test_a_folder_without_a_marker_is_not_synced(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_a_path_under_the_home_cloud_storage_is_synced(
     provider = home.joinpath(*base, "GoogleDrive-me@example.com")
     notes = provider / "notes"
     notes.mkdir(parents=True)
-    assert synced_folder(notes, PLAIN, home=home) == SyncedFolder(provider, tool)  # type: ignore[arg-type]
+    assert synced_folder(notes, PLAIN, home=home) == SyncedFolder(provider, tool)
     assert synced_root(home.joinpath(*base), PLAIN, home=home) is None
 
 
@@ -107,7 +107,7 @@ def test_a_file_given_an_old_mtime_still_tells_when_it_arrived(tmp_path: Path) -
     import os
     import time
 
-    from agentdoc.daemon.tree import changed_ns
+    from agentdoc.daemon.watch.tree import changed_ns
 
     before = time.time_ns() - 1_000_000_000  # the margin of a coarse file-system clock
     path = tmp_path / "chat.md"

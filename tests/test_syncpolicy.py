@@ -13,11 +13,11 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli
 from agentdoc.config import Settings, config_path
-from agentdoc.daemon.claims import Claim, Claims, machine_id, owner, read_claims, write_claim
 from agentdoc.daemon.gate import HOUR, Gate, Held, budget_wait
 from agentdoc.daemon.notify import Notifier, one_line
 from agentdoc.daemon.service import Daemon
-from agentdoc.daemon.trust import TrustList, covers, trust_folder, trusted_list
+from agentdoc.daemon.synced.claims import Claim, Claims, machine_id, owner, read_claims, write_claim
+from agentdoc.daemon.synced.trust import TrustList, covers, trust_folder, trusted_list
 from agentdoc.document import new_nonce, open_reply
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Progress, open_regions, status

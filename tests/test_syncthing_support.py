@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.config import Settings
-from agentdoc.daemon.synced import SyncedFolder, synced_folder
+from agentdoc.daemon.synced.pace import SyncedFolder, synced_folder
 from tests.conftest import wait_for
 from tests.syncthing_support import Syncthing, needs_syncthing, syncthing_pair, wait_in_sync
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.daemon import tree
-from agentdoc.daemon.tree import TreeIndex, build
+from agentdoc.daemon.watch import tree
+from agentdoc.daemon.watch.tree import TreeIndex, build
 
 OLD_NS = 1_600_000_000 * 10**9  # long before now: a folder mtime the index trusts
 

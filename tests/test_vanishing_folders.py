@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agentdoc.daemon import tree
 from agentdoc.daemon.service import Daemon
-from agentdoc.daemon.watcher import Watcher
+from agentdoc.daemon.watch import tree
+from agentdoc.daemon.watch.watcher import Watcher
 from agentdoc.errors import AgentdocError
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles

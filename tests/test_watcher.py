@@ -21,11 +21,11 @@ from watchdog.events import FileSystemEvent
 from watchdog.observers import inotify_c
 from watchdog.observers.inotify import InotifyObserver
 
-from agentdoc.daemon import fsevents, observing, watchlimit
-from agentdoc.daemon import watcher as watcher_mod
-from agentdoc.daemon.roots import changed_paths, is_ignored, plan_roots
-from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.watcher import Watcher
+from agentdoc.daemon.watch import fsevents, observing, watchlimit
+from agentdoc.daemon.watch import watcher as watcher_mod
+from agentdoc.daemon.watch.roots import changed_paths, is_ignored, plan_roots
+from agentdoc.daemon.watch.settle import read_stable
+from agentdoc.daemon.watch.watcher import Watcher
 from agentdoc.errors import AgentdocError
 from tests import editor_saves
 from tests.conftest import wait_for

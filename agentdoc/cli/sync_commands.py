@@ -8,6 +8,10 @@ from pathlib import Path
 import click
 
 from agentdoc.cli.group import cli, examples
+from agentdoc.synctools import INIT_SYNC_TOOLS, TOOLS
+
+# The tools nothing in a folder tells apart: named with `--tool`, or never found.
+_UNMARKED = " and ".join(name for name in INIT_SYNC_TOOLS if TOOLS[name].unmarked)
 
 
 @cli.command(
@@ -84,8 +88,8 @@ def adopt_command(path: Path) -> None:
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--tool",
-    type=click.Choice(["syncthing", "nextcloud", "git", "dropbox", "rclone", "unison"]),
-    help="The sync tool (rclone and unison leave no mark to find them by).",
+    type=click.Choice(INIT_SYNC_TOOLS),
+    help=f"The sync tool ({_UNMARKED} leave no mark to find them by).",
 )
 def init_sync_command(path: Path | None, tool: str | None) -> None:
     """Keep agentdoc's local state (`.agentdoc/`) in PATH out of its sync.

@@ -1,5 +1,8 @@
 """The daemon: notice saves, decide a turn is due, run turns, one daemon per folder tree.
 
+Its loop (`service`) and the parts it is composed of decide and act; the watch of the tree is
+`watch/` (settled paths in), what synced folders and git as a sync bring is `synced/`.
+
 Other packages import the names in ``__all__`` from here; each loads its submodule on first
 use (see :mod:`agentdoc.lazy`).
 """
@@ -9,37 +12,42 @@ from typing import TYPE_CHECKING
 from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
-    from agentdoc.daemon.claims import adopt as adopt
-    from agentdoc.daemon.claims import machine_id as machine_id
     from agentdoc.daemon.gate import own_command as own_command
-    from agentdoc.daemon.kept import kept_copies as kept_copies
     from agentdoc.daemon.lock import find_daemon as find_daemon
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
     from agentdoc.daemon.pool import WarmPool as WarmPool
     from agentdoc.daemon.service import Daemon as Daemon
-    from agentdoc.daemon.synced import SyncedFolder as SyncedFolder
+    from agentdoc.daemon.synced import adopt as adopt
+    from agentdoc.daemon.synced import gone as gone
+    from agentdoc.daemon.synced import init_sync as init_sync
+    from agentdoc.daemon.synced import kept_copies as kept_copies
+    from agentdoc.daemon.synced import machine_id as machine_id
     from agentdoc.daemon.synced import paced as paced
-    from agentdoc.daemon.synced import synced_folder as synced_folder
     from agentdoc.daemon.synced import synced_root as synced_root
-    from agentdoc.daemon.syncignore import init_sync as init_sync
-    from agentdoc.daemon.tree import wanted_name as wanted_name
-    from agentdoc.daemon.trust import gone as gone
-    from agentdoc.daemon.trust import trust_folder as trust_folder
-    from agentdoc.daemon.trust import trusted_list as trusted_list
-    from agentdoc.daemon.trust import untrust_folder as untrust_folder
+    from agentdoc.daemon.synced import trust_folder as trust_folder
+    from agentdoc.daemon.synced import trusted_list as trusted_list
+    from agentdoc.daemon.synced import untrust_folder as untrust_folder
+    from agentdoc.daemon.watch import wanted_name as wanted_name
 
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
-        "claims": ("adopt", "machine_id"),
         "gate": ("own_command",),
-        "kept": ("kept_copies",),
         "lock": ("find_daemon", "stop_daemon"),
         "pool": ("WarmPool",),
         "service": ("Daemon",),
-        "synced": ("SyncedFolder", "paced", "synced_folder", "synced_root"),
-        "syncignore": ("init_sync",),
-        "tree": ("wanted_name",),
-        "trust": ("gone", "trust_folder", "untrust_folder", "trusted_list"),
+        "synced": (
+            "adopt",
+            "gone",
+            "init_sync",
+            "kept_copies",
+            "machine_id",
+            "paced",
+            "synced_root",
+            "trust_folder",
+            "trusted_list",
+            "untrust_folder",
+        ),
+        "watch": ("wanted_name",),
     },
 )

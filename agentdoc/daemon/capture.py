@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentdoc.config import Settings
-from agentdoc.daemon.gitguard import git_busy, written_by_git
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
-from agentdoc.daemon.tree import stamp_of
+from agentdoc.daemon.synced import git_busy, written_by_git
+from agentdoc.daemon.watch import read_stable, stamp_of
 from agentdoc.document import WriteLedger, digest
 from agentdoc.turn import own_base, own_write
 

@@ -21,10 +21,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.daemon.kept import kept_dir
 from agentdoc.daemon.notices import hold
-from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.turns import DocState
+from agentdoc.daemon.state import DocState
+from agentdoc.daemon.synced import kept_dir
+from agentdoc.daemon.watch import read_stable
 from agentdoc.document import (
     DocumentError,
     FrontmatterError,

@@ -27,10 +27,8 @@ from pathlib import Path
 
 from agentdoc.agents import Clearance
 from agentdoc.config import Settings
-from agentdoc.daemon.claims import Claims
 from agentdoc.daemon.classify import Held as Held  # a reason classify holds a prompt for
-from agentdoc.daemon.synced import synced_root
-from agentdoc.daemon.trust import TrustList, covers
+from agentdoc.daemon.synced import Claims, TrustList, covers, synced_root
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Clearer, sync_on, toplevel

@@ -10,6 +10,7 @@ says why, in the same two places, until the file reads again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,10 +60,12 @@ class ConfigWatch:
     path: Path
     load: Callable[[Path], Settings]  # AgentdocError when the file is not valid settings
     current: Settings
+    every: float = 0.0  # seconds between two looks at the stamp (a stat each)
     # None until the first look, which reads the file: a save made between the daemon's
     # reading of its settings and its start is then taken in too.
     _stamp: tuple[int, int, int] | None = field(default=None, init=False)
     _looked: bool = field(default=False, init=False)
+    _last: float | None = field(default=None, init=False)  # when the stamp was last looked at
 
     def _stat(self) -> tuple[int, int, int] | None:
         try:
@@ -72,7 +75,12 @@ class ConfigWatch:
         return st.st_mtime_ns, st.st_size, st.st_ino
 
     def look(self) -> Reread | None:
-        """The settings as saved, if the file changed since the last look; else None."""
+        """The settings as saved, if the file changed since the last look; else None (also
+        when the last look was less than `every` seconds ago)."""
+        now = time.monotonic()
+        if self._last is not None and now - self._last < self.every:
+            return None
+        self._last = now
         stamp = self._stat()
         if stamp == self._stamp and self._looked:
             return None

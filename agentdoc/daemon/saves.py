@@ -1,10 +1,10 @@
 """A settled save, and the look after a turn's end, taken down to one decision: the snapshot,
 what the daemon knows of the document, `classify`, and the steps a synced or stale copy adds
 (a save made from a copy older than agentdoc's writes is merged first, and the merge is what
-is decided about). What the decision does is the daemon's `act`.
+is decided about). What the decision does is `Actions.act` (`acting.py`).
 
 A part the `Daemon` is composed of: it runs on the loop's thread and works on the loop's
-document states (`docs`).
+state (`Loop`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.config import Settings
 from agentdoc.daemon import capture
 from agentdoc.daemon.classify import (
     Forget,
@@ -26,49 +25,45 @@ from agentdoc.daemon.classify import (
     classify,
 )
 from agentdoc.daemon.conflicts import conflicts_of
-from agentdoc.daemon.events import Changed, ConflictCopy, Deadlines, Event
+from agentdoc.daemon.events import Changed, ConflictCopy
 from agentdoc.daemon.notices import tell_repaired
-from agentdoc.daemon.repair import Repairs
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.stale import rebase_save
+from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.syncing import Act
-from agentdoc.daemon.turns import DocState
-from agentdoc.document import WriteLedger, digest
+from agentdoc.daemon.watch import read_stable
+from agentdoc.document import digest
 
 GIT_WAIT = 0.5  # seconds between looks at a repository whose index git has locked
 
 
 @dataclass
 class Saves:
-    docs: dict[Path, DocState]  # the loop's own: read and updated on its thread only
-    settings: Settings
-    ledger: WriteLedger
-    repairs: Repairs
-    deadlines: Deadlines
-    put: Callable[[Event], None]
+    loop: Loop
     act: Act
     follow: Callable[[Path], None]  # a session document: the watcher's rescan looks at it
 
     def on_change(self, path: Path) -> None:
         """A settled save of `path` (or its deletion)."""
-        doc = self.docs.get(path)
+        doc = self.loop.docs.get(path)
         running = doc is not None and doc.thread is not None
         seen = None if doc is None else doc.seen
-        snap = capture.take(path, self.settings, self.ledger, turn_running=running, seen=seen)
+        snap = capture.take(
+            path, self.loop.settings, self.loop.ledger, turn_running=running, seen=seen
+        )
         previous = None if doc is None else doc.text
         if doc is not None and (base := self._own_base(doc, snap)) is not None:
             # `undo`/`archive` wrote over the version we knew, and this save came after: it
             # was made from their version, even if their write's own event has not come yet.
             previous = base
-        known = Known("save", seen, previous, running, owes=self.repairs.owes(path))
+        known = Known("save", seen, previous, running, owes=self.loop.repairs.owes(path))
         decision = classify(known, snap)
         if isinstance(decision, Later):
             # git is rewriting the tree (checkout, stash, reset, pull): read nothing half-done
             # and write nothing it would then refuse to overwrite; look again when it is done.
-            self.deadlines.add(GIT_WAIT, Changed(path))
+            self.loop.deadlines.add(GIT_WAIT, Changed(path))
             return
-        doc = self.docs.setdefault(path, DocState())
+        doc = self.loop.docs.setdefault(path, DocState())
         if snap.data is not None:
             doc.seen = snap.digest
         settled = not isinstance(decision, (Remember, Forget, Ignore, TakeOwn))
@@ -84,14 +79,14 @@ class Saves:
                     snap, known = rebased, Known("merged", doc.seen, previous, owes=known.owes)
                     decision = classify(known, snap)
                 for copy in conflicts_of(path):  # a sync tool may have put one aside with it
-                    self.put(ConflictCopy(copy))
+                    self.loop.put(ConflictCopy(copy))
         self.act(path, doc, snap, known, decision)
 
     def recheck(self, path: Path) -> None:
         """The look at a document after its turn ended (or a slot for it came free)."""
         data = read_stable(path)
-        if data is not None and (doc := self.docs.get(path)) is not None:
-            snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+        if data is not None and (doc := self.loop.docs.get(path)) is not None:
+            snap = capture.of_bytes(path, self.loop.settings, self.loop.ledger, data, settled=False)
             previous, doc.seen, doc.text = doc.text, snap.digest, snap.loose_text
             if snap.own_command is None and not snap.own_content and snap.text is not None:
                 # A save that landed as the turn ended, maybe from a copy older than the reply.
@@ -119,10 +114,10 @@ class Saves:
         """`snap`, or the merge with our writes written when it was saved from a copy older
         than them; None when another save landed meanwhile (its own event follows)."""
         assert snap.text is not None and snap.data is not None
-        text = rebase_save(path, doc, previous, snap.text, snap.data, self.ledger)
+        text = rebase_save(path, doc, previous, snap.text, snap.data, self.loop.ledger)
         if text is None or text == snap.text:
             return None if text is None else snap
-        return capture.of_text(path, self.settings, self.ledger, text)
+        return capture.of_text(path, self.loop.settings, self.loop.ledger, text)
 
     def _admit(self, path: Path, doc: DocState, snap: Snapshot) -> None:
         """Take a readable version in as the conversation the daemon now knows."""
@@ -133,4 +128,4 @@ class Saves:
             # Repaired: the error the broken version left in the status is over.
             doc.refused = False
             tell_repaired(path)
-        self.follow(path)  # indexed once acted on (see the daemon's `act`)
+        self.follow(path)  # indexed once acted on (see `Actions.act`)

@@ -23,23 +23,7 @@ from functools import partial
 from pathlib import Path
 
 from agentdoc.config import Settings, load_settings
-from agentdoc.daemon import capture
-from agentdoc.daemon.classify import (
-    Decision,
-    Forget,
-    Held,
-    Hint,
-    Hold,
-    Known,
-    Mend,
-    Queue,
-    Refuse,
-    Remember,
-    Submit,
-    TakeOwn,
-    classify,
-    gated,
-)
+from agentdoc.daemon.acting import Actions
 from agentdoc.daemon.events import (
     AttribChanged,
     Changed,
@@ -53,12 +37,9 @@ from agentdoc.daemon.events import (
     TurnEnded,
 )
 from agentdoc.daemon.gate import Gate, gate_for
-from agentdoc.daemon.gitpoll import start_polling
 from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.lock import TreeLock
 from agentdoc.daemon.notices import (
-    hold_bulk,
-    notice_in_document,
     tell_agent_problems,
     tell_fault,
 )
@@ -73,14 +54,12 @@ from agentdoc.daemon.reconfig import (
 )
 from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.saves import Saves
-from agentdoc.daemon.settle import read_stable
-from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.startup import Discovery, take
-from agentdoc.daemon.synced import synced_root
+from agentdoc.daemon.state import DocState, Loop
+from agentdoc.daemon.synced import start_polling, synced_root
 from agentdoc.daemon.syncing import Syncing
-from agentdoc.daemon.turning import Turns
-from agentdoc.daemon.turns import DocState, stop_turns, take_own
-from agentdoc.daemon.watcher import Watcher
+from agentdoc.daemon.turns import Turns, stop_turns
+from agentdoc.daemon.watch import Watcher, read_stable
 from agentdoc.document import (
     WriteLedger,
 )
@@ -89,9 +68,7 @@ from agentdoc.localstate import move_out
 from agentdoc.search import note_changed, stop_indexing
 from agentdoc.turn import (
     Progress,
-    integrate,
     marked,
-    toplevel,
 )
 
 log = logging.getLogger(__name__)
@@ -140,6 +117,8 @@ class Daemon:
     hints: Hints = field(init=False)
     gate: Gate = field(init=False)
     notifier: Notifier = field(init=False)
+    loop: Loop = field(init=False)  # what the parts below share
+    actions: Actions = field(init=False)
     syncing: Syncing = field(init=False)
     turns: Turns = field(init=False)
     discovery: Discovery = field(init=False)
@@ -155,52 +134,29 @@ class Daemon:
         if self.settings.warm_sessions > 0:
             self.pool = WarmPool(self.settings.warm_sessions, self.settings.warm_idle)
         self.hints = Hints(self.pool, self.settings, self.environ, self.gate.ahead)
-        self.turns = Turns(
+        self.loop = Loop(
             self._docs,
             self.settings,
             self.ledger,
-            self.environ,
+            self.repairs,
+            self.gate,
+            self._deadlines,
+            self._events.put,
             self.on_progress,
-            self.pool,
-            self.gate,
-            self.repairs,
-            self._deadlines,
-            self._events.put,
-            self.max_concurrent or self.settings.max_concurrent_turns,
         )
-        self.saves = Saves(
-            self._docs,
-            self.settings,
-            self.ledger,
-            self.repairs,
-            self._deadlines,
-            self._events.put,
-            self._act,
-            partial(self._follow, index=False),  # indexed once acted on (see `_act`)
-        )
+        limit = self.max_concurrent or self.settings.max_concurrent_turns
+        self.turns = Turns(self.loop, self.environ, self.pool, limit)
+        self.actions = Actions(self.loop, self.turns, self.hints)
+        self.syncing = self.actions.syncing = Syncing(self.loop, self.actions.act)
+        # Indexed once acted on (see `Actions.act`).
+        self.saves = Saves(self.loop, self.actions.act, partial(self._follow, index=False))
         self.discovery = Discovery(
-            self._docs,
-            self.settings,
-            self.ledger,
-            self.gate,
+            self.loop,
             self.hints,
             self._follow,
-            self._events.put,
-            self._act,
-            self.turns.error,
-            self._fault,
+            self.actions.act,
             self.poll,
             self.send_pending,
-        )
-        self.syncing = Syncing(
-            self._docs,
-            self.settings,
-            self.ledger,
-            self.gate,
-            self.repairs,
-            self._deadlines,
-            self._act,
-            self.on_progress,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -213,25 +169,7 @@ class Daemon:
             # the tree now, and one an older agentdoc left in it is moved there first.
             for told in move_out(root.absolute()):
                 log.warning("%s", told)
-        started = self.settings
-        config = None if self.config is None else ConfigWatch(self.config, _load, started)
-        config_looked = 0.0
-        watcher = Watcher(
-            [r.absolute() for r in self.roots],
-            step=self.settings.settle_step,
-            max_wait=self.settings.settle_max,
-            poll=self.poll,
-            rescan_interval=self.rescan_interval,
-            guard=self.settings.settle_guard,
-            on_open=lambda path: self._events.put(Opened(path)),
-            on_attrib=lambda path: self._events.put(AttribChanged(path)),
-            on_conflict=lambda path: self._events.put(ConflictCopy(path)),
-            on_polling=partial(self._polling, lock),
-        )
-        self._watcher = watcher
-        # Margin for filesystems whose clock is coarse: a save just after this moment may
-        # carry an mtime slightly before it.
-        self.discovery.started_ns = time.time_ns() - FRESH_MARGIN_NS
+        watcher = self._watch(lock)
         try:
             # Saves are observed from here on; the first walk of the tree (which may hold a
             # great many notes) goes on behind, feeding start-up discovery as it finds files.
@@ -243,39 +181,67 @@ class Daemon:
             self.ready.set()
             log.info("watching %s", ", ".join(str(r) for r in self.roots))
             tell_agent_problems(self.settings, self.environ)
+            started = self.settings
+            config = (
+                None
+                if self.config is None
+                else ConfigWatch(self.config, _load, started, CONFIG_LOOK_EVERY)
+            )
             while not stop.is_set():
                 if not feeder.is_alive() and not stop.is_set():
                     # The daemon itself failed: without its watch it would serve nothing.
                     raise watcher.failure or AgentdocError(
                         "the watch of the tree stopped; agentdoc watch ends"
                     )
-                self._step(self._deadlines.wait(0.1))
-                for event in self._deadlines.due():
-                    self._handle(event)
-                if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
-                    self.discovered.set()
-                    log.info("start-up done: %d session documents", len(self._docs))
-                    # What start-up built (modules, parsers, the tree's index) lives as long as
-                    # the daemon: kept out of the collector's full passes, which otherwise walk
-                    # it all (tens of milliseconds) in the middle of a streaming reply.
-                    gc.freeze()
-                    self._guarded(None, self.hints.start_up_done)
-                if self.pool is not None:
-                    self._guarded(None, self.pool.close_idle)
-                for owed in self.repairs.due():
-                    self._guarded(owed, partial(self.turns.mend, owed))
-                for held in self.gate.due():
-                    self._events.put(Release(held))
-                if config is not None and time.monotonic() - config_looked >= CONFIG_LOOK_EVERY:
-                    config_looked = time.monotonic()
-                    if (reread := config.look()) is not None:
-                        self._guarded(None, partial(self._reconfigure, reread, started, lock))
+                self._tick(watcher)
+                if config is not None and (reread := config.look()) is not None:
+                    self._guarded(None, partial(self._reconfigure, reread, started, lock))
             self._shutdown()
             feeder.join(timeout=5)
         finally:
             watcher.stop()
             stop_indexing(SHUTDOWN_GRACE)
             lock.release()
+
+    def _watch(self, lock: TreeLock) -> Watcher:
+        """The watch of the roots, its events put on the loop's queue."""
+        self._watcher = Watcher(
+            [r.absolute() for r in self.roots],
+            step=self.settings.settle_step,
+            max_wait=self.settings.settle_max,
+            poll=self.poll,
+            rescan_interval=self.rescan_interval,
+            guard=self.settings.settle_guard,
+            on_open=partial(self._put, Opened),
+            on_attrib=partial(self._put, AttribChanged),
+            on_conflict=partial(self._put, ConflictCopy),
+            on_polling=partial(self._polling, lock),
+        )
+        # Margin for filesystems whose clock is coarse: a save just after this moment may
+        # carry an mtime slightly before it.
+        self.discovery.started_ns = time.time_ns() - FRESH_MARGIN_NS
+        return self._watcher
+
+    def _tick(self, watcher: Watcher) -> None:
+        """One turn of the loop: an event (or a batch of start-up discovery), the deadlines
+        due, and the chores of the loop's own."""
+        self._step(self._deadlines.wait(0.1))
+        for event in self._deadlines.due():
+            self._handle(event)
+        if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
+            self.discovered.set()
+            log.info("start-up done: %d session documents", len(self._docs))
+            # What start-up built (modules, parsers, the tree's index) lives as long as the
+            # daemon: kept out of the collector's full passes, which otherwise walk it all
+            # (tens of milliseconds) in the middle of a streaming reply.
+            gc.freeze()
+            self._guarded(None, self.hints.start_up_done)
+        if self.pool is not None:
+            self._guarded(None, self.pool.close_idle)
+        for owed in self.repairs.due():
+            self._guarded(owed, partial(self.turns.mend, owed))
+        for held in self.gate.due():
+            self._events.put(Release(held))
 
     def documents(self) -> list[Path]:
         """The session documents the daemon follows now (a copy: safe from any thread)."""
@@ -312,9 +278,7 @@ class Daemon:
     def apply(self, new: Settings) -> None:
         """Make `new` the settings of each running part: the next turn, save and look use
         them; the gate's budget and claims, notify and the warm pool change in place."""
-        self.settings = new
-        for part in (self.turns, self.saves, self.discovery, self.syncing):
-            part.settings = new
+        self.settings = self.loop.settings = new  # every part reads the loop's
         self.hints._settings = new  # the documents' next warm starts
         self.gate.apply(new)
         self.notifier.command = new.notify
@@ -344,7 +308,8 @@ class Daemon:
                 event = self._events.get_nowait()
         except queue.Empty:
             # Start-up discovery only when no save is waiting: a save goes first.
-            self.discovery.take(take(self._found, DISCOVERY_BATCH))
+            for path in take(self._found, DISCOVERY_BATCH):
+                self._guarded(path, partial(self.discovery.look, path))
             return
         self._handle(event)
 
@@ -406,71 +371,6 @@ class Daemon:
             self.pool.close_all()
 
     # -- events ------------------------------------------------------------------------------
-
-    def _act(
-        self, path: Path, doc: DocState, snap: Snapshot, known: Known, decision: Decision
-    ) -> None:
-        if isinstance(decision, Submit) and (original := self.syncing.carrier(path, snap)):
-            # A session lives in one document: a copy's prompt goes to the document it copies.
-            self.syncing.copy_found(path, original)
-            return
-        if isinstance(decision, Submit):
-            # The gate is asked only now, as asking may claim the document for this machine.
-            git_root = toplevel(path) if snap.git_sync else None
-            decision = gated(decision, self.gate.why_held(path, git_root))
-        match decision:
-            case Remember() if snap.data is not None:
-                doc.text = snap.loose_text
-            case Forget():
-                self.turns.gone(path, doc)
-            case TakeOwn(command):
-                doc.own_taken = snap.digest
-                take_own(path, doc, snap.loose_text, command, snap.prompt is not None)
-            case Refuse(message, refused, notice):
-                doc.refused = doc.refused or refused
-                if message is not None:
-                    self.turns.error(path, message)
-                if notice is not None and snap.text is not None:
-                    notice_in_document(path, snap.text, notice, self.ledger)
-            case Queue(prompt):
-                doc.queued = True
-                # A prompt typed below the reply still streaming; deleting the reply instead
-                # (a cancel) leaves the turn's own prompt pending, which is no new prompt.
-                doc.prompt_below = doc.prompt_below or bool(prompt and snap.open_reply)
-                if doc.runner is not None and prompt:
-                    doc.runner.note_queued()
-            case Mend():
-                self._after_mend(path, doc, snap, known)
-            case Hint():
-                self.hints.hint(path, "a `## User` heading waits for its prompt", snap.text)
-            case Hold(Held() as held):
-                self.syncing.hold(path, held)
-            case Hold(reason):
-                hold_bulk(path, reason.why)
-            case Submit(marker, prompt) if snap.git_sync:
-                if (why := integrate(path)) is not None:
-                    log.warning("%s: the remote was not merged before the turn: %s", path, why)
-                self.turns.submit(path, marker, prompt)  # read again: the merge may have changed it
-            case Submit(marker, prompt):
-                self.turns.submit(path, marker, prompt, snap.document)
-        if doc.thread is None and snap.session and snap.digest != doc.indexed:
-            # Indexed for search unless a turn now runs: its end indexes the document as it
-            # then stands (a long one indexed on the prompt's save too cost the daemon a third
-            # of a streamed reply's CPU), and a version only once.
-            doc.indexed = snap.digest
-            note_changed(path)
-
-    def _after_mend(self, path: Path, doc: DocState, snap: Snapshot, known: Known) -> None:
-        """Close a reply a failed turn left open (a full disk, a moved file) first; a prompt
-        the user saved below it is then sent, as their save asked."""
-        previous = known.previous
-        if self.turns.mend(path):
-            if (data := read_stable(path)) is None:
-                return
-            snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
-            doc.seen, doc.text, previous = snap.digest, snap.text, None
-        again = Known("mended", doc.seen, previous, owes=self.repairs.owes(path))
-        self._act(path, doc, snap, again, classify(again, snap))
 
     def _on_done(self, path: Path, outcome: str, failure: str | None) -> None:
         self.turns.on_done(path, outcome, failure)

@@ -15,8 +15,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentdoc.daemon.gitguard import written_by_git
-from agentdoc.daemon.turns import DocState
+from agentdoc.daemon.state import DocState
+from agentdoc.daemon.synced import written_by_git
 from agentdoc.document import (
     Merged,
     WriteLedger,

@@ -13,23 +13,26 @@ from __future__ import annotations
 
 import logging
 import queue
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.config import Settings
 from agentdoc.daemon.classify import Known, classify
 from agentdoc.daemon.conflicts import conflicts_of
-from agentdoc.daemon.events import Changed, ConflictCopy, Event
-from agentdoc.daemon.gate import Gate
-from agentdoc.daemon.gitguard import written_by_git
+from agentdoc.daemon.events import Changed, ConflictCopy
 from agentdoc.daemon.hints import Hints
-from agentdoc.daemon.notices import as_argument, hold
-from agentdoc.daemon.settle import read_stable
+from agentdoc.daemon.notices import as_argument, hold, tell_error
 from agentdoc.daemon.snapshot import Snapshot
+from agentdoc.daemon.state import DocState, Loop
+from agentdoc.daemon.synced import written_by_git
 from agentdoc.daemon.syncing import Act
-from agentdoc.daemon.tree import changed_ns, maybe_session, mtime_ns, starts_as_session
-from agentdoc.daemon.turns import DocState
+from agentdoc.daemon.watch import (
+    changed_ns,
+    maybe_session,
+    mtime_ns,
+    read_stable,
+    starts_as_session,
+)
 from agentdoc.document import (
     WriteLedger,
     decode,
@@ -118,36 +121,31 @@ def take(found: queue.SimpleQueue[Path], most: int) -> list[Path]:
 class Discovery:
     """What each document the first walk finds holds, remembered as the loop's state, and a
     prompt found waiting told (sent only with `send_pending`). A part the `Daemon` is composed
-    of: it runs on the loop's thread, between events, and works on the loop's `docs`."""
+    of: it runs on the loop's thread, between events, and works on the loop's state (`Loop`)."""
 
-    docs: dict[Path, DocState]
-    settings: Settings
-    ledger: WriteLedger
-    gate: Gate
+    loop: Loop
     hints: Hints
     follow: Callable[[Path], None]  # the watcher's rescan looks at it one by one
-    put: Callable[[Event], None]
     act: Act
-    error: Callable[[Path, str], None]
-    fault: Callable[[Path, Exception], None]
     poll: bool
     send_pending: bool
     started_ns: int = 0  # a file changed since then was saved by someone: its event follows
 
-    def take(self, paths: Sequence[Path]) -> None:
-        """Remember what each document holds at start-up; send nothing unless asked to."""
-        for path in paths:
-            if path in self.docs:
-                continue  # saved since start-up, and handled as a save
-            try:
-                self.one(path)
-            except AgentdocError as exc:
-                self.error(path, str(exc))
-            except Exception as exc:  # one document must not keep the others from start-up
-                self.fault(path, exc)
+    def look(self, path: Path) -> None:
+        """Remember what the document at `path` holds at start-up; send nothing unless asked
+        to. (The loop guards each path: one document must not keep the others from start-up.)"""
+        if path in self.loop.docs:
+            return  # saved since start-up, and handled as a save
+        try:
+            self.one(path)
+        except AgentdocError as exc:
+            self.error(path, str(exc))
+
+    def error(self, path: Path, message: str) -> None:
+        tell_error(path, message, self.loop.on_progress)
 
     def one(self, path: Path) -> None:
-        found = read_found(path, self.ledger, self.gate.answered_elsewhere)
+        found = read_found(path, self.loop.ledger, self.loop.gate.answered_elsewhere)
         if found is None:
             return
         if not found.session:
@@ -157,18 +155,18 @@ class Discovery:
         # way: left unseen, that event counts as the save it is.
         fresh = found.arrived >= self.started_ns
         # Read once: the settings, the prompt and (if asked) the decision come from this value.
-        snap = Snapshot(path, self.settings, found.data, digest(found.data))
-        doc = self.docs.setdefault(path, DocState())
+        snap = Snapshot(path, self.loop.settings, found.data, digest(found.data))
+        doc = self.loop.docs.setdefault(path, DocState())
         doc.seen, doc.text = (None if fresh else snap.digest), found.text
         doc.saves.append(found.text)
         self.follow(path)
         self.hints.found_at_start(path, found.mtime)
         for copy in conflicts_of(path):  # made while no daemon watched
-            self.put(ConflictCopy(copy))
+            self.loop.put(ConflictCopy(copy))
         if fresh and self.poll:
             # Polling compares later looks with the walk, which already saw this version:
             # no event is on its way, so the save is taken as it is now.
-            self.put(Changed(path))
+            self.loop.put(Changed(path))
         elif self.send_pending:
             self.act(path, doc, snap, Known("found"), classify(Known("found"), snap))
         elif (problem := snap.settings_problem) is not None:
@@ -185,7 +183,7 @@ class Discovery:
         """Whether a prompt found waiting is sent now (the module's docstring says when)."""
         if snap.document is None or snap.data is None:
             return False
-        if not snap.git_sync and self.gate.synced_root(path) is None:
+        if not snap.git_sync and self.loop.gate.synced_root(path) is None:
             return False
         turn = snap.document.turn_count() + 1
         if ran_here(turn, read_status(path), read_marks(path).keys()):
@@ -198,5 +196,5 @@ class Discovery:
         problem = session_problem(text)
         if problem is None:
             return
-        self.docs.setdefault(path, DocState()).refused = True
+        self.loop.docs.setdefault(path, DocState()).refused = True
         self.error(path, f"{path.name}: {problem}. Fix it and save; until then it is left alone")

@@ -3,8 +3,8 @@ commits `git: sync` fetched, a prompt the gate held and now lets go, and the hol
 
 Each comes in as an event of the loop (`ConflictCopy`, `Remote`, `Release`) or as the gate's
 verdict on a due prompt (`Hold(Held)`), and goes down the same path as a save: a snapshot,
-`classify`, and the daemon's `act`. This is a part the `Daemon` is composed of; it owns no
-document state, it works on the loop's (`docs`), on the loop's thread.
+`classify`, and `Actions.act` (`acting.py`). This is a part the `Daemon` is composed of; it
+owns no document state, it works on the loop's (`Loop`), on the loop's thread.
 """
 
 from __future__ import annotations
@@ -16,20 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.config import Settings
 from agentdoc.daemon import capture
 from agentdoc.daemon.classify import Decision, Held, Known, classify
 from agentdoc.daemon.conflicts import conflicts_of, original_of, rebuild, take_in
-from agentdoc.daemon.events import ConflictCopy, Deadlines
-from agentdoc.daemon.gate import Gate
-from agentdoc.daemon.gitguard import git_busy
+from agentdoc.daemon.events import ConflictCopy
 from agentdoc.daemon.notices import hold
-from agentdoc.daemon.repair import Repairs
-from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
-from agentdoc.daemon.tree import changed_ns
-from agentdoc.daemon.turns import DocState
-from agentdoc.document import DocumentError, FrontmatterError, WriteLedger, digest, parse
+from agentdoc.daemon.state import DocState, Loop
+from agentdoc.daemon.synced import git_busy
+from agentdoc.daemon.watch import changed_ns, read_stable
+from agentdoc.document import DocumentError, FrontmatterError, digest, parse
 from agentdoc.turn import Progress, integrate, read_status
 
 log = logging.getLogger(__name__)
@@ -47,24 +43,18 @@ def _session(text: str) -> str | None:
 
 @dataclass
 class Syncing:
-    docs: dict[Path, DocState]  # the loop's own: read and updated on its thread only
-    settings: Settings
-    ledger: WriteLedger
-    gate: Gate
-    repairs: Repairs
-    deadlines: Deadlines
-    act: Act  # the daemon's: what a decision about a version does
-    on_progress: Callable[[Progress], None]
+    loop: Loop
+    act: Act  # `Actions.act`: what a decision about a version does
     # Copies named in no tool's table, found by the session id they carry: copy -> document.
     copies: dict[Path, Path] = field(default_factory=dict)
 
     def conversations(self) -> list[tuple[Path, str | None]]:
         """Every document the daemon knows, with its text (what the git sync poll looks at)."""
-        return [(path, doc.text) for path, doc in list(self.docs.items())]
+        return [(path, doc.text) for path, doc in list(self.loop.docs.items())]
 
     def pull(self, path: Path) -> None:
         """Merge what the remote has for `path` and read it like a save (not while it runs)."""
-        doc = self.docs.get(path)
+        doc = self.loop.docs.get(path)
         if doc is None or doc.thread is not None:
             return  # the push after the turn merges the remote
         if (why := integrate(path)) is not None:
@@ -76,20 +66,20 @@ class Syncing:
 
     def release(self, path: Path) -> None:
         """The gate lets a prompt it held go: decide about the document as it now stands."""
-        self.gate.release(path)
-        doc = self.docs.get(path)
+        self.loop.gate.release(path)
+        doc = self.loop.docs.get(path)
         if doc is None or doc.thread is not None or (data := read_stable(path)) is None:
             return
         self._look(path, doc, data, Known("released", digest(data)))
 
     def hold(self, path: Path, held: Held) -> None:
         """A due prompt the gate keeps back: said once per reason, sent when it allows."""
-        changed, tell = self.gate.hold(path, held)
+        changed, tell = self.loop.gate.hold(path, held)
         if changed:
             log.log(logging.INFO if held.quiet else logging.WARNING, "%s: %s", path, held.why)
             hold(path, held.why)
         if tell:
-            self.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
+            self.loop.on_progress(Progress(path, 0, "held", 0.0, 0, None, held.why))
 
     def carrier(self, path: Path, snap: Snapshot) -> Path | None:
         """The document of `path`'s folder that already carries the session `path` names, when
@@ -99,7 +89,7 @@ class Syncing:
         session = snap.document.meta.session if snap.document is not None else None
         if not session:
             return None
-        for other, doc in list(self.docs.items()):
+        for other, doc in list(self.loop.docs.items()):
             if (
                 other == path
                 or other.parent != path.parent
@@ -115,7 +105,7 @@ class Syncing:
         return None
 
     def _wrote(self, path: Path) -> bool:
-        return self.ledger.last(path) is not None or read_status(path) is not None
+        return self.loop.ledger.last(path) is not None or read_status(path) is not None
 
     def copy_found(self, copy: Path, original: Path) -> None:
         """A prompt saved in a copy of `original`: merged back into it and answered there."""
@@ -134,17 +124,17 @@ class Syncing:
         original = original_of(copy) or self.copies.get(copy)
         if original is None:
             return
-        doc = self.docs.get(original)
+        doc = self.loop.docs.get(original)
         if not os.path.lexists(original) and os.path.lexists(copy):
             self._rebuild(copy, original, doc)
             return
         if doc is None:
             return  # not a conversation of ours: the copy is the person's business
         if doc.thread is not None or git_busy(original) or not self._quiet(copy):
-            self.deadlines.add(self.settings.settle_step, ConflictCopy(copy))
+            self.loop.after_settling(ConflictCopy(copy))
             return
         previous = doc.text
-        text = take_in(copy, original, doc, self.ledger)
+        text = take_in(copy, original, doc, self.loop.ledger)
         if copy in self.copies:
             if os.path.lexists(copy):
                 why = f"a copy of {original.name} (it carries its session): not run; {HOLD_COPY}"
@@ -152,12 +142,12 @@ class Syncing:
             else:
                 self.copies.pop(copy)
         if text is not None:
-            snap = capture.of_text(original, self.settings, self.ledger, text)
-            known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
+            snap = capture.of_text(original, self.loop.settings, self.loop.ledger, text)
+            known = Known("merged", doc.seen, previous, owes=self.loop.repairs.owes(original))
             self.act(original, doc, snap, known, classify(known, snap))
 
     def _quiet(self, copy: Path) -> bool:
-        return time.time_ns() - changed_ns(copy) >= self.settings.settle_step * 1e9
+        return time.time_ns() - changed_ns(copy) >= self.loop.settings.settle_step * 1e9
 
     def _rebuild(self, copy: Path, original: Path, doc: DocState | None) -> None:
         """The tool renamed every side of the document away: write it from its copies once
@@ -165,9 +155,9 @@ class Syncing:
         document gone), then take it in like a merge: a prompt they bring is answered once."""
         copies = conflicts_of(original)
         if (doc is not None and doc.thread is not None) or not all(map(self._quiet, copies)):
-            self.deadlines.add(self.settings.settle_step, ConflictCopy(copy))
+            self.loop.after_settling(ConflictCopy(copy))
             return
-        rebuilt = rebuild(original, copies, self.ledger, answered=self._wrote(original))
+        rebuilt = rebuild(original, copies, self.loop.ledger, answered=self._wrote(original))
         if rebuilt.problem is not None:
             log.warning("%s: %s; they stay in the folder", original, rebuilt.problem)
             return
@@ -179,15 +169,15 @@ class Syncing:
             ", ".join(c.name for c in copies),
             None if rebuilt.kept is None else rebuilt.kept.parent,
         )
-        doc = self.docs.setdefault(original, DocState())
+        doc = self.loop.docs.setdefault(original, DocState())
         previous = doc.text
         doc.seen, doc.text = digest(rebuilt.text.encode("utf-8")), rebuilt.text
-        snap = capture.of_text(original, self.settings, self.ledger, rebuilt.text)
-        known = Known("merged", doc.seen, previous, owes=self.repairs.owes(original))
+        snap = capture.of_text(original, self.loop.settings, self.loop.ledger, rebuilt.text)
+        known = Known("merged", doc.seen, previous, owes=self.loop.repairs.owes(original))
         self.act(original, doc, snap, known, classify(known, snap))
 
     def _look(self, path: Path, doc: DocState, data: bytes, known: Known) -> None:
         """Take `data`, just read, as the version the daemon knows, and act on it."""
-        snap = capture.of_bytes(path, self.settings, self.ledger, data, settled=False)
+        snap = capture.of_bytes(path, self.loop.settings, self.loop.ledger, data, settled=False)
         doc.seen, doc.text = snap.digest, snap.loose_text
         self.act(path, doc, snap, known, classify(known, snap))

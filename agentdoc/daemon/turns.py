@@ -1,50 +1,175 @@
-"""One document's turn as the daemon keeps it: its state between saves, its thread's body, and
-what a turn that did not finish leaves to look at.
+"""The daemon's turns, from a due prompt to the look after their end: each started on its own
+thread (or queued for a free slot), its end taken in, a turn that did not finish looked at, and
+a document gone forgotten.
 
-The daemon's loop owns every `DocState`; a turn thread only runs `run_turn` and reports back
-through the loop's queue, so no state here is shared between threads.
+`Turns` is a part the `Daemon` is composed of. Like the rest of the loop it runs on the loop's
+thread and works on the loop's state (`Loop`); a turn's thread only runs `run_turn` and reports
+its end back through the loop's queue.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.daemon.events import TurnEnded
-from agentdoc.daemon.notices import hold, replaced
-from agentdoc.daemon.settle import read_stable
-from agentdoc.document import digest
+from agentdoc.agents import start_turn
+from agentdoc.daemon.events import Changed, Recheck, TurnEnded
+from agentdoc.daemon.notices import hold, replaced, tell_error, tell_queued
+from agentdoc.daemon.pool import WarmPool
+from agentdoc.daemon.state import DocState, Loop
+from agentdoc.daemon.synced import paced
+from agentdoc.daemon.watch import read_stable
+from agentdoc.document import Document, check_writable, digest
 from agentdoc.errors import AgentdocError, NoPendingPrompt, ReadOnlyDocument
-from agentdoc.turn import TurnRunner
+from agentdoc.search import note_changed
+from agentdoc.turn import TurnRunner, remove_state
 
 log = logging.getLogger(__name__)
 
-SAVES_KEPT = 8
-
 
 @dataclass
-class DocState:
-    seen: str | None = None  # digest of the last content handled
-    text: str | None = None  # that content, to tell a typed prompt from a bulk rewrite
-    # Recent contents someone else saved (not our own writes): the copies an editor may hold,
-    # the bases to merge a save made from one of them with what we wrote since.
-    saves: deque[str] = field(default_factory=lambda: deque(maxlen=SAVES_KEPT))
-    # A save taken while the turn ran: in `saves` already, but not yet judged as a save.
-    queued_save: str | None = None
-    thread: threading.Thread | None = None
-    runner: TurnRunner | None = None
-    cancel: threading.Event | None = None
-    queued: bool = False  # a prompt was saved while the turn streamed
-    prompt_below: bool = False  # …below the streaming reply: a cancel does not drop it
-    prompt: str | None = None  # the prompt of the turn last submitted
-    refused: bool = False  # its frontmatter could not be read: the status says why
-    indexed: str | None = None  # digest of the version last handed to the search index
-    own_taken: str | None = None  # digest of the last `undo`/`archive` version taken in
-    locked: bool = False  # its turn was refused for the file's read-only mode
+class Turns:
+    loop: Loop
+    environ: Mapping[str, str] | None
+    pool: WarmPool | None
+    max_concurrent: int
+    # Documents whose prompt waits for a free slot, in the order their prompts were due.
+    line: list[Path] = field(default_factory=list)
+
+    def running(self) -> int:
+        return sum(1 for d in self.loop.docs.values() if d.thread is not None)
+
+    def submit(
+        self, path: Path, marker: bool, prompt: str | None = None, parsed: Document | None = None
+    ) -> None:
+        """Start the turn for `path`'s prompt, or queue it until a turn ends."""
+        doc = self.loop.docs.setdefault(path, DocState())
+        doc.prompt = prompt
+        if self.running() >= self.max_concurrent:
+            if path not in self.line:
+                self.line.append(path)
+            tell_queued(path, self.line.index(path) + 1, self.loop.on_progress)
+            return
+        doc.cancel = threading.Event()
+        self.loop.gate.started(path)
+        runner = TurnRunner(
+            path,
+            paced(path, self.loop.settings),
+            clear=self.loop.gate.clearer(path),
+            mode="run",
+            ledger=self.loop.ledger,
+            environ=self.environ,
+            on_progress=self.loop.on_progress,
+            cancel=doc.cancel,
+            require_marker=marker,
+            launcher=self.pool.launcher(path) if self.pool is not None else start_turn,
+            notice_start_failure=True,
+            parsed=parsed,
+        )
+        begin(path, doc, runner, self.error, self.loop.put)
+
+    def on_done(self, path: Path, outcome: str, failure: str | None) -> None:
+        """Take in the end of `path`'s turn."""
+        doc = self.loop.docs.get(path)
+        if doc is None:
+            return
+        doc.thread = doc.cancel = doc.runner = None
+        queued, doc.queued, doc.prompt_below = doc.prompt_below, False, False
+        if not path.exists():
+            self.gone(path, doc)
+        elif outcome != "done":
+            note_changed(path)  # the prompt, in the search index
+            # What the turn could not write (its close, its status) is owed until it can be.
+            self.loop.repairs.owe(path, failure)
+            self.mend(path)
+            doc.locked = outcome == "read-only" and not writable(path)
+            if after_unfinished(path, doc, outcome):
+                self.loop.after_settling(Changed(path))
+            elif outcome == "read-only" and not doc.locked:
+                # Made writable before this end was taken in: its prompt is due now.
+                self.loop.after_settling(Recheck(path))
+            elif queued and outcome in ("cancelled", "interrupted"):
+                # A cancel ends the reply, not the prompt saved below it: sent as queued.
+                self.loop.after_settling(Recheck(path))
+        elif (data := read_stable(path)) is not None:
+            self._after_reply(path, doc, data)
+
+    def unlocked(self, path: Path) -> bool:
+        """True once a document whose turn was refused as read-only is writable again (a
+        `chmod`): the prompt its save asked for is due, and the refusal no longer holds."""
+        doc = self.loop.docs.get(path)
+        if doc is None or not doc.locked or doc.thread is not None or not writable(path):
+            return False
+        doc.locked = False
+        return True
+
+    def next_in_line(self) -> Path | None:
+        """The document whose turn is due now that a slot is free (None: none, or no slot);
+        those behind it are told their new place."""
+        if not self.line or self.running() >= self.max_concurrent:
+            return None
+        due = self.line.pop(0)
+        for place, path in enumerate(self.line, 1):
+            tell_queued(path, place, self.loop.on_progress)
+        return due
+
+    def _after_reply(self, path: Path, doc: DocState, data: bytes) -> None:
+        if not self.loop.ledger.is_own(path, data) and (ours := self.loop.ledger.last(path)):
+            # Saved after our last write, maybe from a copy older than the reply: a save like
+            # any other, judged against what we wrote.
+            doc.seen, doc.text = digest(ours), ours.decode("utf-8", "replace")
+            self.loop.after_settling(Changed(path))
+            return
+        # The turn's writes may still be settling, so their events have not told us the
+        # conversation as it now stands: take it from the file, or a prompt saved right after
+        # the reply would look like several turns arriving at once. Seen, too: a save of the
+        # copy we last handled is then a change again.
+        doc.seen, doc.text = digest(data), data.decode("utf-8", "replace")
+        doc.indexed = doc.seen
+        note_changed(path)  # the reply, in the search index
+        # Whatever the user saved while the reply streamed was merged into our final write,
+        # so its watch event may now read as our own content: look at the file itself. A
+        # prompt found here was typed and saved by the user (our close only adds an empty
+        # heading), so sending it is what their save asked for. The look waits one settle
+        # step, so a save landing right now settles like any other.
+        self.loop.after_settling(Recheck(path))
+
+    def mend(self, path: Path) -> bool:
+        """Close a reply no turn owns and correct a stale status; True if the file changed."""
+        doc = self.loop.docs.get(path)
+        if doc is not None and doc.thread is not None:
+            return False  # its own turn is running: nothing there is stale
+        if self.loop.gate.answered_elsewhere(path):
+            return False  # another machine streams into it, and closes it
+        return self.loop.repairs.mend(path)
+
+    def gone(self, path: Path, doc: DocState) -> None:
+        """Forget a document deleted or renamed away, once no turn writes into it."""
+        if doc.thread is not None:
+            log.error("%s: deleted or renamed while a reply was streaming", path)
+            return  # its state files go when the turn has ended
+        self.loop.docs.pop(path, None)
+        if path in self.line:
+            self.line.remove(path)
+        self.loop.repairs.forget(path)
+        self.loop.gate.forget(path)
+        remove_state(path)
+        if self.pool is not None:
+            self.pool.forget(path)
+
+    def error(self, path: Path, message: str) -> None:
+        tell_error(path, message, self.loop.on_progress)
+
+
+def writable(path: Path) -> bool:
+    try:
+        check_writable(path)
+    except AgentdocError:
+        return False
+    return True
 
 
 def run_turn(

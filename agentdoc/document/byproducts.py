@@ -12,40 +12,20 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Literal
 
-Kind = Literal["conflict", "temporary", "lock", "placeholder"]
+from agentdoc.synctools import BYPRODUCT_DIRS as BYPRODUCT_DIRS
+from agentdoc.synctools import CONFLICT_PATTERNS, OTHER_BYPRODUCTS, Kind
 
-# Folders that only ever hold a sync tool's own files (old versions, caches, markers).
-# (`.sync` is Resilio Sync's; its Archive holds old versions.)
-BYPRODUCT_DIRS = frozenset({".stversions", ".stfolder", ".dropbox.cache", ".sync"})
-
-# Conflict copies: a pattern that matches the whole name and keeps the document's name in
-# `stem` and `ext`. Dates and device names vary by tool and release, so they match loosely.
-_CONFLICTS = tuple(
-    re.compile(pattern, re.IGNORECASE)
-    for pattern in (
-        # Syncthing: chat.sync-conflict-20261125-123404-ASALHUV.md
-        r"(?P<stem>.+?)\.sync-conflict-\d{8}-\d{6}-[A-Z0-9]{7}(?P<ext>\.[^.]*)?",
-        # Dropbox, Nextcloud, Obsidian Sync: chat (Ann's conflicted copy 2026-11-25).md,
-        # chat (conflicted copy 2026-11-25 123404).md, chat (Conflicted copy ann 2026…) (1).md
-        r"(?P<stem>.+?) \([^()]*conflicted copy[^()]*(?:\(\d+\))?\)(?: \(\d+\))?(?P<ext>\.[^.]*)?",
-        # ownCloud and older Nextcloud clients: chat_conflict-20261125-123404.md
-        r"(?P<stem>.+?)_conflict-\d{8}-\d{6}(?P<ext>\.[^.]*)?",
-        # rclone bisync: chat.conflict1.md (extension kept) or chat.md.conflict2
-        r"(?P<stem>.+?)\.conflict\d+(?P<ext>\.[^.]*)?",
-        r"(?P<stem>.+?)(?P<ext>\.[^.]+)\.conflict\d+",
-        # rclone bisync before 1.66: chat.md..path1
-        r"(?P<stem>.+?)(?P<ext>\.[^.]+)\.\.path[12]",
-    )
-)
-# Everything else, matched against the whole name.
+# Conflict copies: each tool's pattern matches the whole name and keeps the document's name in
+# `stem` and `ext` (the sync tools' table, `agentdoc.synctools`).
+_CONFLICTS = tuple(re.compile(pattern, re.IGNORECASE) for pattern in CONFLICT_PATTERNS)
+# Everything else, matched against the whole name: the tools' temporaries and placeholders,
+# then the locks office programs keep beside a file they have open (no sync tool's, but never
+# a document either).
 _OTHERS: tuple[tuple[str, Kind], ...] = (
-    (".syncthing.*.tmp", "temporary"),  # Syncthing's download in progress
-    ("~syncthing~*.tmp", "temporary"),  # the same on Windows-safe file systems
+    *OTHER_BYPRODUCTS,
     (".~lock.*#", "lock"),  # LibreOffice's lock file
     (".~lock.*", "lock"),
-    ("*.icloud", "placeholder"),  # iCloud's stand-in for a file not downloaded yet
     ("~$*", "lock"),  # Microsoft Office's owner file
 )
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from agentdoc.config import Settings
 from agentdoc.syncmarks import SyncedFolder as SyncedFolder
-from agentdoc.syncmarks import SyncTool as SyncTool
 from agentdoc.syncmarks import is_sync_journal as is_sync_journal
 from agentdoc.syncmarks import marker_in as marker_in
 from agentdoc.syncmarks import synced_folder as synced_folder

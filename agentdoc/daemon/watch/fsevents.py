@@ -25,7 +25,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from agentdoc.daemon.roots import Roots
+from agentdoc.daemon.watch.roots import Roots
 from agentdoc.document import conflict_original, take_own_open
 
 log = logging.getLogger(__name__)

@@ -36,12 +36,12 @@ from pathlib import Path
 
 from watchdog.observers.api import BaseObserver
 
-from agentdoc.daemon.fsevents import EVENT_FILTER, EventHandler
-from agentdoc.daemon.observing import gone_error, start_observer
-from agentdoc.daemon.roots import Roots, changed_paths, nowhere, plan_roots, scan
-from agentdoc.daemon.settle import Settler
-from agentdoc.daemon.tree import IGNORED_DIRS, TreeIndex, build, stamp_of
-from agentdoc.daemon.watchlimit import (
+from agentdoc.daemon.watch.fsevents import EVENT_FILTER, EventHandler
+from agentdoc.daemon.watch.observing import gone_error, start_observer
+from agentdoc.daemon.watch.roots import Roots, changed_paths, nowhere, plan_roots, scan
+from agentdoc.daemon.watch.settle import Settler
+from agentdoc.daemon.watch.tree import IGNORED_DIRS, TreeIndex, build, stamp_of
+from agentdoc.daemon.watch.watchlimit import (
     OVERFLOWS,
     REFUSALS,
     UNWATCHED,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.daemon.tree import IGNORED_DIRS, Stamp, build, wanted_name
+from agentdoc.daemon.watch.tree import IGNORED_DIRS, Stamp, build, wanted_name
 from agentdoc.errors import AgentdocError
 
 

@@ -5,8 +5,9 @@ machine it would be wrong (a lock held by a pid that is not there, a status of a
 elsewhere). agentdoc keeps it out of a synced folder by itself (`agentdoc.localstate`); the
 entries here also keep out a `.agentdoc/` an older agentdoc on another device still writes, and
 the temporary files of agentdoc's atomic writes, which are in the tree for a moment. Claims
-(`.agentdoc-claims/`) are meant to travel and stay in. The ignore file each tool reads is a
-table; a tool without one gets the command that does it. rclone reads its filters only from a
+(`.agentdoc-claims/`) are meant to travel and stay in. The ignore file each tool reads is in
+its row of the sync tools' table (`agentdoc.synctools`); a tool without one gets the command
+that does it. rclone reads its filters only from a
 file named on its command line, and unison only from its profile (outside the folder), so for
 those the file is written or the lines are shown, with how to use them.
 """
@@ -17,37 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentdoc.config import Settings
-from agentdoc.daemon.synced import synced_folder
+from agentdoc.daemon.synced.pace import synced_folder
 from agentdoc.errors import AgentdocError
+from agentdoc.synctools import ALL_TOOLS, TOOLS
 
 HEADER = "# agentdoc: this machine's own state (agentdoc init-sync)"
-# tool -> (its ignore file in the synced root, the lines that keep agentdoc's state out)
-IGNORE_FILES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "syncthing": (".stignore", (".agentdoc", ".agentdoc-tmp-*")),
-    "nextcloud": (".sync-exclude.lst", (".agentdoc/", ".agentdoc-tmp-*")),
-    "git": (".gitignore", (".agentdoc/", ".agentdoc-tmp-*")),
-    # rclone's filter rules (`- GLOB` excludes; `**` is everything below, at any depth)
-    "rclone": (".agentdoc.rclone-filters", ("- .agentdoc/**", "- .agentdoc-tmp-*")),
-}
-# What a tool needs besides the file: {file} is the file written.
-AFTERWARDS = {
-    "rclone": "pass `--filters-file {file}` to `rclone bisync` (run it once with `--resync` "
-    "after the filters change) or `--filter-from {file}` to `rclone sync`",
-}
-# Tools that keep their ignore rules outside the folder: the lines to add, and where.
-PROFILE_LINES = {
-    "unison": (
-        ("ignore = Name .agentdoc", "ignore = Name .agentdoc-tmp-*"),
-        "the unison profile that syncs this folder (~/.unison/NAME.prf)",
-    ),
-}
-# Tools that leave no marker in the folder: without the config's `synced` list agentdoc would
-# not know the folder is synced (no pacing of writes, no trust needed).
-UNMARKED = frozenset({"rclone", "unison"})
-BY_HAND = {
-    "dropbox": "Dropbox has no ignore file: run `attr -s com.dropbox.ignored -V 1 DIR/.agentdoc` "
-    "(Linux) or `xattr -w com.dropbox.ignored 1 DIR/.agentdoc` (macOS) for each folder",
-}
 
 
 def find_tool(folder: Path, settings: Settings) -> tuple[str, Path]:
@@ -56,12 +31,25 @@ def find_tool(folder: Path, settings: Settings) -> tuple[str, Path]:
     if found is not None and found.tool is not None:
         return found.tool, found.root
     for top in (folder.resolve(), *folder.resolve().parents):
-        if (top / ".git").exists():
-            return "git", top
-    raise AgentdocError(
-        f"no sync tool found at or above {folder}: init-sync finds Syncthing (.stfolder), "
-        "Nextcloud (.sync_*.db) and git (.git); name another with --tool rclone, "
-        "--tool unison or --tool dropbox"
+        for tool in ALL_TOOLS:
+            if tool.init_marker is not None and (top / tool.init_marker).exists():
+                return tool.name, top
+    raise AgentdocError(f"no sync tool found at or above {folder}: {_findable()}")
+
+
+def _findable() -> str:
+    """Which tools init-sync finds by themselves, and how to name the others."""
+    found, named = [], []
+    for tool in ALL_TOOLS:
+        if not tool.init_sync:
+            continue
+        if tool.ignore_file is not None and tool.mark is not None:
+            found.append(f"{tool.title} ({tool.mark})")
+        else:
+            named.append(f"--tool {tool.name}")
+    return (
+        f"init-sync finds {', '.join(found[:-1])} and {found[-1]}; name another with "
+        f"{', '.join(named[:-1])} or {named[-1]}"
     )
 
 
@@ -85,22 +73,23 @@ def init_sync(folder: Path, settings: Settings, tool: str | None = None) -> Init
     root = folder.resolve()
     if tool is None:
         tool, root = find_tool(folder, settings)
-    if tool in BY_HAND:
-        raise AgentdocError(BY_HAND[tool])
+    entry = TOOLS.get(tool)
+    if entry is not None and entry.by_hand is not None:
+        raise AgentdocError(entry.by_hand)
     todo: list[str] = []
-    if tool in UNMARKED and synced_folder(root, settings) is None:
+    if entry is not None and entry.unmarked and synced_folder(root, settings) is None:
         todo.append(
             f"{tool} leaves no mark in the folder: add it to your config "
             f'(synced = ["{root}"]) so agentdoc treats it as synced'
         )
-    if tool in PROFILE_LINES:
-        lines, where = PROFILE_LINES[tool]
-        return InitSync(None, [], [f"add to {where}: " + "; ".join(lines), *todo])
-    if tool not in IGNORE_FILES:
-        known = ", ".join(sorted(IGNORE_FILES))
+    if entry is not None and entry.profile is not None:
+        lines = entry.ignore_lines
+        return InitSync(None, [], [f"add to {entry.profile}: " + "; ".join(lines), *todo])
+    if entry is None or entry.ignore_file is None:
+        known = ", ".join(sorted(t.name for t in ALL_TOOLS if t.ignore_file is not None))
         raise AgentdocError(f"{tool} has no ignore file agentdoc knows (known: {known})")
-    name, wanted = IGNORE_FILES[tool]
-    path = root / name
+    wanted = entry.ignore_lines
+    path = root / entry.ignore_file
     try:
         existing = path.read_text(encoding="utf-8") if path.exists() else ""
         added = missing_lines(existing, wanted)
@@ -119,6 +108,6 @@ def init_sync(folder: Path, settings: Settings, tool: str | None = None) -> Init
             f"cannot update {path}: {exc.strerror or exc}; it was left as it is: add these "
             "lines yourself: " + ", ".join(wanted)
         ) from exc
-    if tool in AFTERWARDS:
-        todo.insert(0, AFTERWARDS[tool].format(file=path))
+    if entry.afterwards is not None:
+        todo.insert(0, entry.afterwards.format(file=path))
     return InitSync(path, added, todo)

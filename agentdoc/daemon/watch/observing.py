@@ -17,8 +17,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from agentdoc.daemon.roots import Roots
-from agentdoc.daemon.watchlimit import is_limit
+from agentdoc.daemon.watch.roots import Roots
+from agentdoc.daemon.watch.watchlimit import is_limit
 from agentdoc.errors import AgentdocError
 
 log = logging.getLogger(__name__)
