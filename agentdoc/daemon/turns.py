@@ -144,7 +144,14 @@ class Turns:
             return False  # its own turn is running: nothing there is stale
         if self.loop.gate.answered_elsewhere(path):
             return False  # another machine streams into it, and closes it
-        return self.loop.repairs.mend(path)
+        if not self.loop.repairs.mend(path):
+            return False
+        if doc is not None and (ours := self.loop.ledger.last(path)) is not None:
+            # Known at once, not when the write's event comes: a save landing within the same
+            # settle step (the person typing the next prompt) is judged against the closed
+            # reply, not taken for several turns arriving at once.
+            doc.seen, doc.text = digest(ours), ours.decode("utf-8", "replace")
+        return True
 
     def gone(self, path: Path, doc: DocState) -> None:
         """Forget a document deleted or renamed away, once no turn writes into it."""
