@@ -12,6 +12,7 @@ observer's events, and to a full walk after the kernel reported that it dropped 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import logging
 import os
 import stat
@@ -59,6 +60,12 @@ def wanted_name(name: str) -> bool:
     """True for a file name that may be a session document (the folder is checked apart)."""
     if os.path.splitext(name)[1].lower() not in MARKDOWN_SUFFIXES:
         return False
+    return _wanted_markdown(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _wanted_markdown(name: str) -> bool:
+    # Pure and asked of every event's name: a document's own name comes back with each write.
     if any(fnmatch.fnmatchcase(name, pattern) for pattern in IGNORED):
         return False
     # A sync tool's conflict copy keeps the document's session id: read as a document it
