@@ -106,13 +106,13 @@ def test_the_ledger_knows_its_last_write_by_its_stamp_until_someone_saves(tmp_pa
 def _synced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """What each fsync of this test synced: "folder" or "file"."""
     synced: list[str] = []
-    real = fileio.os.fsync
+    real = os.fsync
 
     def fsync(fd: int) -> None:
         synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
         real(fd)
 
-    monkeypatch.setattr(fileio.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)
     return synced
 
 

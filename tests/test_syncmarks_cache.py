@@ -26,7 +26,7 @@ def test_a_settled_folder_is_listed_once_until_its_entries_change(
         listed.append(os.fspath(path))
         return real(path)
 
-    monkeypatch.setattr(syncmarks.os, "listdir", listdir)
+    monkeypatch.setattr(os, "listdir", listdir)
     folder = tmp_path / "notes"
     folder.mkdir()
     _settled(folder)

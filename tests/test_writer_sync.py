@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.document import WriteLedger, fileio
+from agentdoc.document import WriteLedger
 from agentdoc.turn.writer import ReplyWriter
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhello\n"
@@ -21,13 +21,13 @@ def test_streamed_writes_sync_their_file_and_the_region_ends_sync_the_folder(
     doc = tmp_path / "chat.md"
     doc.write_text(DOC, encoding="utf-8")
     synced: list[str] = []
-    real = fileio.os.fsync
+    real = os.fsync
 
     def fsync(fd: int) -> None:
         synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
         real(fd)
 
-    monkeypatch.setattr(fileio.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)
     writer = ReplyWriter(doc, WriteLedger(), "", "hello")
     writer.open()
     assert synced == ["file", "folder"]
