@@ -10,6 +10,7 @@ much as the daemon's pacing does.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,8 +60,36 @@ def _marked(start: Path) -> SyncedFolder | None:
     return None
 
 
+# What `marker_in` found in each folder, with the folder's stamp (mtime, inode, device) then:
+# a marker comes or goes only with a change of the folder's entries, which moves its mtime. A
+# turn asks for its state folder many times, and each look lists every folder above it.
+_seen: dict[Path, tuple[tuple[int, int, int], str | None]] = {}
+# Kept only for a folder whose mtime was this old when it was listed: an entry added within
+# the same tick of the file system's clock as the listing would leave its mtime as it was.
+SETTLED_NS = 2_000_000_000
+
+
 def marker_in(folder: Path) -> str | None:
     """The tool whose marker is directly in `folder`, or None."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return _look_for_marker(folder)
+    stamp = (info.st_mtime_ns, info.st_ino, info.st_dev)
+    known = _seen.get(folder)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    found = _look_for_marker(folder)
+    if time.time_ns() - info.st_mtime_ns > SETTLED_NS:
+        if len(_seen) > 4096:
+            _seen.clear()
+        _seen[folder] = (stamp, found)
+    else:
+        _seen.pop(folder, None)
+    return found
+
+
+def _look_for_marker(folder: Path) -> str | None:
     for name, tool in MARKERS:
         if os.path.lexists(folder / name):
             return tool

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,48 @@ def test_the_ledger_knows_its_last_write_by_its_stamp_until_someone_saves(tmp_pa
     st = doc.stat()
     assert not ledger.is_own_stamp(doc, (st.st_mtime_ns, st.st_size, st.st_ino))
     assert not ledger.is_own_stamp(doc, None)
+
+
+def _synced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What each fsync of this test synced: "folder" or "file"."""
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return synced
+
+
+def test_a_durable_write_syncs_the_file_and_then_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_bytes(b"old\n")
+    synced = _synced(monkeypatch)
+    write_bytes(doc, b"new\n", WriteLedger())
+    assert synced == ["file", "folder"]
+
+
+def test_a_streamed_write_syncs_its_file_but_not_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every version renamed into place is whole on disk (its file is synced first); only the
+    # rename may be forgotten by a machine that stops, leaving the version before it.
+    doc = tmp_path / "doc.md"
+    doc.write_bytes(b"old\n")
+    synced = _synced(monkeypatch)
+    write_bytes(doc, b"new\n", WriteLedger(), durable=False)
+    assert synced == ["file"]
+    assert doc.read_bytes() == b"new\n"
+
+
+def test_a_written_file_keeps_the_documents_mode(tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    for mode in (0o640, 0o604, 0o600, 0o664):
+        doc.write_bytes(b"old\n")
+        doc.chmod(mode)
+        atomic_write(doc, b"new\n")
+        assert stat.S_IMODE(doc.stat().st_mode) == mode

@@ -47,6 +47,12 @@ def is_byproduct(name: str) -> bool:
 
 def conflict_original(name: str) -> str | None:
     """The name of the document a conflict copy `name` was made from, or None."""
+    # Asked of every file event's name (agentdoc's own writes among them): most names have
+    # neither part that some pattern needs, one look instead of six patterns tried. ("confl",
+    # not "conflict": the patterns' ignored case also takes a dotless or dotted capital I.)
+    folded = name.lower()
+    if "confl" not in folded and "..path" not in folded:
+        return None
     for pattern in _CONFLICTS:
         found = pattern.fullmatch(name)
         if found:

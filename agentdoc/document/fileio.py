@@ -15,6 +15,7 @@ import ctypes
 import errno
 import hashlib
 import os
+import secrets
 import stat
 import sys
 import tempfile
@@ -328,6 +329,7 @@ def atomic_write(
     *,
     expected: bytes | None = None,
     stamped: Callable[[tuple[int, int, int]], None] | None = None,
+    durable: bool = True,
 ) -> bytes | None:
     """Replace the file's content with `data` so readers only ever see a whole version.
 
@@ -337,6 +339,11 @@ def atomic_write(
     caller can merge it and write again (our version is on disk meanwhile). Returns None when
     nothing was displaced that the caller hasn't seen. `stamped` gets the written file's
     (mtime_ns, size, inode), which the rename keeps.
+
+    The new file is synced before it is renamed into place, always: whatever a machine that
+    stops keeps is a whole version. `durable=False` leaves out the sync of the folder after the
+    rename, for a version that a later write replaces within a second (a streamed reply): a
+    machine that stops may then forget the rename and keep the version before it, whole.
     """
     target = path.resolve() if path.is_symlink() else path
     try:
@@ -348,11 +355,11 @@ def atomic_write(
         _tell(path)
         return None
     folder = target.parent
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
+    mode = stat.S_IMODE(st.st_mode) if st is not None else NEW_FILE_MODE
+    fd, tmp = _temp_file(folder, mode)
     displaced: bytes | None = None
     try:
         _write_all(fd, data)
-        os.fchmod(fd, stat.S_IMODE(st.st_mode) if st is not None else NEW_FILE_MODE)
         os.fsync(fd)
         if stamped is not None:
             done = os.fstat(fd)
@@ -370,9 +377,31 @@ def atomic_write(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(folder)
+    if durable:
+        _fsync_dir(folder)
     _tell(path)
     return displaced
+
+
+def _temp_file(folder: Path, mode: int) -> tuple[int, str]:
+    """A new temporary file in `folder` with `mode`, open for writing: created with it, so the
+    usual case needs no chmod (each is one more event for the watcher of the folder)."""
+    for _ in range(100):
+        tmp = os.path.join(folder, TEMP_PREFIX + secrets.token_hex(5))
+        try:
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+        except FileExistsError:
+            continue
+        try:
+            if stat.S_IMODE(os.fstat(fd).st_mode) != mode:  # the umask took bits away
+                os.fchmod(fd, mode)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        return fd, tmp
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
 
 
 class WriteLedger:
@@ -482,11 +511,12 @@ def write_bytes(
     expected: bytes | None = None,
     hashed: str | None = None,
     stamped: Callable[[tuple[int, int, int]], None] | None = None,
+    durable: bool = True,
 ) -> bytes | None:
     """`write_text` of text the caller has already encoded (UTF-8), so a long document
     written on every streamed flush is not encoded twice; `hashed` is its `digest`, if the
     caller knows it more cheaply (`PrefixDigest`). `stamped` is told the written file's
-    (mtime_ns, size, inode), as the ledger is."""
+    (mtime_ns, size, inode), as the ledger is; see `atomic_write` for `durable`."""
     check_writable(path)
     if ledger is not None:
         whole = data if isinstance(data, bytes) else b""
@@ -502,6 +532,8 @@ def write_bytes(
 
     try:
         wanted = ledger is not None or stamped is not None  # else spare the written file's stat
-        return atomic_write(path, data, expected=expected, stamped=tell if wanted else None)
+        return atomic_write(
+            path, data, expected=expected, stamped=tell if wanted else None, durable=durable
+        )
     except OSError as exc:
         raise _write_error(path, exc) from exc

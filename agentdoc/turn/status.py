@@ -132,7 +132,10 @@ def write_status(document: Path, status: Status) -> bool:
     path = status_path(document)
     try:
         make_state_dir(path.parent)
-        atomic_write(path, (_storable(status).model_dump_json(indent=2) + "\n").encode())
+        # Not durable: a status is shown, never the only copy of anything (recovery writes
+        # the status of a turn a crash cut short), and a turn writes several.
+        data = (_storable(status).model_dump_json(indent=2) + "\n").encode()
+        atomic_write(path, data, durable=False)
     except OSError as exc:
         # A read-only folder must not stop the turn itself; the document still gets the reply.
         log.warning("cannot write status file %s: %s", path, exc)

@@ -98,25 +98,28 @@ class ReplyWriter:
         self,
         transform: Callable[[str], str | None],
         splice: Callable[[bytes], Spliced | None] | None = None,
+        *,
+        durable: bool = True,
     ) -> None:
         """Re-read the document, apply `transform`, write it back atomically.
 
         `splice`, if given, is tried first on the bytes as read: the same change, for the case
-        it can make without decoding the document (it returns None otherwise).
+        it can make without decoding the document (it returns None otherwise). `durable`: see
+        `flush`.
         """
         on_disk = self._as_written() or read_present(self.path)
         spliced = splice(on_disk) if splice is not None else None
         if spliced is None:
-            self._merge_and_write(transform, on_disk, on_disk)
+            self._merge_and_write(transform, on_disk, on_disk, durable)
             return
         if spliced.unchanged:
             return
         rest = spliced.pieces()[1:]
         hashed = self._digests.digest(on_disk, spliced.start, rest)
-        displaced = self._write(spliced.pieces(), on_disk, hashed, spliced.whole)
+        displaced = self._write(spliced.pieces(), on_disk, hashed, spliced.whole, durable)
         if displaced is not None:
             log.info("%s: a save landed while we wrote; merging it", self.path)
-            self._merge_and_write(transform, displaced, spliced.whole())
+            self._merge_and_write(transform, displaced, spliced.whole(), durable)
 
     def last_written(self) -> str | None:
         """The document as this writer's last write left it (None: nothing written yet).
@@ -142,12 +145,19 @@ class ReplyWriter:
         expected: bytes,
         hashed: str | None = None,
         whole: Callable[[], bytes] | None = None,
+        durable: bool = True,
     ) -> bytes | None:
         """Write `data` over `expected` (see `atomic_write`), remembering what was written."""
         self._wrote = None
         stamps: list[tuple[int, int, int]] = []
         displaced = document.write_bytes(
-            self.path, data, self.ledger, expected=expected, hashed=hashed, stamped=stamps.append
+            self.path,
+            data,
+            self.ledger,
+            expected=expected,
+            hashed=hashed,
+            stamped=stamps.append,
+            durable=durable,
         )
         if displaced is None and stamps:
             written = data if isinstance(data, bytes) else whole() if whole else b"".join(data)
@@ -155,7 +165,11 @@ class ReplyWriter:
         return displaced
 
     def _merge_and_write(
-        self, transform: Callable[[str], str | None], base: bytes, on_disk: bytes
+        self,
+        transform: Callable[[str], str | None],
+        base: bytes,
+        on_disk: bytes,
+        durable: bool = True,
     ) -> None:
         """Apply `transform` to `base` and write the result over `on_disk`.
 
@@ -175,7 +189,7 @@ class ReplyWriter:
             data = new.encode("utf-8")
             if data == on_disk:
                 return
-            displaced = self._write(data, on_disk)
+            displaced = self._write(data, on_disk, durable=durable)
             if displaced is None:
                 return
             log.info("%s: a save landed while we wrote; merging it", self.path)
@@ -218,7 +232,11 @@ class ReplyWriter:
         return restored
 
     def flush(self, body: str, *, check: bool = False) -> None:
-        """Write `body` into the region; with `check`, also look at the file when unchanged."""
+        """Write `body` into the region; with `check`, also look at the file when unchanged.
+
+        Not durable (`atomic_write`): a streamed version is replaced within a second, and what
+        a machine that stops would lose of it is in the turn journal, synced before each flush;
+        the region's opening and closing writes are durable."""
         if body == self._written_body and not check:
             return
 
@@ -233,7 +251,7 @@ class ReplyWriter:
         def splice(data: bytes) -> Spliced | None:
             return document.fill_region_bytes(data, self.nonce, body, self._written_body)
 
-        self.update(transform, splice)
+        self.update(transform, splice, durable=False)
         if body != self._written_body:
             if self._written_body:
                 self._earlier.append(self._written_body)

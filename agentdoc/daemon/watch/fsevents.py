@@ -26,7 +26,7 @@ from watchdog.events import (
 )
 
 from agentdoc.daemon.watch.roots import Roots
-from agentdoc.document import conflict_original, take_own_open
+from agentdoc.document import TEMP_PREFIX, conflict_original, take_own_open
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,15 @@ def _event_paths(event: FileSystemEvent) -> list[tuple[Path, bool]]:
     return [(_path(event.src_path), event.event_type == "closed")] if event.src_path else []
 
 
+_STATE_PART = os.sep + ".agentdoc" + os.sep  # the state folder beside documents (tree.py)
+
+
+def _own_scratch(raw: bytes | str) -> bool:
+    """Whether `raw` is one of agentdoc's temp files or in its state folder (no document)."""
+    path = os.fsdecode(raw)
+    return path.rpartition(os.sep)[2].startswith(TEMP_PREFIX) or _STATE_PART in path
+
+
 def _opened_path(event: FileSystemEvent, kind: str = "opened") -> Path | None:
     if event.is_directory or event.event_type != kind or not event.src_path:
         return None
@@ -91,6 +100,14 @@ class EventHandler(FileSystemEventHandler):
 
     def dispatch(self, event: FileSystemEvent) -> None:
         try:
+            # agentdoc's own writes make most events of a streaming turn (a temp file per write,
+            # the state files): no document is among them, and they go before a path is made.
+            # A temp file renamed over a document is the document's event, kept.
+            if event.is_directory or (
+                _own_scratch(event.src_path)
+                and (event.event_type != "moved" or _own_scratch(event.dest_path))
+            ):
+                return
             for path, complete in _event_paths(event):
                 if self._roots.wants(path):
                     self._sink((path, complete))
