@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from agentdoc.agents.claude import checks as claude_checks
 from agentdoc.cli import cli, doctor
 
 SECRET = "sk-ant-secret-value-0123456789"
@@ -38,7 +39,7 @@ def healthy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     built-in ACP agents on PATH (tiny stand-ins that answer the handshake)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    tested = ".".join(map(str, doctor.TESTED_MAX))
+    tested = ".".join(map(str, claude_checks.TESTED_MAX))
     exe = fake_cli(bin_dir, f'echo "{tested} (Claude Code)"')
     for program in ("gemini", "codex-acp", "opencode"):
         tiny_agent(bin_dir, program)
@@ -79,11 +80,11 @@ def test_json_for_tools(healthy: Path, tmp_path: Path) -> None:
     assert names == [
         "platform",
         "config",
+        "agents",
         "claude CLI",
         "claude runs",
         "claude version",
         "authentication",
-        "agents",
         "agent codex",
         "agent gemini",
         "agent opencode",
@@ -120,7 +121,7 @@ def test_a_cli_that_hangs_is_cut_off(
     healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_cli(healthy.parent, "exec sleep 60")
-    monkeypatch.setattr(doctor, "VERSION_TIMEOUT", 0.5)
+    monkeypatch.setattr(claude_checks, "VERSION_TIMEOUT", 0.5)
     code, output = run(str(tmp_path))
     assert code == 1
     assert "✗ claude runs: `claude --version` did not finish within" in output
@@ -143,7 +144,7 @@ def test_versions_outside_the_tested_range(
     exit_code, output = run(str(tmp_path))
     assert exit_code == code, output
     assert f"{outcome} claude version: {version} is" in output
-    assert f"tested with ({doctor.tested_range()})" in output
+    assert f"tested with ({claude_checks.tested_range()})" in output
 
 
 def test_authentication_by_api_key_does_not_print_it(

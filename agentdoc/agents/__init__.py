@@ -9,14 +9,11 @@ protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's st
 document may name and keeps the table of protocols (a spec's ``agent`` is its protocol's
 `Agent`), ``launch`` starts one with its protocol, ``history`` marks, branches and rewinds
 turns through the agent's `Agent`, ``options`` tells what a document's agent is set to (for
-``status``, never starting it), and
-``acp.probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
+``status``, never starting it), and ``checking`` asks an agent's protocol whether it is ready
+(for ``doctor``). ``fakeapi`` holds
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
-from collections.abc import Mapping
-
-from agentdoc.agents.acp import AgentInfo, find_program, handshake
 from agentdoc.agents.base import (
     END,
     STALLED,
@@ -29,6 +26,7 @@ from agentdoc.agents.base import (
     BlockKind,
     BlockStart,
     Capabilities,
+    Check,
     Clearance,
     EndOfStream,
     Event,
@@ -42,6 +40,7 @@ from agentdoc.agents.base import (
     Notice,
     Offer,
     OptionKind,
+    Outcome,
     PermissionAsked,
     PermissionOption,
     PermissionWithdrawn,
@@ -62,6 +61,7 @@ from agentdoc.agents.base import (
     WarmAgent,
     WarmStart,
 )
+from agentdoc.agents.checking import check_agent
 from agentdoc.agents.folderfiles import FolderFile, folder_files
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import prepare_warm, start_turn
@@ -72,7 +72,6 @@ from agentdoc.agents.registry import (
     agent_named,
     builtin_agents,
     known_agents,
-    package_of,
     resolve_agent,
 )
 
@@ -82,7 +81,6 @@ __all__ = [
     "STALLED",
     "Activity",
     "Agent",
-    "AgentInfo",
     "AgentRequest",
     "AgentSpec",
     "AgentTurn",
@@ -91,6 +89,7 @@ __all__ = [
     "BlockKind",
     "BlockStart",
     "Capabilities",
+    "Check",
     "Clearance",
     "EndOfStream",
     "Event",
@@ -105,6 +104,7 @@ __all__ = [
     "Notice",
     "Offer",
     "OptionKind",
+    "Outcome",
     "PermissionAsked",
     "PermissionOption",
     "PermissionWithdrawn",
@@ -128,13 +128,10 @@ __all__ = [
     "agent_named",
     "branch_point",
     "builtin_agents",
-    "find_program",
+    "check_agent",
     "folder_files",
-    "handshake",
-    "inspect_agent",
     "known_agents",
     "mark_turn",
-    "package_of",
     "prepare_warm",
     "resolve_agent",
     "restore_files",
@@ -142,16 +139,3 @@ __all__ = [
     "start_turn",
     "unrestorable",
 ]
-
-
-def inspect_agent(
-    spec: AgentSpec, environ: Mapping[str, str], policy: str | None, timeout: float
-) -> Offer | None:
-    """What the agent's sessions can be set to, and whether it can open one (its login);
-    None for an agent with nothing to learn by opening a session."""
-    inspector = spec.agent.inspect
-    if inspector is None:
-        return None
-    return inspector(
-        spec.name, spec.command, spec.env, environ, spec.permission_mode or policy, timeout
-    )

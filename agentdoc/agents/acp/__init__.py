@@ -11,7 +11,6 @@ from agentdoc.agents.acp.agent import ACP
 from agentdoc.agents.acp.launch import WarmAcp, WarmAcpStart
 from agentdoc.agents.acp.launch import start as start_acp
 from agentdoc.agents.acp.launch import warm as warm_acp
-from agentdoc.agents.acp.probe import AgentInfo, find_program, handshake
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import QUIRKS, Quirks
 from agentdoc.agents.acp.sessions import SessionHow, SessionOpened
@@ -23,15 +22,12 @@ __all__ = [
     "QUIRKS",
     "AcpProcess",
     "AcpTurn",
-    "AgentInfo",
     "Quirks",
     "SessionHow",
     "SessionOpened",
     "UpdateTranslator",
     "WarmAcp",
     "WarmAcpStart",
-    "find_program",
-    "handshake",
     "start_acp",
     "warm_acp",
 ]

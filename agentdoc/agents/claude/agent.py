@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentdoc.agents.base import Agent, Capabilities, Clearance, Environ, Known, TurnMark
 from agentdoc.agents.claude import sessionstore
+from agentdoc.agents.claude.checks import check
 from agentdoc.agents.claude.failures import classify
 from agentdoc.agents.claude.launch import start, warm
 from agentdoc.agents.claude.process import resolve_executable
@@ -113,6 +114,7 @@ CLAUDE = Agent(
     classify=classify,
     recognises=_recognises,
     known=_known,
+    check=check,
     sessions=SessionFiles(),
     history=SessionHistory(),
 )
