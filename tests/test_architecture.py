@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -206,12 +207,39 @@ def test_only_the_agents_face_is_seen_above_it() -> None:
     assert reaches_protocol(every_import()) == []
 
 
-# The protocols' names (the registry's table); above `agents/` code asks an `Agent` instead.
-PROTOCOL_NAMES = frozenset({"claude", "acp"})
+# The agents' and protocols' names: above `agents/` code asks an `Agent` instead (a capability,
+# a quirk, its own checks), and what people read there says "the agent". The config's keys are
+# the user's own words (`claude = …`), and the demo runs one agent by design.
+AGENT_NAMES = re.compile(r"(?<![a-z])(claude|acp|gemini|codex|opencode|anthropic)(?![a-z])", re.I)
+NAMES_ALLOWED = ("agentdoc.config", "agentdoc.cli.demo")
+
+
+def names_an_agent(module: str) -> bool:
+    """Whether the rule applies: every module outside the agents' package but the allowed."""
+    below = owner(module).startswith("agentdoc.agents")
+    allowed = any(module == m or module.startswith(m + ".") for m in NAMES_ALLOWED)
+    return not below and not allowed
+
+
+def _identifiers(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.keyword):
+        return [node.arg] if node.arg else []
+    if isinstance(node, ast.alias):
+        return [node.name, node.asname or ""]
+    return []
 
 
 def protocol_literals(module: str, tree: ast.AST) -> list[str]:
-    """String constants that are a protocol's name, and `.protocol` read, outside docstrings."""
+    """Strings (but docstrings) and names that name an agent or a protocol, and `.protocol`
+    read."""
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
@@ -222,15 +250,15 @@ def protocol_literals(module: str, tree: ast.AST) -> list[str]:
     }
     found = []
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and id(node) not in docstrings
-            and node.value.strip().lower() in PROTOCOL_NAMES
-        ):
-            found.append(f"{module}:{node.lineno} names the protocol {node.value!r}")
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings and (named := AGENT_NAMES.search(node.value)):
+                found.append(f"{module}:{line} names {named[0]!r} in {node.value!r}")
         elif isinstance(node, ast.Attribute) and node.attr == "protocol":
-            found.append(f"{module}:{node.lineno} asks for an agent's protocol")
+            found.append(f"{module}:{line} asks for an agent's protocol")
+        for name in _identifiers(node):
+            if named := AGENT_NAMES.search(name.replace("_", " ")):
+                found.append(f"{module}:{line} names {named[0]!r} in the name {name}")
     return sorted(found)
 
 
@@ -238,7 +266,7 @@ def test_no_protocol_named_above_the_agents() -> None:
     found = [
         problem
         for module, path in all_modules().items()
-        if owner(module) in PROTOCOL_USERS
+        if names_an_agent(module)
         for problem in protocol_literals(module, ast.parse(path.read_text(encoding="utf-8")))
     ]
     assert found == []
@@ -250,12 +278,25 @@ def test_the_protocol_rule_catches_violations() -> None:
         'if agent == "claude":\n'
         "    pass\n"
         "native = spec.protocol\n"
-        'note = "the Claude CLI"\n'
+        'note = "the Gemini CLI"\n'
+        "from agentdoc.agents import CLAUDE\n"
+        "def is_acp(codex_agent: str) -> bool:\n"
+        '    """An ACP agent, said in prose."""\n'
+        "    return show(opencode=1)\n"
+        'fine = "an acpi table; placeholder"\n'
     )
     assert protocol_literals("agentdoc.turn.x", ast.parse(source)) == [
-        "agentdoc.turn.x:2 names the protocol 'claude'",
+        "agentdoc.turn.x:2 names 'claude' in 'claude'",
         "agentdoc.turn.x:4 asks for an agent's protocol",
+        "agentdoc.turn.x:5 names 'Gemini' in 'the Gemini CLI'",
+        "agentdoc.turn.x:6 names 'CLAUDE' in the name CLAUDE",
+        "agentdoc.turn.x:7 names 'acp' in the name is_acp",
+        "agentdoc.turn.x:7 names 'codex' in the name codex_agent",
+        "agentdoc.turn.x:9 names 'opencode' in the name opencode",
     ]
+    assert names_an_agent("agentdoc.cli.doctor") and names_an_agent("agentdoc.web.app")
+    assert not names_an_agent("agentdoc.agents.claude.checks")
+    assert not names_an_agent("agentdoc.cli.demo")
 
 
 def test_each_package_says_what_it_does_and_exports() -> None:

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from agentdoc.agents.claude import checks as claude_checks
 from agentdoc.cli import cli, doctor
+from agentdoc.config import Settings
 
 SECRET = "sk-ant-secret-value-0123456789"
 TINY_AGENT = Path(__file__).parent / "tiny_acp_agent.py"
@@ -330,3 +331,17 @@ def test_an_agent_that_hangs_opening_a_session_is_not_told_to_log_in(
     assert check.outcome == "fail" and "cannot open a session" in check.detail, check
     assert check.fix is not None and "log in" not in check.fix, check.fix
     assert "waits for" in check.fix
+
+
+def test_a_broken_config_still_checks_the_default_agent(healthy: Path, tmp_path: Path) -> None:
+    """Documents then get the built-in default agent: it is checked, and nothing else is."""
+    (tmp_path / "agentdoc-config.toml").write_text("flush_interval = [\n")
+    report = doctor.run_checks(tmp_path, dict(os.environ), home=tmp_path / "home")
+    names = [c.name for c in report.checks]
+    assert "claude CLI" in names and "authentication" in names
+    assert "agents" not in names and "agent gemini" not in names, names
+
+
+def test_which_agents_skip_a_shared_folders_settings_is_their_own_to_say() -> None:
+    said = doctor._without_them(Settings(folder_agent_settings=False))
+    assert said == "Claude starts there without them; other agents read them all the same"

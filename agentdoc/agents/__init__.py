@@ -61,7 +61,7 @@ from agentdoc.agents.base import (
     WarmAgent,
     WarmStart,
 )
-from agentdoc.agents.checking import check_agent
+from agentdoc.agents.checking import agent_checks
 from agentdoc.agents.folderfiles import FolderFile, folder_files
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import prepare_warm, start_turn
@@ -72,6 +72,7 @@ from agentdoc.agents.registry import (
     agent_named,
     builtin_agents,
     known_agents,
+    recorded_owner,
     resolve_agent,
 )
 
@@ -125,14 +126,15 @@ __all__ = [
     "Usage",
     "WarmAgent",
     "WarmStart",
+    "agent_checks",
     "agent_named",
     "branch_point",
     "builtin_agents",
-    "check_agent",
     "folder_files",
     "known_agents",
     "mark_turn",
     "prepare_warm",
+    "recorded_owner",
     "resolve_agent",
     "restore_files",
     "session_options",

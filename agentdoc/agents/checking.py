@@ -10,7 +10,7 @@ from agentdoc.agents.registry import AgentSpec, package_of
 from agentdoc.config import Settings
 
 
-def check_agent(
+def agent_checks(
     spec: AgentSpec,
     settings: Settings,
     environ: Mapping[str, str],

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agentdoc.agents import Check, Outcome, builtin_agents, check_agent, folder_files, known_agents
+from agentdoc.agents import Check, Outcome, agent_checks, builtin_agents, folder_files, known_agents
 from agentdoc.config import Settings, config_path, load_settings
 from agentdoc.daemon import synced_root
 from agentdoc.document import shown_name
@@ -101,7 +101,7 @@ def _agents(
         agents = {n: a for n, a in builtin_agents(settings).items() if n == settings.agent}
     used = settings
     with ThreadPoolExecutor(max_workers=max(1, len(agents))) as pool:
-        found = pool.map(lambda spec: check_agent(spec, used, env, home, timeout), agents.values())
+        found = pool.map(lambda spec: agent_checks(spec, used, env, home, timeout), agents.values())
         return [*listed, *(check for checks in found for check in checks)]
 
 
@@ -156,6 +156,19 @@ def render(report: Report, echo: Callable[[str], None]) -> None:
             echo(f"    fix: {check.fix}")
 
 
+def _without_them(settings: Settings) -> str:
+    """Which agents start in such a folder without its settings: those that can be made to."""
+    try:
+        agents = known_agents(settings).values()
+    except AgentdocError:
+        agents = builtin_agents(settings).values()
+    able = sorted({a.title for a in agents if a.agent.can.skips_folder_settings})
+    if not able:
+        return "agents read them all the same"
+    verb = "starts" if len(able) == 1 else "start"
+    return f"{', '.join(able)} {verb} there without them; other agents read them all the same"
+
+
 def _shared_agent_files(folder: Path, settings: Settings) -> Check:
     """The agents' own settings and instructions found in synced folders under `folder`: a
     paired device put them there as much as you did (docs/security.md)."""
@@ -170,7 +183,7 @@ def _shared_agent_files(folder: Path, settings: Settings) -> Check:
     used = (
         "agents read them once you trust the folder (`agentdoc trust`)"
         if settings.folder_agent_settings
-        else "Claude Code starts there without them (folder_agent_settings = false)"
+        else f"{_without_them(settings)} (folder_agent_settings = false)"
     )
     return Check(
         name=name,

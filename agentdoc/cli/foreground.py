@@ -34,7 +34,7 @@ from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn
 if TYPE_CHECKING:
     from agentdoc.web import Running, Serving
 
-# Whatever id the agent uses (Claude, Gemini, Codex: UUIDs; OpenCode: `ses_…`), as the
+# Whatever id the agent uses (most: UUIDs; some: `ses_…`), as the
 # frontmatter's `session:` takes it: never a path or a flag (it rides in an argv, names a file).
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
@@ -86,7 +86,7 @@ def run_turn(
         raise AgentdocError(
             f"--session {session!r} is not a session id (letters, digits, _ and -, not "
             "starting with -: a UUID such as 1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, or "
-            "OpenCode's ses_…, as in the document's `session:`)"
+            "an agent's own such as ses_…, as in the document's `session:`)"
         )
     current = live_turn(path)
     if current is not None:

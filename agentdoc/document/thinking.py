@@ -24,7 +24,7 @@ from agentdoc.document.fileio import (
 
 _ANCHOR = '<a id="turn-{n}"></a>'
 # Newer models return a thinking block with only its signature unless the request asks for the
-# text (Claude Code's `thinking_display`); an empty section would look like a lost write.
+# text (the config's `thinking_display`); an empty section would look like a lost write.
 OMITTED = (
     "*(thinking omitted by the API: this block came back with no text, only its signature; "
     'set `thinking_display = "summarized"` in the config to ask for a summary)*'

@@ -39,6 +39,9 @@ class Capabilities:
     # Its answer to a permission request carries the person's words (a deny reason); else they
     # open the next prompt of the session (AgentRequest.said_before).
     answer_has_reason: bool = False
+    # It can be started without reading its working folder's own settings (hooks, servers):
+    # what `folder_agent_settings = false` and an untrusted shared folder rely on.
+    skips_folder_settings: bool = False
 
 
 class SessionStore(Protocol):

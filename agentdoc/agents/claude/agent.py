@@ -106,6 +106,7 @@ CLAUDE = Agent(
         permission_modes=MODES,
         standard_approval=True,
         answer_has_reason=True,
+        skips_folder_settings=True,
     ),
     # agentdoc builds Claude's argv itself, from the settings; the entry names only the program.
     start=lambda request, _command, _env, settings, environ: start(request, settings, environ),
