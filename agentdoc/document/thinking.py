@@ -13,14 +13,9 @@ from datetime import datetime
 from pathlib import Path
 
 from agentdoc.agents import ThinkingPart
-from agentdoc.document.fileio import (
-    WriteLedger,
-    fitting_name,
-    link_target,
-    read_text,
-    shown_name,
-    write_text,
-)
+from agentdoc.document.fileio import read_text, write_text
+from agentdoc.document.filenames import fitting_name, link_target, shown_name
+from agentdoc.document.ledger import WriteLedger
 
 _ANCHOR = '<a id="turn-{n}"></a>'
 # Newer models return a thinking block with only its signature unless the request asks for the
