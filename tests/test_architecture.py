@@ -405,7 +405,9 @@ def _type_checking_names(package: str) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("package", ["agentdoc.daemon", "agentdoc.turn", "agentdoc.document"])
+@pytest.mark.parametrize(
+    "package", ["agentdoc.daemon", "agentdoc.turn", "agentdoc.document", "agentdoc.search"]
+)
 def test_lazy_exports_match_what_the_type_checker_sees(package: str) -> None:
     """The names loaded on first use are exactly those re-exported for mypy: no drift."""
     assert _type_checking_names(package) == set(importlib.import_module(package).__all__)

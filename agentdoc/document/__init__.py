@@ -45,7 +45,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.fileio import write_bytes as write_bytes
     from agentdoc.document.fileio import write_text as write_text
     from agentdoc.document.filenames import fitting_name as fitting_name
-    from agentdoc.document.filenames import link_target as link_target
     from agentdoc.document.filenames import shown_name as shown_name
     from agentdoc.document.frontmatter import LINE_BREAK as LINE_BREAK
     from agentdoc.document.frontmatter import FrontmatterError as FrontmatterError
@@ -71,7 +70,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.render import refused_unasked as refused_unasked
     from agentdoc.document.render import render_body as render_body
     from agentdoc.document.render import render_final as render_final
-    from agentdoc.document.render import render_problem as render_problem
     from agentdoc.document.render import render_refusal as render_refusal
     from agentdoc.document.render import render_tool as render_tool
     from agentdoc.document.render import retry_words as retry_words
@@ -126,7 +124,7 @@ __all__, __getattr__ = lazy_exports(
             "write_bytes",
             "write_text",
         ),
-        "filenames": ("fitting_name", "link_target", "shown_name"),
+        "filenames": ("fitting_name", "shown_name"),
         "ledger": ("PrefixDigest", "WriteLedger", "digest"),
         "comments": ("strip_comments",),
         "merge": ("merge_text",),
@@ -146,7 +144,6 @@ __all__, __getattr__ = lazy_exports(
             "NOT_ASKED_HINT",
             "render_body",
             "render_final",
-            "render_problem",
             "render_refusal",
             "render_tool",
             "refused_unasked",
