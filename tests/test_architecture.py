@@ -52,8 +52,6 @@ SUBPACKAGES = (
     "agentdoc.document",
     "agentdoc.cli",
 )
-# Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
-PROTOCOL_USERS = ("agentdoc.daemon", "agentdoc.turn", "agentdoc.search", "agentdoc.document")
 
 
 @dataclass(frozen=True)
@@ -195,11 +193,12 @@ def test_other_packages_use_only_the_public_names() -> None:
     assert private(every_import(), _public) == []
 
 
+# Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
 def reaches_protocol(imports: list[Import]) -> list[str]:
     return [
         f"{i.source}:{i.line} imports {i.target}"
         for i in imports
-        if owner(i.source) in PROTOCOL_USERS and owner(i.target).startswith("agentdoc.agents.")
+        if names_an_agent(i.source) and owner(i.target).startswith("agentdoc.agents.")
     ]
 
 
@@ -382,8 +381,11 @@ def test_the_rules_catch_violations() -> None:
     fine = Import("agentdoc.turn.runner", "agentdoc.document", ("parse",), 10)
     protocol = Import("agentdoc.turn.runner", "agentdoc.agents.claude", ("spawn",), 11)
     face = Import("agentdoc.turn.runner", "agentdoc.agents", ("spawn",), 12)
-    assert reaches_protocol([protocol, face]) == [
-        "agentdoc.turn.runner:11 imports agentdoc.agents.claude"
+    command = Import("agentdoc.cli.doctor", "agentdoc.agents.claude", ("CLAUDE",), 13)
+    demo = Import("agentdoc.cli.demo", "agentdoc.agents.fakeapi", ("FakeMessagesAPI",), 14)
+    assert reaches_protocol([protocol, face, command, demo]) == [
+        "agentdoc.turn.runner:11 imports agentdoc.agents.claude",
+        "agentdoc.cli.doctor:13 imports agentdoc.agents.claude",
     ]
     assert upward([up, fine]) == ["agentdoc.agents.claude.process:7 imports agentdoc.turn.runner"]
     assert private([deep, hidden, fine], lambda _package: {"parse"}) == [
