@@ -28,7 +28,7 @@ from agentdoc.config import Settings
 from agentdoc.daemon import own_command
 from agentdoc.document import parser as document
 from agentdoc.document import splice
-from agentdoc.document.fileio import WriteLedger
+from agentdoc.document.ledger import WriteLedger
 from agentdoc.turn.runner import TurnRunner
 
 REPO = Path(__file__).resolve().parent.parent

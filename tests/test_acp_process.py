@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.acp import AcpProcess, AcpTurn
+from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.sessions import reopen_way
+from agentdoc.agents.acp.turn import AcpTurn
 from agentdoc.agents.base import (
     END,
     WORD_JOINER,

@@ -7,10 +7,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agentdoc.agents.acp import UpdateTranslator
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.schema import ContentChunk, PermissionRequest, PromptResult, RpcError
-from agentdoc.agents.acp.translate import chunk_text
+from agentdoc.agents.acp.translate import UpdateTranslator, chunk_text
 from agentdoc.agents.base import (
     Activity,
     BlockDelta,

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from agentdoc.agents import AgentRequest, PermissionAsked
-from agentdoc.agents.claude import parse_line, protect_rules
 from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn
 from agentdoc.agents.claude.launch import WarmClaude, shape
+from agentdoc.agents.claude.process import protect_rules
+from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.turn import asked, response
 from agentdoc.agents.claude.warm import route
 from agentdoc.daemon.pool import reusable

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -57,8 +58,6 @@ SUBPACKAGES = (
     "agentdoc.cli",
     "agentdoc.synctools",
 )
-# Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
-PROTOCOL_USERS = ("agentdoc.daemon", "agentdoc.turn", "agentdoc.search", "agentdoc.document")
 
 
 @dataclass(frozen=True)
@@ -85,13 +84,13 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import, at any depth, except those only seen by the type checker."""
+def _import_nodes(tree: ast.AST, typed: bool = False) -> list[ast.Import | ast.ImportFrom]:
+    """Every import, at any depth; those only seen by the type checker when `typed`."""
     found: list[ast.Import | ast.ImportFrom] = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if not typed and isinstance(node, ast.If) and _is_type_checking(node):
             stack.extend(node.orelse)
             continue
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -101,12 +100,13 @@ def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
 
 
 @cache
-def imports_of(module: str) -> tuple[Import, ...]:
+def imports_of(module: str, typed: bool = False) -> tuple[Import, ...]:
+    """The module's imports of agentdoc; with `typed`, those only the type checker sees too."""
     modules = all_modules()
     tree = ast.parse(modules[module].read_text(encoding="utf-8"))
     is_package = modules[module].name == "__init__.py"
     result: list[Import] = []
-    for node in _import_nodes(tree):
+    for node in _import_nodes(tree, typed):
         if isinstance(node, ast.Import):
             result += [
                 Import(module, a.name, (), node.lineno)
@@ -199,11 +199,12 @@ def test_other_packages_use_only_the_public_names() -> None:
     assert private(every_import(), _public) == []
 
 
+# Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
 def reaches_protocol(imports: list[Import]) -> list[str]:
     return [
         f"{i.source}:{i.line} imports {i.target}"
         for i in imports
-        if owner(i.source) in PROTOCOL_USERS and owner(i.target).startswith("agentdoc.agents.")
+        if names_an_agent(i.source) and owner(i.target).startswith("agentdoc.agents.")
     ]
 
 
@@ -211,12 +212,39 @@ def test_only_the_agents_face_is_seen_above_it() -> None:
     assert reaches_protocol(every_import()) == []
 
 
-# The protocols' names (the registry's table); above `agents/` code asks an `Agent` instead.
-PROTOCOL_NAMES = frozenset({"claude", "acp"})
+# The agents' and protocols' names: above `agents/` code asks an `Agent` instead (a capability,
+# a quirk, its own checks), and what people read there says "the agent". The config's keys are
+# the user's own words (`claude = …`), and the demo runs one agent by design.
+AGENT_NAMES = re.compile(r"(?<![a-z])(claude|acp|gemini|codex|opencode|anthropic)(?![a-z])", re.I)
+NAMES_ALLOWED = ("agentdoc.config", "agentdoc.cli.demo")
+
+
+def names_an_agent(module: str) -> bool:
+    """Whether the rule applies: every module outside the agents' package but the allowed."""
+    below = owner(module).startswith("agentdoc.agents")
+    allowed = any(module == m or module.startswith(m + ".") for m in NAMES_ALLOWED)
+    return not below and not allowed
+
+
+def _identifiers(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.keyword):
+        return [node.arg] if node.arg else []
+    if isinstance(node, ast.alias):
+        return [node.name, node.asname or ""]
+    return []
 
 
 def protocol_literals(module: str, tree: ast.AST) -> list[str]:
-    """String constants that are a protocol's name, and `.protocol` read, outside docstrings."""
+    """Strings (but docstrings) and names that name an agent or a protocol, and `.protocol`
+    read."""
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
@@ -227,15 +255,15 @@ def protocol_literals(module: str, tree: ast.AST) -> list[str]:
     }
     found = []
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and id(node) not in docstrings
-            and node.value.strip().lower() in PROTOCOL_NAMES
-        ):
-            found.append(f"{module}:{node.lineno} names the protocol {node.value!r}")
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings and (named := AGENT_NAMES.search(node.value)):
+                found.append(f"{module}:{line} names {named[0]!r} in {node.value!r}")
         elif isinstance(node, ast.Attribute) and node.attr == "protocol":
-            found.append(f"{module}:{node.lineno} asks for an agent's protocol")
+            found.append(f"{module}:{line} asks for an agent's protocol")
+        for name in _identifiers(node):
+            if named := AGENT_NAMES.search(name.replace("_", " ")):
+                found.append(f"{module}:{line} names {named[0]!r} in the name {name}")
     return sorted(found)
 
 
@@ -243,7 +271,7 @@ def test_no_protocol_named_above_the_agents() -> None:
     found = [
         problem
         for module, path in all_modules().items()
-        if owner(module) in PROTOCOL_USERS
+        if names_an_agent(module)
         for problem in protocol_literals(module, ast.parse(path.read_text(encoding="utf-8")))
     ]
     assert found == []
@@ -255,12 +283,25 @@ def test_the_protocol_rule_catches_violations() -> None:
         'if agent == "claude":\n'
         "    pass\n"
         "native = spec.protocol\n"
-        'note = "the Claude CLI"\n'
+        'note = "the Gemini CLI"\n'
+        "from agentdoc.agents import CLAUDE\n"
+        "def is_acp(codex_agent: str) -> bool:\n"
+        '    """An ACP agent, said in prose."""\n'
+        "    return show(opencode=1)\n"
+        'fine = "an acpi table; placeholder"\n'
     )
     assert protocol_literals("agentdoc.turn.x", ast.parse(source)) == [
-        "agentdoc.turn.x:2 names the protocol 'claude'",
+        "agentdoc.turn.x:2 names 'claude' in 'claude'",
         "agentdoc.turn.x:4 asks for an agent's protocol",
+        "agentdoc.turn.x:5 names 'Gemini' in 'the Gemini CLI'",
+        "agentdoc.turn.x:6 names 'CLAUDE' in the name CLAUDE",
+        "agentdoc.turn.x:7 names 'acp' in the name is_acp",
+        "agentdoc.turn.x:7 names 'codex' in the name codex_agent",
+        "agentdoc.turn.x:9 names 'opencode' in the name opencode",
     ]
+    assert names_an_agent("agentdoc.cli.doctor") and names_an_agent("agentdoc.web.app")
+    assert not names_an_agent("agentdoc.agents.claude.checks")
+    assert not names_an_agent("agentdoc.cli.demo")
 
 
 def test_each_package_says_what_it_does_and_exports() -> None:
@@ -272,8 +313,14 @@ def test_each_package_says_what_it_does_and_exports() -> None:
         assert [n for n in exported if not hasattr(imported, n)] == []
 
 
+def import_graph(typed: bool) -> dict[str, list[str]]:
+    return {m: sorted({i.target for i in imports_of(m, typed)} - {m}) for m in all_modules()}
+
+
 def test_no_import_cycles() -> None:
-    graph = {m: sorted({i.target for i in imports_of(m)} - {m}) for m in all_modules()}
+    """Not even through an import only the type checker sees: a cycle is a cycle in the design
+    whether or not Python trips over it at start-up."""
+    graph = import_graph(typed=True)
     cycles = _cycles(graph)
     assert cycles == []
 
@@ -340,8 +387,11 @@ def test_the_rules_catch_violations() -> None:
     fine = Import("agentdoc.turn.runner", "agentdoc.document", ("parse",), 10)
     protocol = Import("agentdoc.turn.runner", "agentdoc.agents.claude", ("spawn",), 11)
     face = Import("agentdoc.turn.runner", "agentdoc.agents", ("spawn",), 12)
-    assert reaches_protocol([protocol, face]) == [
-        "agentdoc.turn.runner:11 imports agentdoc.agents.claude"
+    command = Import("agentdoc.cli.doctor", "agentdoc.agents.claude", ("CLAUDE",), 13)
+    demo = Import("agentdoc.cli.demo", "agentdoc.agents.fakeapi", ("FakeMessagesAPI",), 14)
+    assert reaches_protocol([protocol, face, command, demo]) == [
+        "agentdoc.turn.runner:11 imports agentdoc.agents.claude",
+        "agentdoc.cli.doctor:13 imports agentdoc.agents.claude",
     ]
     assert upward([up, fine]) == ["agentdoc.agents.claude.process:7 imports agentdoc.turn.runner"]
     assert private([deep, hidden, fine], lambda _package: {"parse"}) == [
@@ -371,6 +421,7 @@ def _type_checking_names(package: str) -> set[str]:
         "agentdoc.daemon.watch",
         "agentdoc.turn",
         "agentdoc.document",
+        "agentdoc.search",
     ],
 )
 def test_lazy_exports_match_what_the_type_checker_sees(package: str) -> None:

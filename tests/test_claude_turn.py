@@ -18,13 +18,12 @@ from agentdoc.agents import (
     PermissionAsked,
     PermissionWithdrawn,
     Retrying,
-    TurnEnd,
-    Usage,
     start_turn,
 )
-from agentdoc.agents.claude import ClaudeTurn
+from agentdoc.agents.base import TurnEnd, Usage
 from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.translate import Translator
+from agentdoc.agents.claude.turn import ClaudeTurn
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
 from tests.conftest import leave_for

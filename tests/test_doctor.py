@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from agentdoc.agents.claude import checks as claude_checks
 from agentdoc.cli import cli, doctor
+from agentdoc.config import Settings
 
 SECRET = "sk-ant-secret-value-0123456789"
 TINY_AGENT = Path(__file__).parent / "tiny_acp_agent.py"
@@ -38,7 +40,7 @@ def healthy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     built-in ACP agents on PATH (tiny stand-ins that answer the handshake)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    tested = ".".join(map(str, doctor.TESTED_MAX))
+    tested = ".".join(map(str, claude_checks.TESTED_MAX))
     exe = fake_cli(bin_dir, f'echo "{tested} (Claude Code)"')
     for program in ("gemini", "codex-acp", "opencode"):
         tiny_agent(bin_dir, program)
@@ -79,11 +81,11 @@ def test_json_for_tools(healthy: Path, tmp_path: Path) -> None:
     assert names == [
         "platform",
         "config",
+        "agents",
         "claude CLI",
         "claude runs",
         "claude version",
         "authentication",
-        "agents",
         "agent codex",
         "agent gemini",
         "agent opencode",
@@ -120,7 +122,7 @@ def test_a_cli_that_hangs_is_cut_off(
     healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_cli(healthy.parent, "exec sleep 60")
-    monkeypatch.setattr(doctor, "VERSION_TIMEOUT", 0.5)
+    monkeypatch.setattr(claude_checks, "VERSION_TIMEOUT", 0.5)
     code, output = run(str(tmp_path))
     assert code == 1
     assert "✗ claude runs: `claude --version` did not finish within" in output
@@ -143,7 +145,7 @@ def test_versions_outside_the_tested_range(
     exit_code, output = run(str(tmp_path))
     assert exit_code == code, output
     assert f"{outcome} claude version: {version} is" in output
-    assert f"tested with ({doctor.tested_range()})" in output
+    assert f"tested with ({claude_checks.tested_range()})" in output
 
 
 def test_authentication_by_api_key_does_not_print_it(
@@ -329,3 +331,17 @@ def test_an_agent_that_hangs_opening_a_session_is_not_told_to_log_in(
     assert check.outcome == "fail" and "cannot open a session" in check.detail, check
     assert check.fix is not None and "log in" not in check.fix, check.fix
     assert "waits for" in check.fix
+
+
+def test_a_broken_config_still_checks_the_default_agent(healthy: Path, tmp_path: Path) -> None:
+    """Documents then get the built-in default agent: it is checked, and nothing else is."""
+    (tmp_path / "agentdoc-config.toml").write_text("flush_interval = [\n")
+    report = doctor.run_checks(tmp_path, dict(os.environ), home=tmp_path / "home")
+    names = [c.name for c in report.checks]
+    assert "claude CLI" in names and "authentication" in names
+    assert "agents" not in names and "agent gemini" not in names, names
+
+
+def test_which_agents_skip_a_shared_folders_settings_is_their_own_to_say() -> None:
+    said = doctor._without_them(Settings(folder_agent_settings=False))
+    assert said == "Claude starts there without them; other agents read them all the same"

@@ -27,9 +27,11 @@ from typing import Any
 import pytest
 
 from agentdoc.agents import AgentRequest, Retrying
-from agentdoc.agents.claude import CLAUDE, AgentProcess, ClaudeTurn, WarmTurn
+from agentdoc.agents.claude import CLAUDE
 from agentdoc.agents.claude import process as claude
 from agentdoc.agents.claude.process import ClaudeProcess
+from agentdoc.agents.claude.turn import ClaudeTurn
+from agentdoc.agents.claude.warm import AgentProcess, WarmTurn
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool

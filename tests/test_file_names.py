@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.document import fileio, link_target, shown_name, sidecar_link
+from agentdoc.document import fileio, shown_name, sidecar_link
+from agentdoc.document.filenames import link_target
 from agentdoc.turn import Status, read_status, write_status
 from agentdoc.turn.status import all_statuses
 from tests.conftest import FakeClaude, wait_for

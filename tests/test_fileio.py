@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import fileio
-from agentdoc.document.fileio import PrefixDigest, WriteLedger, atomic_write, digest, write_bytes
+from agentdoc.document.fileio import atomic_write, write_bytes
+from agentdoc.document.ledger import PrefixDigest, WriteLedger, digest
 
 LONG = b"".join(b"line %d of the conversation so far\n" % n for n in range(10_000))  # ~350 KB
 

@@ -127,10 +127,10 @@ CASES: dict[str, Case] = {
         corpus("model_with_spaces.md"), "`agentdoc.model` must be a model name"
     ),
     "session-is-a-flag": Case(
-        corpus("session_is_a_flag.md"), "`agentdoc.session` must be a Claude session id"
+        corpus("session_is_a_flag.md"), "`agentdoc.session` must be a session id"
     ),
     "session-with-extra": Case(
-        corpus("session_with_extra.md"), "`agentdoc.session` must be a Claude session id"
+        corpus("session_with_extra.md"), "`agentdoc.session` must be a session id"
     ),
     "effort-is-a-flag": Case(corpus("effort_is_a_flag.md"), "`agentdoc.effort`"),
     "unknown-trigger": Case(corpus("unknown_trigger.md"), "`agentdoc.trigger`"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from agentdoc.cli.doctor import TESTED_MAX, TESTED_MIN
+from agentdoc.agents.claude.checks import TESTED_MAX, TESTED_MIN
 from tests.e2e_support import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")

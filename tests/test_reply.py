@@ -28,7 +28,8 @@ from agentdoc.agents.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
-from agentdoc.agents.claude.stream import iter_lines, parse_line
+from agentdoc.agents.claude.framing import iter_lines
+from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.translate import Translator, exit_failure, result_failure
 from tests.conftest import TRANSCRIPTS
 

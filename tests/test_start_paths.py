@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentdoc.agents import AgentRequest, Clearance, NotCleared
-from agentdoc.agents.base import spawn
+from agentdoc.agents import AgentRequest, Clearance
+from agentdoc.agents.base import NotCleared, spawn
 from agentdoc.cli import cli
 from agentdoc.config import Settings, config_path
 from agentdoc.daemon import own_command, trust_folder

@@ -35,10 +35,9 @@ from agentdoc.agents.claude.events import (
     ToolResultBatch,
     ToolUseBlock,
 )
+from agentdoc.agents.claude.framing import iter_line_batches, iter_lines
 from agentdoc.agents.claude.stream import (
     convert,
-    iter_line_batches,
-    iter_lines,
     load_line,
     parse_line,
     streamed_text,

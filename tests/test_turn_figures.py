@@ -8,16 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentdoc.agents import (
-    BlockEnd,
-    BlockStart,
-    MessageStart,
-    ReplyBuilder,
-    ThinkingPart,
-    TurnEnd,
-)
+from agentdoc.agents import ReplyBuilder, ThinkingPart
+from agentdoc.agents.base import BlockEnd, BlockStart, MessageStart, TurnEnd
 from agentdoc.agents.claude.events import Result
-from agentdoc.agents.claude.stream import iter_lines, parse_line
+from agentdoc.agents.claude.framing import iter_lines
+from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.agents.claude.usage import cost_share, model_name, only_this_turn, turn_cost
 from agentdoc.document.thinking import OMITTED, render_section

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentdoc.agents import PermissionAsked, PermissionOption
+from agentdoc.agents import PermissionAsked
+from agentdoc.agents.base import PermissionOption
 from agentdoc.document import WriteLedger
 from agentdoc.turn import reasons
 from agentdoc.turn.approvals import SELF_REFUSAL, Approvals

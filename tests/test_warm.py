@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents import END, AgentRequest, Clearance
-from agentdoc.agents.claude import WarmProcess
+from agentdoc.agents.claude.warm import WarmProcess
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from tests.conftest import leave_for, wait_for

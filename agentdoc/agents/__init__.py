@@ -9,14 +9,11 @@ protocol is a sub-package of its own: ``claude`` speaks the Claude Code CLI's st
 document may name and keeps the table of protocols (a spec's ``agent`` is its protocol's
 `Agent`), ``launch`` starts one with its protocol, ``history`` marks, branches and rewinds
 turns through the agent's `Agent`, ``options`` tells what a document's agent is set to (for
-``status``, never starting it), and
-``acp.probe`` checks that an ACP agent answers ``initialize`` (for ``doctor``). ``fakeapi`` holds
+``status``, never starting it), and ``checking`` asks an agent's protocol whether it is ready
+(for ``doctor``). ``fakeapi`` holds
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
-from collections.abc import Mapping
-
-from agentdoc.agents.acp import AgentInfo, find_program, handshake
 from agentdoc.agents.base import (
     END,
     STALLED,
@@ -24,45 +21,28 @@ from agentdoc.agents.base import (
     Agent,
     AgentRequest,
     AgentTurn,
-    BlockDelta,
-    BlockEnd,
-    BlockKind,
-    BlockStart,
-    Capabilities,
+    Check,
     Clearance,
     EndOfStream,
     Event,
     Failure,
-    FailureKind,
     ImagePart,
     ImageType,
-    MessageStart,
-    MessageStop,
-    NotCleared,
-    Notice,
-    Offer,
     OptionKind,
+    Outcome,
     PermissionAsked,
-    PermissionOption,
     PermissionWithdrawn,
     Reply,
     ReplyBuilder,
-    Retract,
     Retrying,
-    SessionStarted,
-    StopReason,
     TextPart,
     ThinkingPart,
-    ToolCall,
     ToolPart,
-    ToolUpdate,
-    TurnEnd,
     TurnMark,
-    Usage,
     WarmAgent,
-    WarmStart,
 )
-from agentdoc.agents.folderfiles import FolderFile, folder_files
+from agentdoc.agents.checking import agent_checks
+from agentdoc.agents.folderfiles import folder_files
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
 from agentdoc.agents.launch import prepare_warm, start_turn
 from agentdoc.agents.options import SessionOptions, session_options
@@ -72,7 +52,7 @@ from agentdoc.agents.registry import (
     agent_named,
     builtin_agents,
     known_agents,
-    package_of,
+    recorded_owner,
     resolve_agent,
 )
 
@@ -82,76 +62,41 @@ __all__ = [
     "STALLED",
     "Activity",
     "Agent",
-    "AgentInfo",
     "AgentRequest",
     "AgentSpec",
     "AgentTurn",
-    "BlockDelta",
-    "BlockEnd",
-    "BlockKind",
-    "BlockStart",
-    "Capabilities",
+    "Check",
     "Clearance",
     "EndOfStream",
     "Event",
     "Failure",
-    "FailureKind",
-    "FolderFile",
     "ImagePart",
     "ImageType",
-    "MessageStart",
-    "MessageStop",
-    "NotCleared",
-    "Notice",
-    "Offer",
     "OptionKind",
+    "Outcome",
     "PermissionAsked",
-    "PermissionOption",
     "PermissionWithdrawn",
     "Reply",
     "ReplyBuilder",
-    "Retract",
     "Retrying",
     "SessionOptions",
-    "SessionStarted",
-    "StopReason",
     "TextPart",
     "ThinkingPart",
-    "ToolCall",
     "ToolPart",
-    "ToolUpdate",
-    "TurnEnd",
     "TurnMark",
-    "Usage",
     "WarmAgent",
-    "WarmStart",
+    "agent_checks",
     "agent_named",
     "branch_point",
     "builtin_agents",
-    "find_program",
     "folder_files",
-    "handshake",
-    "inspect_agent",
     "known_agents",
     "mark_turn",
-    "package_of",
     "prepare_warm",
+    "recorded_owner",
     "resolve_agent",
     "restore_files",
     "session_options",
     "start_turn",
     "unrestorable",
 ]
-
-
-def inspect_agent(
-    spec: AgentSpec, environ: Mapping[str, str], policy: str | None, timeout: float
-) -> Offer | None:
-    """What the agent's sessions can be set to, and whether it can open one (its login);
-    None for an agent with nothing to learn by opening a session."""
-    inspector = spec.agent.inspect
-    if inspector is None:
-        return None
-    return inspector(
-        spec.name, spec.command, spec.env, environ, spec.permission_mode or policy, timeout
-    )

@@ -86,6 +86,12 @@ def agent_named(name: str) -> Agent:
     return CLAUDE if name == LEGACY_AGENT else ACP
 
 
+def recorded_owner(name: str) -> str | None:
+    """Whose session a document records beside it (`session_agent`): none for the agent whose
+    sessions were recorded before any other agent's, so its documents stay as they were."""
+    return None if name == LEGACY_AGENT else name
+
+
 def package_of(agent: AgentSpec) -> str | None:
     """The npm package a built-in agent ships in (None for the user's own agents)."""
     return PACKAGES.get(agent.name) if agent.builtin else None

@@ -12,7 +12,7 @@ from agentdoc.errors import EXIT_INTERRUPTED, require_existing
 
 if TYPE_CHECKING:
     from agentdoc.agents import SessionOptions
-    from agentdoc.turn import Spent
+    from agentdoc.turn import Spent, Status
 
 
 @cli.command(
@@ -135,17 +135,10 @@ def status_command(path: Path | None, as_json: bool) -> None:
     from agentdoc.cli.names import document_name
     from agentdoc.daemon import find_daemon, kept_copies
     from agentdoc.document import shown_name
-    from agentdoc.turn import as_found, folder_statuses, read_status
 
     target = path or Path.cwd()
     require_existing(target)
-    if target.is_file():
-        found = read_status(target)
-        if found is None:
-            _check_session(target)
-        statuses = [(target.parent, as_found(found))] if found else []
-    else:
-        statuses = [(folder, as_found(s)) for folder, s in folder_statuses(target)]
+    statuses = _statuses(target)
     settings = user_settings()
     rows = [
         (s, options_of(target if target.is_file() else folder / s.document, settings))
@@ -156,28 +149,17 @@ def status_command(path: Path | None, as_json: bool) -> None:
     holder = find_daemon(target)
     copies = kept_copies(target)  # sync tools' conflict copies merged into documents
     if as_json:
-        import dataclasses  # only for --json: quick commands import only what they use
-        import json
-
-        report: dict[str, object] = {
-            "daemon": (
-                {
-                    "pid": holder.pid,
-                    "roots": holder.roots,
-                    "polling": holder.polling,
-                    "settings": holder.settings,
-                }
-                if holder
-                else None
-            ),
-            "documents": [s.model_dump() | {"agent": _as_json(o)} for s, o in rows],
-            "merged_copies": [str(p) for p in copies],
-        }
-        if own is not None:
-            report["agent"] = _as_json(own)
-        if spent is not None:
-            report["spent"] = dataclasses.asdict(spent)
-        click.echo(json.dumps(report, indent=2))
+        daemon = (
+            {
+                "pid": holder.pid,
+                "roots": holder.roots,
+                "polling": holder.polling,
+                "settings": holder.settings,
+            }
+            if holder
+            else None
+        )
+        click.echo(_status_json(daemon, rows, copies, own, spent))
         return
     click.echo(
         f"daemon: pid {holder.pid}, watching {', '.join(holder.roots)}"
@@ -202,6 +184,41 @@ def status_command(path: Path | None, as_json: bool) -> None:
 
     for copy in copies:
         click.echo(f"merged conflict copy, kept: {copy}")
+
+
+def _statuses(target: Path) -> list[tuple[Path, Status]]:
+    """The statuses of the document `target`, or of every document under the folder `target`,
+    each with its folder."""
+    from agentdoc.turn import as_found, folder_statuses, read_status
+
+    if not target.is_file():
+        return [(folder, as_found(s)) for folder, s in folder_statuses(target)]
+    found = read_status(target)
+    if found is None:
+        _check_session(target)
+    return [(target.parent, as_found(found))] if found else []
+
+
+def _status_json(
+    daemon: dict[str, object] | None,
+    rows: list[tuple[Status, SessionOptions | str]],
+    copies: list[Path],
+    own: SessionOptions | str | None,
+    spent: Spent | None,
+) -> str:
+    import dataclasses  # only for --json: quick commands import only what they use
+    import json
+
+    report: dict[str, object] = {
+        "daemon": daemon,
+        "documents": [s.model_dump() | {"agent": _as_json(o)} for s, o in rows],
+        "merged_copies": [str(p) for p in copies],
+    }
+    if own is not None:
+        report["agent"] = _as_json(own)
+    if spent is not None:
+        report["spent"] = dataclasses.asdict(spent)
+    return json.dumps(report, indent=2)
 
 
 def _spent(path: Path) -> Spent:

@@ -34,7 +34,7 @@ from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn
 if TYPE_CHECKING:
     from agentdoc.web import Running, Serving
 
-# Whatever id the agent uses (Claude, Gemini, Codex: UUIDs; OpenCode: `ses_…`), as the
+# Whatever id the agent uses (most: UUIDs; some: `ses_…`), as the
 # frontmatter's `session:` takes it: never a path or a flag (it rides in an argv, names a file).
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
@@ -80,20 +80,7 @@ def run_turn(
     print_reply: bool = False,
     quiet: bool = False,
 ) -> int:
-    require_existing(path)
-    refuse_byproduct(path)
-    if session is not None and not SESSION_ID.fullmatch(session):
-        raise AgentdocError(
-            f"--session {session!r} is not a session id (letters, digits, _ and -, not "
-            "starting with -: a UUID such as 1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, or "
-            "OpenCode's ses_…, as in the document's `session:`)"
-        )
-    current = live_turn(path)
-    if current is not None:
-        raise AgentdocError(
-            f"a reply is already streaming into {path} (pid {current.pid}); "
-            f"wait for it or run `agentdoc cancel {path}`"
-        )
+    _may_start(path, session)
     recover(path, WriteLedger())  # a reply left open by a killed run
     clear_dead_turn(path)
     settings = paced(path, load_settings({"model": model}))
@@ -133,6 +120,25 @@ def run_turn(
         )
     # A failure was reported (once, in full) by the view.
     return 0 if outcome.state == "done" else EXIT_TURN_FAILED
+
+
+def _may_start(path: Path, session: str | None) -> None:
+    """Refuse, before anything changes, a document that is not one, a `--session` that is no
+    session id, or a document a reply is already streaming into."""
+    require_existing(path)
+    refuse_byproduct(path)
+    if session is not None and not SESSION_ID.fullmatch(session):
+        raise AgentdocError(
+            f"--session {session!r} is not a session id (letters, digits, _ and -, not "
+            "starting with -: a UUID such as 1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5, or "
+            "an agent's own such as ses_…, as in the document's `session:`)"
+        )
+    current = live_turn(path)
+    if current is not None:
+        raise AgentdocError(
+            f"a reply is already streaming into {path} (pid {current.pid}); "
+            f"wait for it or run `agentdoc cancel {path}`"
+        )
 
 
 def _can_ask(quiet: bool) -> bool:

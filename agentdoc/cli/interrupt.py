@@ -2,9 +2,9 @@
 
 Python's defaults would end `agentdoc run` mid-write: Ctrl-C unwinds from wherever the main
 thread is (the reply's markers stay in the file), and SIGTERM or a closed terminal (SIGHUP) kill
-the process outright, leaving the `claude` child (in its own process group, so the terminal's
+the process outright, leaving the agent's process (in its own process group, so the terminal's
 signal never reaches it) running and spending tokens. Instead, a signal asks the turn to stop:
-the runner stops the CLI's whole process group, closes the reply as interrupted and records the
+the runner stops the agent's whole process group, closes the reply as interrupted and records the
 status; the command then exits 128 + the signal's number (130, 143, 129).
 """
 

@@ -22,7 +22,7 @@ from agentdoc.errors import AgentdocError
 @cli.command(
     epilog=examples(
         "agentdoc new notes/rust.md",
-        "agentdoc new review.md --agent gemini --preset reviewer",
+        "agentdoc new review.md --agent mine --preset reviewer  # [agents.mine] of your config",
     ),
 )
 @click.argument(
@@ -32,7 +32,7 @@ from agentdoc.errors import AgentdocError
 @click.option("--model", help="Model for this document (alias such as sonnet, or a full name).")
 @click.option(
     "--agent",
-    help="Agent that answers (claude, gemini, codex, opencode or your own).",
+    help="Agent that answers: a built-in or your own (`agentdoc doctor` lists them).",
     shell_complete=complete_agents,
 )
 @click.option(

@@ -33,28 +33,27 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.comments import strip_comments as strip_comments
     from agentdoc.document.fileio import NEW_FILE_MODE as NEW_FILE_MODE
     from agentdoc.document.fileio import TEMP_PREFIX as TEMP_PREFIX
-    from agentdoc.document.fileio import PrefixDigest as PrefixDigest
-    from agentdoc.document.fileio import WriteLedger as WriteLedger
     from agentdoc.document.fileio import atomic_write as atomic_write
     from agentdoc.document.fileio import check_replaceable as check_replaceable
     from agentdoc.document.fileio import check_writable as check_writable
     from agentdoc.document.fileio import decode as decode
-    from agentdoc.document.fileio import digest as digest
-    from agentdoc.document.fileio import fitting_name as fitting_name
-    from agentdoc.document.fileio import link_target as link_target
     from agentdoc.document.fileio import note_own_open as note_own_open
     from agentdoc.document.fileio import on_written as on_written
     from agentdoc.document.fileio import read_bytes as read_bytes
     from agentdoc.document.fileio import read_text as read_text
-    from agentdoc.document.fileio import shown_name as shown_name
     from agentdoc.document.fileio import take_own_open as take_own_open
     from agentdoc.document.fileio import write_bytes as write_bytes
     from agentdoc.document.fileio import write_text as write_text
+    from agentdoc.document.filenames import fitting_name as fitting_name
+    from agentdoc.document.filenames import shown_name as shown_name
     from agentdoc.document.frontmatter import LINE_BREAK as LINE_BREAK
     from agentdoc.document.frontmatter import FrontmatterError as FrontmatterError
     from agentdoc.document.frontmatter import dominant_newline as dominant_newline
     from agentdoc.document.frontmatter_edit import add_frontmatter as add_frontmatter
     from agentdoc.document.frontmatter_edit import set_meta as set_meta
+    from agentdoc.document.ledger import PrefixDigest as PrefixDigest
+    from agentdoc.document.ledger import WriteLedger as WriteLedger
+    from agentdoc.document.ledger import digest as digest
     from agentdoc.document.merge import merge_text as merge_text
     from agentdoc.document.parser import Document as Document
     from agentdoc.document.parser import DocumentError as DocumentError
@@ -71,7 +70,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.render import refused_unasked as refused_unasked
     from agentdoc.document.render import render_body as render_body
     from agentdoc.document.render import render_final as render_final
-    from agentdoc.document.render import render_problem as render_problem
     from agentdoc.document.render import render_refusal as render_refusal
     from agentdoc.document.render import render_tool as render_tool
     from agentdoc.document.render import retry_words as retry_words
@@ -114,24 +112,20 @@ __all__, __getattr__ = lazy_exports(
         "fileio": (
             "NEW_FILE_MODE",
             "TEMP_PREFIX",
-            "PrefixDigest",
-            "WriteLedger",
             "atomic_write",
             "check_replaceable",
             "check_writable",
             "decode",
-            "digest",
-            "fitting_name",
-            "link_target",
             "note_own_open",
             "on_written",
             "read_bytes",
             "read_text",
-            "shown_name",
             "take_own_open",
             "write_bytes",
             "write_text",
         ),
+        "filenames": ("fitting_name", "shown_name"),
+        "ledger": ("PrefixDigest", "WriteLedger", "digest"),
         "comments": ("strip_comments",),
         "merge": ("merge_text",),
         "frontmatter": ("LINE_BREAK", "FrontmatterError", "dominant_newline"),
@@ -150,7 +144,6 @@ __all__, __getattr__ = lazy_exports(
             "NOT_ASKED_HINT",
             "render_body",
             "render_final",
-            "render_problem",
             "render_refusal",
             "render_tool",
             "refused_unasked",

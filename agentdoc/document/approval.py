@@ -35,7 +35,7 @@ class Answer:
     option: int | None = None  # the agent's option ticked (its index), in a block of options
 
 
-# What ticking one of an agent's options means, by the option's kind (ACP's names).
+# What ticking one of an agent's options means, by the option's kind (as the protocol names it).
 KIND_BEHAVIOR: Mapping[str, Behavior] = {
     "allow_once": "allow",
     "allow_always": "always",
@@ -81,7 +81,7 @@ def render_approval(
     agent: str = "The agent",
 ) -> str:
     """The pending block. `full_input`: where the whole input is, when the block shortens it.
-    `options`: one box per option the agent offers (their names), instead of Claude's three.
+    `options`: one box per option the agent offers (their names), instead of the standard three.
 
     `nonce` must be fresh and random per request (`secrets.token_hex`): it is what makes the
     block impossible for model text to forge.
@@ -119,7 +119,7 @@ def _boxes(tool: str, options: Sequence[str] | None) -> list[str]:
 
 
 def _name(tool: str) -> str:
-    """A tool name safe to put in bold: no markdown or HTML of its own (ACP agents name their
+    """A tool name safe to put in bold: no markdown or HTML of its own (many agents name their
     tools with titles: words, paths and punctuation stay)."""
     return _plain(tool) or "a tool"
 
@@ -172,7 +172,7 @@ def find_block(text: str, nonce: str) -> tuple[int, int] | None:
 
 def read_answer(text: str, nonce: str, kinds: Sequence[str] | None = None) -> Answer | None:
     """The box ticked in the block, or None (no box ticked, or no block with this nonce).
-    `kinds`: the kinds of the agent's options, one box each in order (else Claude's three).
+    `kinds`: the kinds of the agent's options, one box each in order (else the standard three).
 
     More than one box ticked: a deny among them wins, since allowing is the one that matters.
     """
@@ -236,7 +236,7 @@ def replace_block(text: str, nonce: str, new: str) -> str | None:
 def touches(tool_input: Mapping[str, Any], protected: Sequence[PurePath]) -> bool:
     """Whether a tool call names one of the protected files (or folders) anywhere in its input.
 
-    Checked on every string of the input, mapping keys too (codex-acp's apply_patch names
+    Checked on every string of the input, mapping keys too (a patch tool may name
     its files only as the keys of ``changes``), paths resolved against nothing: a command line
     that merely mentions the document's name counts, because a shell can reach it by name.
     """
@@ -315,7 +315,7 @@ def tick(text: str, nonce: str, behavior: Behavior, reason: str = "") -> str | N
 
 
 def _means(label: str) -> Behavior | None:
-    """What a box's label plainly means: Claude's three boxes, or an agent's option named so."""
+    """What a box's label plainly means: the standard three boxes, or an agent's option named so."""
     known = _kind(label)
     if known is not None:
         return known

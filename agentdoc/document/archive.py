@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.document.fileio import link_target, shown_name
+from agentdoc.document.filenames import link_target, shown_name
 from agentdoc.document.frontmatter import dominant_newline
 from agentdoc.document.parser import Document, is_unanswered, parse_archive
 

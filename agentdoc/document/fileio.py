@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import hashlib
 import os
 import secrets
 import stat
@@ -25,6 +24,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from agentdoc.document.ledger import WriteLedger
 from agentdoc.errors import AgentdocError, DocumentGone, ReadOnlyDocument
 
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
@@ -39,76 +39,6 @@ def _current_umask() -> int:
 
 # mkstemp creates 0600 files; a new document or sidecar should get the user's usual mode.
 NEW_FILE_MODE = 0o666 & ~_current_umask()
-
-
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-class PrefixDigest:
-    """`digest` of successive versions of a document that share a long unchanged start (the
-    conversation above a streaming reply): the start is hashed once, and each version costs
-    only what follows it."""
-
-    def __init__(self) -> None:
-        self._prefix = b""
-        self._state = hashlib.sha256()
-
-    def digest(self, source: bytes, unchanged: int, rest: Sequence[bytes | memoryview]) -> str:
-        """The digest of `source`'s first `unchanged` bytes (likely the last call's) followed
-        by the pieces of `rest`."""
-        if len(self._prefix) != unchanged or not source.startswith(self._prefix):
-            self._prefix = source[:unchanged]
-            self._state = hashlib.sha256(self._prefix)
-        state = self._state.copy()
-        for piece in rest:
-            state.update(piece)
-        return state.hexdigest()
-
-
-NAME_MAX = 255  # bytes in one file name on Linux and macOS filesystems
-
-
-def fitting_name(name: str, suffix: str) -> str:
-    """``name + suffix``, or, when that is too long for a file name, a shortened name that is
-    still unique: the start of `name`, a hash of all of it, then `suffix`.
-
-    State files and sidecars are named after their document; a document whose own name is
-    near the limit (255 bytes) would otherwise get state files no filesystem can create.
-    """
-    full = name + suffix
-    if len(os.fsencode(full)) <= NAME_MAX:
-        return full
-    tag = "~" + hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
-    room = NAME_MAX - len(os.fsencode(tag + suffix))
-    head = os.fsencode(name)[: max(room, 0)].decode("utf-8", "ignore")
-    return head + tag + suffix
-
-
-def shown_name(name: str) -> str:
-    """A file name as text that can be shown and stored anywhere (a status file, a log line, a
-    heading): bytes that are not UTF-8 and control characters (a newline) become escapes such
-    as ``\\xe9`` and ``\\n``; every other name is returned as it is."""
-    if name.isprintable():
-        return name
-    text = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
-
-
-_LINK_UNSAFE = frozenset(" %()<>[]\\")
-
-
-def link_target(name: str) -> str:
-    """A file name as the target of a markdown link: characters a link cannot hold as they are
-    (spaces, brackets, newlines, bytes that are not UTF-8) percent-encoded, the rest kept."""
-    out: list[str] = []
-    for char in name:
-        if char.isprintable() and char not in _LINK_UNSAFE:
-            out.append(char)
-        else:
-            raw = char.encode("utf-8", "surrogateescape")
-            out.append("".join(f"%{byte:02X}" for byte in raw))
-    return "".join(out)
 
 
 def _check_readable(path: Path, st: os.stat_result) -> None:
@@ -403,49 +333,6 @@ def _temp_file(folder: Path, mode: int) -> tuple[int, str]:
         return fd, tmp
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
 
-
-class WriteLedger:
-    """Remembers the hashes of recent content we wrote, per file, across threads."""
-
-    def __init__(self, keep: int = 64) -> None:
-        self._keep = keep
-        self._lock = threading.Lock()
-        self._hashes: dict[Path, deque[str]] = {}
-        self._stamps: dict[Path, tuple[int, int, int]] = {}
-        # The last whole content written: what a save made from an older copy is merged with.
-        self._last: dict[Path, bytes] = {}
-
-    def record(self, path: Path, data: bytes, hashed: str | None = None) -> None:
-        """Remember `data` as written by us; `hashed` is its `digest`, if already known."""
-        key = path.absolute()
-        found = digest(data) if hashed is None else hashed
-        with self._lock:
-            self._hashes.setdefault(key, deque(maxlen=self._keep)).append(found)
-            if data:
-                self._last[key] = data
-            else:  # written in pieces: the whole is not known here
-                self._last.pop(key, None)
-
-    def last(self, path: Path) -> bytes | None:
-        """The whole content we last wrote to `path`, when it was written whole."""
-        with self._lock:
-            return self._last.get(path.absolute())
-
-    def is_own(self, path: Path, data: bytes, hashed: str | None = None) -> bool:
-        found = digest(data) if hashed is None else hashed
-        with self._lock:
-            return found in self._hashes.get(path.absolute(), ())
-
-    def record_stamp(self, path: Path, stamp: tuple[int, int, int]) -> None:
-        """The (mtime_ns, size, inode) our last write of `path` left, taken from the written
-        file itself before it was renamed into place (a save landing after it differs)."""
-        with self._lock:
-            self._stamps[path.absolute()] = stamp
-
-    def is_own_stamp(self, path: Path, stamp: tuple[int, int, int] | None) -> bool:
-        """Whether `path` still is our last write of it: no read, no hash of a long file."""
-        with self._lock:
-            return stamp is not None and self._stamps.get(path.absolute()) == stamp
 
 
 def check_writable(path: Path) -> None:

@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 Role = headings.Role
 _LABEL: dict[Role, str] = {"user": "User", "assistant": "Assistant"}
 
-# A session id as agents make them (Claude, Gemini and codex: UUIDs; OpenCode: `ses_…`): never a
+# A session id as agents make them (most: UUIDs; some: `ses_…`): never a
 # path or a flag, since it names a file in an agent's store and rides in an argv.
 _SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 # The first character can never be "-", so a model name can never be read as a CLI flag.
@@ -59,7 +59,7 @@ class AgentdocMeta(BaseModel):
     model: str | None = None
     # --effort for the CLI.
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
-    # Appended to Claude's system prompt.
+    # Appended to the agent's system prompt.
     system: str | None = None
     # Where the CLI runs; relative to the document's folder; default that folder.
     cwd: str | None = None
@@ -71,7 +71,8 @@ class AgentdocMeta(BaseModel):
     forked_from: dict[str, Any] | None = None
     # The agent that answers: a name from the user's config (default: the config's `agent`).
     agent: str | None = None
-    # The agent whose session `session` is (written with it; absent: Claude's).
+    # The agent whose session `session` is (written with it; absent: the agent's whose sessions
+    # were recorded before any other's, agents.LEGACY_AGENT).
     session_agent: str | None = None
     # Set by `undo`: the next prompt continues `session` from this point of it (the agent's id
     # of the end of the turn before the undone one); removed once that turn has a reply.
@@ -97,7 +98,7 @@ class AgentdocMeta(BaseModel):
     def _session_is_an_id(cls, value: str | None) -> str | None:
         if value is not None and not _SESSION.fullmatch(value):
             raise ValueError(
-                "must be a Claude session id (a UUID) or another agent's (letters, digits, _ "
+                "must be a session id as agents make them (a UUID, or letters, digits, _ "
                 "and -, not starting with -)"
             )
         return value

@@ -62,8 +62,8 @@ def retry_words(retry: Retrying) -> str:
     return f"API error ({what}): retrying{tries} in {delay} s"
 
 
-# The argument that says what a tool call is about, best first: Claude's and Gemini's paths and
-# commands, OpenCode's `filePath`, Codex's `cmd`.
+# The argument that says what a tool call is about, best first: the keys agents' tools name their
+# paths and commands by (snake_case or camelCase, a shell's `cmd`).
 MAIN_ARGUMENTS = (
     "file_path",
     "filePath",
@@ -85,7 +85,7 @@ def summarize_input(name: str, tool_input: dict[str, Any], title: str | None = N
     for key in MAIN_ARGUMENTS:
         value = tool_input.get(key)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-            value = " ".join(value)  # an argv (Codex's `command`)
+            value = " ".join(value)  # an argv (a `command` given as a list)
         if isinstance(value, str) and value.strip():
             return _short(value.strip())
     if title and title != name:

@@ -13,18 +13,13 @@ from datetime import datetime
 from pathlib import Path
 
 from agentdoc.agents import ThinkingPart
-from agentdoc.document.fileio import (
-    WriteLedger,
-    fitting_name,
-    link_target,
-    read_text,
-    shown_name,
-    write_text,
-)
+from agentdoc.document.fileio import read_text, write_text
+from agentdoc.document.filenames import fitting_name, link_target, shown_name
+from agentdoc.document.ledger import WriteLedger
 
 _ANCHOR = '<a id="turn-{n}"></a>'
 # Newer models return a thinking block with only its signature unless the request asks for the
-# text (Claude Code's `thinking_display`); an empty section would look like a lost write.
+# text (the config's `thinking_display`); an empty section would look like a lost write.
 OMITTED = (
     "*(thinking omitted by the API: this block came back with no text, only its signature; "
     'set `thinking_display = "summarized"` in the config to ask for a summary)*'

@@ -16,7 +16,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.search.index import key as key
     from agentdoc.search.index import refresh as refresh
     from agentdoc.search.query import Hit as Hit
-    from agentdoc.search.query import Where as Where
     from agentdoc.search.query import search as search
     from agentdoc.search.store import connect as connect
     from agentdoc.search.store import index_path as index_path
@@ -26,7 +25,7 @@ __all__, __getattr__ = lazy_exports(
     {
         "background": ("note_changed", "stop_indexing"),
         "index": ("document_of", "key", "refresh"),
-        "query": ("Hit", "Where", "search"),
+        "query": ("Hit", "search"),
         "store": ("connect", "index_path"),
     },
 )

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentdoc import document
-from agentdoc.agents import LEGACY_AGENT
+from agentdoc.agents import LEGACY_AGENT, recorded_owner
 from agentdoc.document import Spliced
 from agentdoc.errors import AgentdocError, DocumentGone
 from agentdoc.turn import detect
@@ -286,8 +286,7 @@ class ReplyWriter:
             )
             if closed is None or not session_id:
                 return closed
-            # Whose session it is, unless the agent's of old: such documents stay as they were.
-            owner = None if agent == LEGACY_AGENT else agent
+            owner = recorded_owner(agent)
             # A point to resume from (`undo`) served its purpose once the session moved on.
             updates = {"session": session_id, "session_agent": owner, "resume_at": None}
             return document.set_meta(closed, updates)

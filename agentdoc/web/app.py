@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import AsyncIterator, Callable
@@ -37,7 +36,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agentdoc.document import (
-    Behavior,
     DocumentError,
     asked_in,
     decode,
@@ -47,11 +45,12 @@ from agentdoc.document import (
     sidecar_path,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import create_document, read_status, request_answer, request_cancel
+from agentdoc.turn import create_document, read_status
 from agentdoc.web import edits, pages
 from agentdoc.web.live import Hub
 from agentdoc.web.places import Root, find, place_of, safe_parts
 from agentdoc.web.render import Renderer, body_start, tail_start
+from agentdoc.web.searching import search_roots
 from agentdoc.web.states import Shown, shown
 
 log = logging.getLogger(__name__)
@@ -130,7 +129,7 @@ async def _list(site: Site, request: Request) -> Response:
     found, problem = None, None
     if query:
         try:
-            found = await run_in_threadpool(_search, site, query)
+            found = await run_in_threadpool(search_roots, site.roots, query)
         except AgentdocError as exc:
             problem = str(exc)
     page = pages.list_page(
@@ -157,30 +156,6 @@ def _rows(site: Site) -> list[pages.Row]:
         state = shown(read_status(path), site.untrusted(path))
         dated.append((mtime, pages.Row(pages.href(place.root, place.rel), place.rel, state, when)))
     return [row for _, row in sorted(dated, key=lambda d: -d[0])]
-
-
-def _search(site: Site, query: str) -> list[pages.Found]:
-    import sqlite3
-
-    from agentdoc.search import connect, key, refresh, search
-
-    folders = [r.only or r.folder for r in site.roots]
-    try:
-        conn = connect()
-        try:
-            refresh(conn, folders)
-            hits = search(conn, query, [key(f) for f in folders], limit=50)
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise AgentdocError(f"the search index cannot be used: {exc}") from exc
-    found = []
-    for hit in hits:
-        place = place_of(site.roots, Path(os.fsdecode(hit.document)))
-        if place is not None:
-            link = pages.href(place.root, place.rel) + f"#turn-{hit.turn}"
-            found.append(pages.Found(link, place.rel, hit.turn, hit.text))
-    return found
 
 
 # -- one document ----------------------------------------------------------------------------
@@ -350,32 +325,15 @@ async def _act(site: Site, request: Request, what: str) -> Response:
     if held is not None:
         return _done(request, pages.href(root, rel), f"held: {held}")
     try:
-        await run_in_threadpool(_apply, site, path, what, form)
+        marker = partial(_marker, site)
+        await run_in_threadpool(edits.apply_form, path, what, form, marker)
     except (AgentdocError, DocumentError) as exc:
         return _done(request, pages.href(root, rel), str(exc))
     return _done(request, pages.href(root, rel))
 
 
-def _apply(site: Site, path: Path, what: str, form: dict[str, str]) -> None:
-    match what:
-        case "prompt":
-            text = decode(path, read_bytes(path))
-            edits.edit(path, edits.add_prompt(form.get("prompt", ""), _marker(site, text)))
-        case "answer":
-            behavior: Behavior = "deny" if form.get("behavior") == "deny" else "allow"
-            reason = form.get("reason", "") if behavior == "deny" else ""
-            try:
-                edits.edit(path, edits.answer(behavior, reason, form.get("nonce") or None))
-            except edits.Unticked:
-                request_answer(path, behavior, reason)
-        case "cancel":
-            status = read_status(path)
-            if status is None or status.state not in ("streaming", "waiting"):
-                raise AgentdocError("no reply is streaming into this document")
-            request_cancel(path)
-
-
 def _marker(site: Site, text: str) -> str | None:
+    """The submit marker a prompt added to this document ends with, if it is sent on one."""
     from agentdoc.document import parse
 
     try:

@@ -25,6 +25,7 @@ from agentdoc.document import (
     write_text,
 )
 from agentdoc.errors import AgentdocError
+from agentdoc.turn import read_status, request_answer, request_cancel
 
 log = logging.getLogger(__name__)
 
@@ -92,3 +93,26 @@ def answer(behavior: Behavior, reason: str, nonce: str | None) -> Edit:
 class Unticked(AgentdocError):
     """The request's boxes name none of allow or deny (an agent's own options): it is answered
     by the answer file `agentdoc approve` / `deny` write instead."""
+
+
+def apply_form(
+    path: Path, what: str, form: dict[str, str], marker: Callable[[str], str | None]
+) -> None:
+    """The page's form `what` (prompt, answer, cancel) made on the document; `marker`: the
+    submit marker a prompt ends with in a document of this text, if any."""
+    match what:
+        case "prompt":
+            text = decode(path, read_bytes(path))
+            edit(path, add_prompt(form.get("prompt", ""), marker(text)))
+        case "answer":
+            behavior: Behavior = "deny" if form.get("behavior") == "deny" else "allow"
+            reason = form.get("reason", "") if behavior == "deny" else ""
+            try:
+                edit(path, answer(behavior, reason, form.get("nonce") or None))
+            except Unticked:
+                request_answer(path, behavior, reason)
+        case "cancel":
+            status = read_status(path)
+            if status is None or status.state not in ("streaming", "waiting"):
+                raise AgentdocError("no reply is streaming into this document")
+            request_cancel(path)

@@ -7,26 +7,17 @@ agent advertises beyond that (fork, config options) is known once its process ha
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from agentdoc.agents.acp.inspect import inspect, known
+from agentdoc.agents.acp.checks import check
+from agentdoc.agents.acp.inspect import known
 from agentdoc.agents.acp.launch import start, warm
+from agentdoc.agents.acp.probe import find_command
 from agentdoc.agents.base import Agent, Capabilities, Clearance, TurnMark, classify_with
 from agentdoc.config import Settings
-from agentdoc.errors import AgentdocError, AgentNotFound
-
-
-def find_command(command: Sequence[str], environ: Mapping[str, str]) -> str:
-    """The agent's program as the environment's PATH finds it; AgentNotFound if it does not."""
-    program = command[0]
-    found = shutil.which(program, path=environ.get("PATH", os.defpath))
-    if found is None:
-        raise AgentNotFound(f"{program} not found" + ("" if os.sep in program else " on PATH"))
-    return found
+from agentdoc.errors import AgentdocError
 
 
 class ForkedSessions:
@@ -80,6 +71,6 @@ ACP = Agent(
     classify=classify_with,
     recognises=_recognises,
     known=known,
-    inspect=inspect,
+    check=check,
     history=ForkedSessions(),
 )

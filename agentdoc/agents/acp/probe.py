@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
+import shutil
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.agents.acp.agent import find_command
 from agentdoc.agents.base import Child, Clearance, child_env, spawn
-from agentdoc.errors import AgentdocError
+from agentdoc.errors import AgentdocError, AgentNotFound
 
 PROTOCOL_VERSION = 1
 _INITIALIZE = {
@@ -67,15 +68,19 @@ class AgentInfo(BaseModel):
         return f"ACP {self.protocol_version}, {who}{can}"
 
 
-def find_program(agent: AgentSpec, environ: Mapping[str, str]) -> str:
-    """The agent's program as the environment's PATH finds it; AgentdocError if it does not."""
-    return find_command(agent.command, environ)
+def find_command(command: Sequence[str], environ: Mapping[str, str]) -> str:
+    """The agent's program as the environment's PATH finds it; AgentNotFound if it does not."""
+    program = command[0]
+    found = shutil.which(program, path=environ.get("PATH", os.defpath))
+    if found is None:
+        raise AgentNotFound(f"{program} not found" + ("" if os.sep in program else " on PATH"))
+    return found
 
 
 def handshake(agent: AgentSpec, environ: Mapping[str, str], timeout: float) -> AgentInfo:
     """Run `initialize` against the agent, in an empty folder of its own (an agent reads the
     settings of the folder it starts in); AgentdocError saying what went wrong otherwise."""
-    program = find_program(agent, environ)
+    program = find_command(agent.command, environ)
     env = child_env(environ, agent.env)
     with (
         tempfile.TemporaryFile() as stderr,

@@ -1,7 +1,7 @@
 """An ACP agent process that lives across turns: one handshake, then sessions and prompts.
 
-:meth:`AcpProcess.start` runs ``initialize`` (protocol version 1 only) and remembers what the
-agent offers. :meth:`AcpProcess.begin` puts the turn in a session — the one the process is
+:meth:`AcpProcess.start` runs ``initialize`` (in `peer`: protocol version 1 only) and remembers
+what the agent offers. :meth:`AcpProcess.begin` puts the turn in a session — the one the process is
 already in, else the stored one continued by ``session/resume``, else by ``session/load``, else a
 new session seeded with the conversation so far; a fork by ``session/fork`` or seeded — and sends
 the prompt. :attr:`AcpProcess.opened` says which it was, for the footer.
@@ -30,17 +30,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentdoc.agents.acp.options import Setup, Wanted, offered, setup, stances
+from agentdoc.agents.acp.peer import HANDSHAKE_TIMEOUT, SESSION_TIMEOUT, AcpPeer
 from agentdoc.agents.acp.quirks import quirks_for
-from agentdoc.agents.acp.rpc import Connection, RequestId
+from agentdoc.agents.acp.rpc import RequestId
 from agentdoc.agents.acp.schema import (
-    AUTH_REQUIRED,
-    AUTH_STATUS,
-    METHOD_NOT_FOUND,
-    PROTOCOL_VERSION,
-    InitializeResult,
     SessionResult,
-    client_capabilities,
-    logged_out,
     text_block,
 )
 from agentdoc.agents.acp.sessions import (
@@ -62,15 +56,12 @@ from agentdoc.agents.base import (
     neutralise_mentions,
     remember,
 )
-from agentdoc.errors import AgentCannotStart, NotLoggedIn
+from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)
 
-HANDSHAKE_TIMEOUT = 45.0  # node-based agents took 11 s to start on a busy two-core machine
-SESSION_TIMEOUT = 60.0  # a session/load replays the whole history first
 
-
-class AcpProcess:
+class AcpProcess(AcpPeer):
     """One agent process; one turn at a time, plus :meth:`close` from another thread."""
 
     def __init__(
@@ -88,23 +79,16 @@ class AcpProcess:
         policy_set: bool = False,
         clearance: Clearance | None,
     ) -> None:
-        self.name = name
-        self.command = tuple(argv)
+        super().__init__(
+            argv, cwd, env, name=name, handshake_timeout=handshake_timeout,
+            session_timeout=session_timeout, clearance=clearance,
+        )  # fmt: skip
         # The user's permission_mode (from the config only), put to the agent as its mode;
         # `policy_set`: its environment already carries it (quirks.POLICY_ENV).
         self.policy = policy
         self.policy_set = policy_set
         self.turn_type = turn_type  # what `begin` returns (a one-shot's turn also ends it)
         self.key = key  # what a turn must share with this process to reuse it
-        self.cwd = cwd
-        self.env = env
-        self.handshake_timeout = handshake_timeout
-        self.session_timeout = session_timeout
-        self.connection = Connection(
-            argv, cwd, env, self._on_request, self._on_update, name, clearance=clearance
-        )
-        self.connection.on_stderr_line = self._on_stderr_line
-        self.info: InitializeResult | None = None
         self.session_id: str | None = None  # the session the agent is in after the last turn
         self.opened: SessionOpened | None = None  # how the current turn's session came about
         self.turns = 0
@@ -112,124 +96,12 @@ class AcpProcess:
         self.session_costs: dict[str, float] = {}  # the running cost each session last reported
         self.settled: tuple[str | None, str | None] = (None, None)  # the session's model, effort
         self.last_used = time.monotonic()
-        # The agent's words for having no login, when it said so (see schema.AUTH_STATUS).
-        self.logged_out: str | None = None
         self._turn: AcpTurn | None = None
         self._lock = threading.Lock()
-        self._ready_lock = threading.Lock()
-
-    # -- start ------------------------------------------------------------------------------
-
-    def start(self) -> AcpProcess:
-        """Start the agent and shake hands with it."""
-        return self.spawn().ready()
-
-    def spawn(self) -> AcpProcess:
-        """Start the agent's program (AgentCannotStart if there is none); no handshake yet."""
-        self.connection.start()
-        return self
-
-    def ready(self) -> AcpProcess:
-        """Shake hands, once; a failed handshake stops the agent."""
-        with self._ready_lock:
-            if self.info is not None:
-                return self
-            try:
-                self.info = self._handshake()
-            except BaseException:
-                self.kill(grace=0.5)
-                raise
-        return self
-
-    def _handshake(self) -> InitializeResult:
-        params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client_capabilities()}
-        try:
-            raw = self._call("initialize", params, self.handshake_timeout)
-        except Refused as exc:
-            raise self._cannot(f"refused the handshake: {exc.reason}") from exc
-        try:
-            info = InitializeResult.model_validate(raw)
-        except ValidationError as exc:
-            raise self._cannot(
-                f"answered initialize with something that is not ACP: {why(exc)}"
-            ) from exc
-        if info.protocol_version != PROTOCOL_VERSION:
-            raise self._cannot(
-                f"speaks ACP version {info.protocol_version}; agentdoc speaks version "
-                f"{PROTOCOL_VERSION}. Use a release of the agent that supports version 1."
-            )
-        return info
-
-    def _call(self, method: str, params: Mapping[str, Any], timeout: float) -> Any:
-        """The result of one request, or AgentCannotStart saying why there is none."""
-        pending = self.connection.request(method, params)
-        if not pending.wait(timeout):
-            tail = self.connection.output_tail()
-            said = f"; it said:\n{tail}" if tail else ""
-            raise self._cannot(f"did not answer {method} within {timeout:.0f} s{said}")
-        if pending.closed is not None:
-            raise AgentCannotStart(f"{pending.closed}\n(during {method})")
-        if pending.error is not None:
-            if pending.error.code == AUTH_REQUIRED:
-                raise self.not_logged_in(pending.error.describe())
-            raise Refused(method, pending.error.describe())
-        return pending.result
-
-    def _cannot(self, what: str) -> AgentCannotStart:
-        return AgentCannotStart(f"{self.name} {what}")
-
-    def not_logged_in(self, message: str) -> NotLoggedIn:
-        """The error for an agent that says it has no login, with the ways it offers."""
-        methods = tuple(m.name or m.id for m in self.info.auth_methods) if self.info else ()
-        ways = f" (it offers: {', '.join(methods)})" if methods else ""
-        return NotLoggedIn(
-            f"{self.name} needs you to log in ({message}): run `{self.name}` in a terminal once "
-            f"and log in{ways}, or set its API key in the agent's `env` in your agentdoc config",
-            message,
-            methods,
-        )
-
-    # -- properties the daemon's pool uses ---------------------------------------------------
-
-    @property
-    def pid(self) -> int | None:
-        return self.connection.pid
 
     @property
     def busy(self) -> bool:
         return self._turn is not None
-
-    def alive(self) -> bool:
-        return self.connection.alive()
-
-    @property
-    def can_resume(self) -> bool:
-        return bool(
-            self.info and self.info.agent_capabilities.session_capabilities.resume is not None
-        )
-
-    @property
-    def can_load(self) -> bool:
-        return bool(self.info and self.info.agent_capabilities.load_session)
-
-    @property
-    def can_fork(self) -> bool:
-        return bool(
-            self.info and self.info.agent_capabilities.session_capabilities.fork is not None
-        )
-
-    @property
-    def can_close(self) -> bool:
-        return bool(
-            self.info and self.info.agent_capabilities.session_capabilities.close is not None
-        )
-
-    def close_session(self, session_id: str) -> None:
-        self._call("session/close", {"sessionId": session_id}, self.session_timeout)
-
-    @property
-    def accepts_images(self) -> bool:
-        return bool(self.info and self.info.agent_capabilities.prompt_capabilities.image)
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -433,11 +305,6 @@ class AcpProcess:
         with contextlib.suppress(Refused):
             self._call("session/set_mode", params, self.session_timeout)
 
-    @property
-    def agent_name(self) -> str | None:
-        info = self.info.agent_info if self.info else None
-        return info.name if info else None
-
     def end_turn(self, turn: AcpTurn) -> None:
         usage = turn.ending.usage if turn.ending is not None else None
         if usage is not None and usage.session_cost_usd is not None and turn.session_id:
@@ -450,8 +317,7 @@ class AcpProcess:
     # -- what the agent sends unasked -------------------------------------------------------
 
     def _on_update(self, method: str, params: dict[str, Any]) -> None:
-        if method == AUTH_STATUS:
-            self.logged_out = logged_out(params)
+        super()._on_update(method, params)
         if method != "session/update":
             return  # notifications we do not know are ignored (the protocol allows more)
         current = self._turn
@@ -472,18 +338,8 @@ class AcpProcess:
     def _on_request(self, rpc_id: RequestId, method: str, params: dict[str, Any]) -> None:
         current = self._turn
         if method != "session/request_permission":
-            # We advertised no fs/* or terminal/*: the agent's own tools do that work.
-            self.connection.respond_error(rpc_id, METHOD_NOT_FOUND, f"agentdoc offers no {method}")
+            super()._on_request(rpc_id, method, params)
         elif current is None or params.get("sessionId") != current.session_id:
             self.connection.respond(rpc_id, {"outcome": {"outcome": "cancelled"}})
         else:
             current.permission(rpc_id, params)
-
-    # -- ending -----------------------------------------------------------------------------
-
-    def kill(self, grace: float = 2.0) -> None:
-        self.connection.stop(grace)
-
-    def close(self, grace: float = 5.0) -> None:
-        """End of input lets the agent save its session and exit; stop it if it does not."""
-        self.connection.stop(grace)

@@ -14,11 +14,12 @@ import logging
 import queue
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from agentdoc.agents.acp.rpc import Pending, RequestId
+from agentdoc.agents.acp.rpc import Connection, Pending, RequestId
 from agentdoc.agents.acp.schema import (
     AUTH_REQUIRED,
     INVALID_PARAMS,
@@ -35,16 +36,34 @@ from agentdoc.agents.base import (
     TurnEnd,
 )
 
-if TYPE_CHECKING:
-    from agentdoc.agents.acp.process import AcpProcess
-
 log = logging.getLogger(__name__)
 
 CANCEL_GRACE = 5.0  # seconds a cancelled turn has to answer its prompt before we stop it
 
 
+class Host(Protocol):
+    """What a turn needs of the process it runs in (`process.AcpProcess`, which starts turns:
+    named here by what it does, so the two modules do not import each other)."""
+
+    name: str
+    cwd: Path
+    connection: Connection
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def can_fork(self) -> bool: ...
+
+    def kill(self, grace: float = 2.0) -> None: ...
+
+    def close(self, grace: float = 5.0) -> None: ...
+
+    def end_turn(self, turn: AcpTurn) -> None: ...
+
+
 class AcpTurn:
-    def __init__(self, process: AcpProcess) -> None:
+    def __init__(self, process: Host) -> None:
         self.process = process
         self.session_id: str | None = None  # known once the session is open
         self.translator = UpdateTranslator()

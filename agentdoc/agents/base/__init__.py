@@ -9,22 +9,24 @@ from agentdoc.agents.base.agent import (
     Agent,
     Capabilities,
     Environ,
-    Inspector,
     Known,
-    KnownOptions,
-    SessionStore,
-    TurnHistory,
+)
+from agentdoc.agents.base.checks import (
+    Check,
+    Outcome,
+    Probe,
 )
 from agentdoc.agents.base.child import (
     Child,
-    FirstStep,
     StderrTail,
     child_env,
-    group_gone,
     read_lines,
     spawn,
 )
-from agentdoc.agents.base.clearance import Clearance, NotCleared, cleared
+from agentdoc.agents.base.clearance import (
+    Clearance,
+    NotCleared,
+)
 from agentdoc.agents.base.events import (
     Activity,
     BlockDelta,
@@ -50,7 +52,11 @@ from agentdoc.agents.base.events import (
 )
 from agentdoc.agents.base.failure import STALLED, Failure, FailureKind, classify_with
 from agentdoc.agents.base.marks import TurnMark
-from agentdoc.agents.base.offers import Offer, Remembered, recall, remember
+from agentdoc.agents.base.offers import (
+    Offer,
+    recall,
+    remember,
+)
 from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent, WarmStart
 from agentdoc.agents.base.prompt import (
     WORD_JOINER,
@@ -76,6 +82,7 @@ __all__ = [
     "BlockKind",
     "BlockStart",
     "Capabilities",
+    "Check",
     "Child",
     "Clearance",
     "EndOfStream",
@@ -83,28 +90,25 @@ __all__ = [
     "Event",
     "Failure",
     "FailureKind",
-    "FirstStep",
     "ImagePart",
     "ImageType",
-    "Inspector",
     "Known",
-    "KnownOptions",
     "MessageStart",
     "MessageStop",
     "NotCleared",
     "Notice",
     "Offer",
     "OptionKind",
+    "Outcome",
     "PermissionAsked",
     "PermissionOption",
     "PermissionWithdrawn",
-    "Remembered",
+    "Probe",
     "Reply",
     "ReplyBuilder",
     "Retract",
     "Retrying",
     "SessionStarted",
-    "SessionStore",
     "StderrTail",
     "StopReason",
     "TextPart",
@@ -113,7 +117,6 @@ __all__ = [
     "ToolPart",
     "ToolUpdate",
     "TurnEnd",
-    "TurnHistory",
     "TurnMark",
     "Usage",
     "WarmAgent",
@@ -121,8 +124,6 @@ __all__ = [
     "WarmStart",
     "child_env",
     "classify_with",
-    "cleared",
-    "group_gone",
     "neutralise_command",
     "neutralise_mentions",
     "read_lines",

@@ -13,10 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
+from agentdoc.agents.base.checks import Checker
 from agentdoc.agents.base.clearance import Clearance
 from agentdoc.agents.base.failure import Failure
 from agentdoc.agents.base.marks import TurnMark
-from agentdoc.agents.base.offers import Offer
 from agentdoc.agents.base.process import AgentTurn, WarmStart
 from agentdoc.agents.base.request import AgentRequest
 from agentdoc.config import Settings
@@ -39,6 +39,9 @@ class Capabilities:
     # Its answer to a permission request carries the person's words (a deny reason); else they
     # open the next prompt of the session (AgentRequest.said_before).
     answer_has_reason: bool = False
+    # It can be started without reading its working folder's own settings (hooks, servers):
+    # what `folder_agent_settings = false` and an untrusted shared folder rely on.
+    skips_folder_settings: bool = False
 
 
 class SessionStore(Protocol):
@@ -109,13 +112,6 @@ class Known:
 # What agentdoc knows of an agent's settings without starting it: from its name, command, the
 # user's permission_mode and the environment (where this machine keeps what agents said).
 KnownOptions = Callable[[str, Sequence[str], str | None, Environ], Known]
-# Open and close one session to see what it offers and whether it needs a login (AgentdocError
-# says why it cannot): name, command, added environment, environment, policy, timeout.
-Inspector = Callable[
-    [str, Sequence[str], Mapping[str, str], Mapping[str, str], str | None, float], Offer
-]
-
-
 # How a protocol starts an agent: the request, the command and added environment from the
 # agent's entry, the settings and the environment to start from.
 Starter = Callable[[AgentRequest, Sequence[str], Mapping[str, str], Settings, Environ], AgentTurn]
@@ -134,6 +130,6 @@ class Agent:
     classify: Callable[[str], Failure | None]  # an error text → its kind and advice
     recognises: Callable[[bytes], bool]  # whether a /proc cmdline is one of its processes
     known: KnownOptions  # its session settings as far as known without starting it
-    inspect: Inspector | None = None  # None: nothing to learn by opening a session
+    check: Checker  # doctor's checks: is one of its agents ready to answer here?
     sessions: SessionStore | None = None
     history: TurnHistory | None = None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentdoc.agents.base import Agent, Capabilities, Clearance, Environ, Known, TurnMark
 from agentdoc.agents.claude import sessionstore
+from agentdoc.agents.claude.checks import check
 from agentdoc.agents.claude.failures import classify
 from agentdoc.agents.claude.launch import start, warm
 from agentdoc.agents.claude.process import resolve_executable
@@ -105,6 +106,7 @@ CLAUDE = Agent(
         permission_modes=MODES,
         standard_approval=True,
         answer_has_reason=True,
+        skips_folder_settings=True,
     ),
     # agentdoc builds Claude's argv itself, from the settings; the entry names only the program.
     start=lambda request, _command, _env, settings, environ: start(request, settings, environ),
@@ -113,6 +115,7 @@ CLAUDE = Agent(
     classify=classify,
     recognises=_recognises,
     known=_known,
+    check=check,
     sessions=SessionFiles(),
     history=SessionHistory(),
 )

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 
-from agentdoc.agents.claude.stream import LineFramer
+from agentdoc.agents.claude.framing import LineFramer
 
 log = logging.getLogger(__name__)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from agentdoc.agents.base import AgentRequest, Child, Clearance, StderrTail, child_env
 from agentdoc.agents.base import spawn as spawn_child
+from agentdoc.agents.claude.framing import iter_line_batches
 from agentdoc.agents.claude.output import (
     MemoryOutput,
     PolledLines,
@@ -30,7 +31,6 @@ from agentdoc.agents.claude.output import (
     pipe_chunks,
 )
 from agentdoc.agents.claude.prompt import neutralise, user_message
-from agentdoc.agents.claude.stream import iter_line_batches
 from agentdoc.agents.claude.version import release_flags
 from agentdoc.config import Settings
 from agentdoc.errors import AgentNotFound

@@ -12,6 +12,7 @@ import functools
 import logging
 import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,22 @@ def _probe(executable: str, _stamp: int) -> Version | None:
     if version is None:
         log.info("cannot tell the version of %s from %r", executable, done.stdout[:200])
     return version
+
+
+def run_version(
+    executable: str, environ: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """`executable --version` run afresh, as `doctor` shows it: its exit code and words, or
+    the OSError or TimeoutExpired that stopped it. It starts no session, in no folder."""
+    return subprocess.run(
+        [executable, "--version"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(environ),
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def release_flags(executable: str, thinking_display: str | None) -> list[str]:

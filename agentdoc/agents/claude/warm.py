@@ -29,10 +29,11 @@ from typing import Any, Protocol
 
 from agentdoc.agents.base import Child, Clearance, ImagePart, StderrTail
 from agentdoc.agents.claude.events import StreamError
+from agentdoc.agents.claude.framing import iter_line_batches
 from agentdoc.agents.claude.output import paced, pipe_chunks
 from agentdoc.agents.claude.process import popen_claude
 from agentdoc.agents.claude.prompt import user_message as user_message  # for its tests
-from agentdoc.agents.claude.stream import iter_line_batches, load_line
+from agentdoc.agents.claude.stream import load_line
 
 log = logging.getLogger(__name__)
 
