@@ -1,9 +1,10 @@
 """The package's import graph follows the data flow (docs/architecture.md).
 
-Packages are layered: the command line on top, then `daemon` → `turn` → `document` → `claude`,
-then `config` and `errors`. A module may import from its own package or from a layer below,
-never from one above; across packages it imports only the names a package's `__init__` lists
-in `__all__`; and no chain of imports leads back to where it started.
+Packages are layered: the command line on top, then `daemon` → `conversation` → `turn` →
+`records` → `document` → `agents`, then `config` and `errors`. A module may import from its own
+package or from a layer below, never from one above; across packages it imports only the names
+a package's `__init__` lists in `__all__`; and no chain of imports leads back to where it
+started.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ LAYERS: list[set[str]] = [
     },
     {"agentdoc.web"},
     {"agentdoc.daemon"},
+    {"agentdoc.conversation"},
     {"agentdoc.turn", "agentdoc.search"},
+    {"agentdoc.records"},
     {"agentdoc.document"},
     {"agentdoc.agents"},
     {"agentdoc.agents.claude", "agentdoc.agents.acp", "agentdoc.agents.fakeapi"},
@@ -46,13 +49,22 @@ SUBPACKAGES = (
     "agentdoc.agents",
     "agentdoc.web",
     "agentdoc.daemon",
+    "agentdoc.conversation",
     "agentdoc.turn",
+    "agentdoc.records",
     "agentdoc.search",
     "agentdoc.document",
     "agentdoc.cli",
 )
 # Above the agents' face, nothing names a protocol: a new agent is a sub-package, not an `if`.
-PROTOCOL_USERS = ("agentdoc.daemon", "agentdoc.turn", "agentdoc.search", "agentdoc.document")
+PROTOCOL_USERS = (
+    "agentdoc.daemon",
+    "agentdoc.conversation",
+    "agentdoc.turn",
+    "agentdoc.records",
+    "agentdoc.search",
+    "agentdoc.document",
+)
 
 
 @dataclass(frozen=True)
@@ -357,7 +369,16 @@ def _type_checking_names(package: str) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("package", ["agentdoc.daemon", "agentdoc.turn", "agentdoc.document"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "agentdoc.daemon",
+        "agentdoc.conversation",
+        "agentdoc.turn",
+        "agentdoc.records",
+        "agentdoc.document",
+    ],
+)
 def test_lazy_exports_match_what_the_type_checker_sees(package: str) -> None:
     """The names loaded on first use are exactly those re-exported for mypy: no drift."""
     assert _type_checking_names(package) == set(importlib.import_module(package).__all__)

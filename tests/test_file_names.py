@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import fileio, link_target, shown_name, sidecar_link
-from agentdoc.turn import Status, read_status, write_status
-from agentdoc.turn.status import all_statuses
+from agentdoc.records import Status, read_status, write_status
+from agentdoc.records.status import all_statuses
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import (
     base_env,

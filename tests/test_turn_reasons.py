@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agentdoc.agents import PermissionAsked, PermissionOption
 from agentdoc.document import WriteLedger
-from agentdoc.turn import reasons
+from agentdoc.records import reasons
 from agentdoc.turn.approvals import SELF_REFUSAL, Approvals
 
 

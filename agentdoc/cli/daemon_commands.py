@@ -12,7 +12,7 @@ from agentdoc.errors import EXIT_INTERRUPTED, require_existing
 
 if TYPE_CHECKING:
     from agentdoc.agents import SessionOptions
-    from agentdoc.turn import Spent
+    from agentdoc.records import Spent
 
 
 @cli.command(
@@ -135,7 +135,7 @@ def status_command(path: Path | None, as_json: bool) -> None:
     from agentdoc.cli.names import document_name
     from agentdoc.daemon import find_daemon, kept_copies
     from agentdoc.document import shown_name
-    from agentdoc.turn import as_found, folder_statuses, read_status
+    from agentdoc.records import as_found, folder_statuses, read_status
 
     target = path or Path.cwd()
     require_existing(target)
@@ -206,7 +206,7 @@ def status_command(path: Path | None, as_json: bool) -> None:
 
 def _spent(path: Path) -> Spent:
     """What the document's turns cost, the undone ones included (their money was spent)."""
-    from agentdoc.turn import spent
+    from agentdoc.records import spent
 
     return spent(path)
 

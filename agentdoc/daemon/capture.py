@@ -11,7 +11,7 @@ from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.tree import stamp_of
 from agentdoc.document import WriteLedger, digest
-from agentdoc.turn import own_base, own_write
+from agentdoc.records import own_base, own_write
 
 
 def take(

@@ -86,13 +86,9 @@ from agentdoc.document import (
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.localstate import move_out
+from agentdoc.records import marked
 from agentdoc.search import note_changed, stop_indexing
-from agentdoc.turn import (
-    Progress,
-    integrate,
-    marked,
-    toplevel,
-)
+from agentdoc.turn import Progress, integrate, toplevel
 
 log = logging.getLogger(__name__)
 

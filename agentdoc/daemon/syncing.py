@@ -30,7 +30,8 @@ from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.tree import changed_ns
 from agentdoc.daemon.turns import DocState
 from agentdoc.document import DocumentError, FrontmatterError, WriteLedger, digest, parse
-from agentdoc.turn import Progress, integrate, read_status
+from agentdoc.records import read_status
+from agentdoc.turn import Progress, integrate
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,9 @@ from agentdoc.daemon.synced import paced
 from agentdoc.daemon.turns import DocState, after_unfinished, begin
 from agentdoc.document import Document, WriteLedger, check_writable, digest
 from agentdoc.errors import AgentdocError
+from agentdoc.records import remove_state
 from agentdoc.search import note_changed
-from agentdoc.turn import Progress, TurnRunner, remove_state
+from agentdoc.turn import Progress, TurnRunner
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,9 @@ from agentdoc.agents import mark_turn
 from agentdoc.config import Settings
 from agentdoc.document import Document, DocumentError, FrontmatterError, parse, read_text
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import gitcommit, gitsync, marks, snapshots
+from agentdoc.records import after_turn as snapshot_after
+from agentdoc.records import set_mark
+from agentdoc.turn import gitcommit, gitsync
 from agentdoc.turn.session import TurnPlan
 
 log = logging.getLogger(__name__)
@@ -52,8 +54,8 @@ def after_turn(
             cost_total=cost_total,
             branch=branch,
         )
-    marks.set_mark(path, plan.turn, mark, cost, kept_in)
-    snapshots.after_turn(path, plan.turn, env)
+    set_mark(path, plan.turn, mark, cost, kept_in)
+    snapshot_after(path, plan.turn, env)
     if doc is None:
         try:
             doc = parse(read_text(path))

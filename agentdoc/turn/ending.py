@@ -28,13 +28,11 @@ from agentdoc.document import (
     sidecar_link,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history
+from agentdoc.records import Journal, StatusReporter, record_turn
 from agentdoc.turn.aftermath import after_turn
 from agentdoc.turn.approvals import Approvals
-from agentdoc.turn.journal import Journal
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import TurnPlan
-from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter
 
 
@@ -112,7 +110,7 @@ class TurnEnding:
         if not pending:
             # Read and parsed once for the history and the aftermath (None: each says why).
             final = _final_document(self.path)
-            history.record_turn(self.path, plan.known, plan.turn, session_id, final)
+            record_turn(self.path, plan.known, plan.turn, session_id, final)
             done = state == "done"
             total = reply.usage.session_cost_usd if reply.usage else None
             after_turn(

@@ -42,13 +42,15 @@ from agentdoc.document import (
     retry_words,
 )
 from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
-from agentdoc.turn import detect, journal, presets, reasons, snapshots, status
+from agentdoc.records import Journal, StatusReporter, marked, take_cancel_request
+from agentdoc.records import before_turn as snapshot_before
+from agentdoc.records import carried as carried_reasons
+from agentdoc.records import drop as drop_reasons
+from agentdoc.turn import detect, presets
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.ending import Problem, TurnEnding
 from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
-from agentdoc.turn.recovery import marked
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
-from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.whose import check_agent
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 
@@ -131,7 +133,7 @@ class TurnRunner:
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
         self._proc: AgentTurn | None = None
         self._turn = 0
-        self._said = 0  # kept answers the running turn's prompt carries (turn/reasons.py)
+        self._said = 0  # kept answers the running turn's prompt carries (records/reasons.py)
         self._shown_text = False  # the reply's first text has been written
         self._ending: TurnEnding | None = None  # built when the turn starts
         # Set when the turn's undo snapshot is complete; the agent's tools wait for it.
@@ -198,8 +200,8 @@ class TurnRunner:
         self._approvals.carries_reason = agent.agent.can.answer_has_reason
         self._approvals.title = agent.title
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
-        status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
-        self._journal = journal.Journal(
+        take_cancel_request(self.path)  # a stale request must not cancel this new turn
+        self._journal = Journal(
             self.path,
             self._writer.nonce,
             plan.request.prompt,
@@ -299,7 +301,7 @@ class TurnRunner:
             # on a busy machine they would otherwise compete with sending it.
             done.asked.wait()
             try:  # never raises (it logs), but the agent must never wait for ever
-                snapshots.before_turn(
+                snapshot_before(
                     self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
                 )
             finally:
@@ -318,7 +320,7 @@ class TurnRunner:
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         # What the person said to the last turn's tool requests, where the agent's answers had
         # no room for it: this prompt carries it (the agent sends it only in that session).
-        said = () if self._approvals.carries_reason else reasons.carried(self.path)
+        said = () if self._approvals.carries_reason else carried_reasons(self.path)
         request = dataclasses.replace(
             plan.request,
             turn=plan.turn,
@@ -373,7 +375,7 @@ class TurnRunner:
             builder.feed(end)
         builder.finish()
         if self._said and builder.reply.session_id is not None:
-            reasons.drop(self.path, self._said)  # the prompt went out with them
+            drop_reasons(self.path, self._said)  # the prompt went out with them
             self._said = 0
         return builder, cancelled, problem
 
@@ -394,7 +396,7 @@ class TurnRunner:
             now = time.monotonic()
             if now - last_check >= 0.1:  # look for a cancel request file ten times a second
                 last_check = now
-                if status.take_cancel_request(self.path):
+                if take_cancel_request(self.path):
                     self.cancel.set()
             if self.cancel.is_set():
                 proc.stop()
