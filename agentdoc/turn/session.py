@@ -227,19 +227,12 @@ def _plan(
         return _continue_elsewhere(path, doc, prompt, settings, model, agent, found, facts)
     if facts.session_found is False:
         if session:
-            folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
-            store = agent_of(agent).sessions
-            kept = f"; {store.kept}" if store is not None else ""
-            raise AgentdocError(f"session {session} was not found for the folder {folder}{kept}")
+            raise _not_found(path, doc, settings, session, agent)
         return _new_session(
             path, doc, prompt, settings, model, LOST_NOTE, facts.archived, agent=agent
         )
     known = joined(facts.archived, doc.transcript())
-    text = compose_prompt(
-        prompt,
-        edits=history_edits(facts.snapshot, known, target),
-        unfinished=unfinished_to_send(unfinished_reply(doc), facts.session_reply),
-    )
+    text = _resumed(prompt, doc, facts, known, target)
     request = _request(
         path,
         doc,
@@ -265,6 +258,23 @@ def _plan(
     return TurnPlan(request, doc.turn_count() + 1, fork, known, note, fallback)
 
 
+def _not_found(
+    path: Path, doc: Document, settings: Settings, session: str, agent: AgentSpec | None
+) -> AgentdocError:
+    """The session the person named is not the agent's any more (never silently replaced)."""
+    folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
+    store = agent_of(agent).sessions
+    kept = f"; {store.kept}" if store is not None else ""
+    return AgentdocError(f"session {session} was not found for the folder {folder}{kept}")
+
+
+def _resumed(prompt: str, doc: Document, facts: Facts, known: str, session: str) -> str:
+    """The prompt into a session that has the conversation: what it missed, and the prompt."""
+    edits = history_edits(facts.snapshot, known, session)
+    unfinished = unfinished_to_send(unfinished_reply(doc), facts.session_reply)
+    return compose_prompt(prompt, edits=edits, unfinished=unfinished)
+
+
 def _continue_elsewhere(
     path: Path,
     doc: Document,
@@ -285,11 +295,7 @@ def _continue_elsewhere(
         note = "new session, sent the conversation so far (the agent cannot go back in its own)"
         return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
     assert found.session is not None
-    text = compose_prompt(
-        prompt,
-        edits=history_edits(facts.snapshot, known, found.session),
-        unfinished=unfinished_to_send(unfinished_reply(doc), facts.session_reply),
-    )
+    text = _resumed(prompt, doc, facts, known, found.session)
     request = _request(
         path,
         doc,
