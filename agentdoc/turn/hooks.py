@@ -228,8 +228,8 @@ class GitPerTurn(Hook):
             gitcommit.commit(path, gitcommit.turn_message(path, turn))
 
 
-# The hooks every turn runs, in this order (their `after` steps: the transcript and the mark
-# first, so the commit that follows takes the turn's records as they stand).
+# The hooks every turn runs, in this order: the turn's records first, git last (a push may
+# wait on the network, and the next turn's plan reads the transcript and the marks).
 DEFAULT_HOOKS: tuple[type[TurnHook], ...] = (Transcript, Marks, FileSnapshots, GitPerTurn)
 
 
