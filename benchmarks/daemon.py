@@ -32,7 +32,7 @@ from warm import REPO, find_claude
 from watching import _cpu_seconds
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
-from agentdoc.turn.status import read_status, state_file
+from agentdoc.records.status import read_status, state_file
 
 TIMEOUT = 60.0
 TYPING = 2.0  # seconds between opening a document and saving a prompt into it (modelled)

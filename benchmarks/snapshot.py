@@ -16,7 +16,7 @@ from pathlib import Path
 
 from measure import CheckFailed, Row, alternate, clock
 
-from agentdoc.turn import snapshots
+from agentdoc.records import snapshots
 
 FILES = 10_000
 

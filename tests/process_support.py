@@ -23,7 +23,7 @@ from unittest import mock
 
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
-from agentdoc.turn import status
+from agentdoc.records import status
 from tests.conftest import wait_for
 from tests.e2e_support import REPO_ROOT
 

@@ -228,7 +228,7 @@ def test_the_daemon_refuses_the_document_and_keeps_serving_the_others(
     tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
     from agentdoc.daemon.service import Daemon
-    from agentdoc.turn import status
+    from agentdoc.records import status
     from tests.conftest import wait_for
     from tests.test_daemon import DOC, Running, roles
 

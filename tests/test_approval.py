@@ -28,7 +28,7 @@ from agentdoc.document.approval import (
     replace_block,
     touches,
 )
-from agentdoc.turn import Status, write_status
+from agentdoc.records import Status, write_status
 from agentdoc.turn.approvals import (
     SELF_REFUSAL,
     Approvals,

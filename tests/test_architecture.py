@@ -1,9 +1,10 @@
 """The package's import graph follows the data flow (docs/architecture.md).
 
-Packages are layered: the command line on top, then `daemon` → `turn` → `document` → `claude`,
-then `config` and `errors`. A module may import from its own package or from a layer below,
-never from one above; across packages it imports only the names a package's `__init__` lists
-in `__all__`; and no chain of imports leads back to where it started.
+Packages are layered: the command line on top, then `daemon` → `conversation` → `turn` →
+`records` → `document` → `agents`, then `config` and `errors`. A module may import from its own
+package or from a layer below, never from one above; across packages it imports only the names
+a package's `__init__` lists in `__all__`; and no chain of imports leads back to where it
+started.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ LAYERS: list[set[str]] = [
     {"agentdoc.daemon"},
     {"agentdoc.daemon.synced"},
     {"agentdoc.daemon.watch"},
+    {"agentdoc.conversation"},
     {"agentdoc.turn", "agentdoc.search"},
+    {"agentdoc.records"},
     {"agentdoc.document"},
     {"agentdoc.agents"},
     {"agentdoc.agents.claude", "agentdoc.agents.acp", "agentdoc.agents.fakeapi"},
@@ -52,7 +55,9 @@ SUBPACKAGES = (
     "agentdoc.daemon.synced",
     "agentdoc.daemon.watch",
     "agentdoc.daemon",
+    "agentdoc.conversation",
     "agentdoc.turn",
+    "agentdoc.records",
     "agentdoc.search",
     "agentdoc.document",
     "agentdoc.cli",
@@ -419,7 +424,9 @@ def _type_checking_names(package: str) -> set[str]:
         "agentdoc.daemon",
         "agentdoc.daemon.synced",
         "agentdoc.daemon.watch",
+        "agentdoc.conversation",
         "agentdoc.turn",
+        "agentdoc.records",
         "agentdoc.document",
         "agentdoc.search",
     ],

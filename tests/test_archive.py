@@ -9,11 +9,12 @@ from click.testing import CliRunner
 
 from agentdoc.cli.commands import cli
 from agentdoc.config import Settings
+from agentdoc.conversation import archive_document as archive
+from agentdoc.conversation import fork
 from agentdoc.document import archive_path, is_session_document, move, parse
 from agentdoc.document.splice import START
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import archive_document as archive
-from agentdoc.turn import fork, history
+from agentdoc.records import history
 from agentdoc.turn.session import prepare_turn
 from tests.conftest import own_leave
 
@@ -201,7 +202,7 @@ def test_a_lost_session_is_rebuilt_with_the_archived_history(tmp_path: Path) -> 
 
 
 def test_undo_after_an_archive_keeps_the_history_whole(tmp_path: Path) -> None:
-    from agentdoc.turn import undo
+    from agentdoc.conversation import undo
 
     doc = tmp_path / "long.md"
     doc.write_text(conversation(4))

@@ -268,7 +268,7 @@ def test_an_unexpected_error_leaves_its_traceback_in_the_log_file(
     def broken(*args: object) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("agentdoc.turn.folder_statuses", broken)
+    monkeypatch.setattr("agentdoc.records.folder_statuses", broken)
     assert main(["status", str(tmp_path)]) == EXIT_UNEXPECTED
     [told] = [r.getMessage() for r in caplog.records if r.name == "agentdoc.cli.commands"]
     log = Path(os.environ["AGENTDOC_STATE_DIR"]) / "watch.log"

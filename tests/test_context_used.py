@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document.render import context_gauge
-from agentdoc.turn.status import StatusReporter, read_status
+from agentdoc.records.status import StatusReporter, read_status
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ import pytest
 
 from agentdoc.document import parser as document
 from agentdoc.document.fileio import TEMP_PREFIX
-from agentdoc.turn import journal
+from agentdoc.records import journal
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import (
     CLI,

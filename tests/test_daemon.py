@@ -13,7 +13,7 @@ from agentdoc.cli import cli
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import status
+from agentdoc.records import status
 from tests.conftest import FakeClaude, wait_for
 from tests.editor_saves import STRATEGIES, autosave_burst, save
 

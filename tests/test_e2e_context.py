@@ -238,8 +238,8 @@ def test_obsidian_links_reach_the_api_as_the_note_and_the_picture(
 def test_an_archived_conversation_resumes_and_rebuilds_with_its_history(
     tmp_path: Path, work: Path, settings: Settings
 ) -> None:
+    from agentdoc.conversation import archive_document
     from agentdoc.document import archive_path
-    from agentdoc.turn import archive_document
 
     doc = work / "long.md"
     answers = [[{"type": "text", "text": f"Answer {n}."}] for n in range(1, 6)]
@@ -277,7 +277,7 @@ def test_an_archived_conversation_resumes_and_rebuilds_with_its_history(
 def test_the_context_used_reaches_the_footer_and_the_status_file(
     tmp_path: Path, work: Path
 ) -> None:
-    from agentdoc.turn.status import read_status
+    from agentdoc.records.status import read_status
 
     doc = work / "chat.md"
     ask(doc, "Hello?")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import parser as document
-from agentdoc.turn.status import read_status
+from agentdoc.records.status import read_status
 from tests.agents_support import fake_api_for
 from tests.process_support import kill_all, processes_with_env, run_cli
 from tests.test_e2e_acp_oneshot import TIMEOUT, one_shot

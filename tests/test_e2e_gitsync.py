@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
-from agentdoc.turn import status
+from agentdoc.records import status
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
 from tests.git_support import DOC, IDENTITY, git, make_repos, pulled, roles_in

@@ -14,13 +14,13 @@ from click.testing import CliRunner
 from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
 from agentdoc.cli.commands import cli
 from agentdoc.config import Settings
+from agentdoc.conversation.forking import fork
+from agentdoc.conversation.undoing import undo
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.forking import fork
-from agentdoc.turn.marks import read_marks
+from agentdoc.records.marks import read_marks
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
-from agentdoc.turn.undoing import undo
 from tests.conftest import own_leave, wait_for
 from tests.e2e_support import REPO_ROOT, claude_env, require_claude
 from tests.process_support import run_cli, state_of, watching

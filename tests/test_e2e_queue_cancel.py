@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import parser as document
-from agentdoc.turn.status import read_status
+from agentdoc.records.status import read_status
 from tests.conftest import wait_for
 from tests.process_support import roles, run_cli, state_of
 from tests.test_e2e_daemon import DOC, folder, paused, served, warm_sessions

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.turn.status import read_status
+from agentdoc.records.status import read_status
 from tests.conftest import wait_for
 from tests.process_support import roles, state_of
 from tests.test_e2e_daemon import DOC, folder, served

@@ -13,8 +13,8 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
 from agentdoc.config import Settings
+from agentdoc.conversation.forking import fork
 from agentdoc.document import parser as document
-from agentdoc.turn.forking import fork
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE

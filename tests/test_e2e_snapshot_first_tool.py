@@ -21,8 +21,9 @@ from agentdoc.agents import start_turn
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import AgentConfig, Settings
 from agentdoc.daemon.pool import WarmPool
-from agentdoc.turn import TurnRunner, snapshots
-from agentdoc.turn.shadow import Shadow
+from agentdoc.records import snapshots
+from agentdoc.records.shadow import Shadow
+from agentdoc.turn import TurnRunner, hooks
 from tests.agents_support import WRITE_TOOLS, agent_command, agent_env, fake_api_for
 from tests.conftest import own_leave
 from tests.e2e_support import claude_env, require_claude
@@ -40,8 +41,8 @@ TOOL = 4.0
 
 
 def slowed(monkeypatch: pytest.MonkeyPatch, made: Path, api: FakeMessagesAPI) -> list[bool]:
-    """Make `before_turn` slow as above; the list says whether the file was there when the
-    snapshot was taken."""
+    """Make the snapshot hook's `before_turn` slow as above; the list says whether the file
+    was there when the snapshot was taken."""
     seen: list[bool] = []
     original: Callable[..., None] = snapshots.before_turn
 
@@ -54,7 +55,7 @@ def slowed(monkeypatch: pytest.MonkeyPatch, made: Path, api: FakeMessagesAPI) ->
         seen.append(made.exists())
         original(*args, **kwargs)
 
-    monkeypatch.setattr(snapshots, "before_turn", slow)
+    monkeypatch.setattr(hooks, "snapshot_before", slow)
     return seen
 
 

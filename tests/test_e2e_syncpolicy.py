@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
-from agentdoc.turn import status
+from agentdoc.records import status
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
 from tests.process_support import as_machine, roles, run_cli, watching

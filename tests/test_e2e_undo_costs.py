@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.cli import cli
 from agentdoc.config import Settings
-from agentdoc.turn.marks import spent
-from agentdoc.turn.undoing import undo
+from agentdoc.conversation.undoing import undo
+from agentdoc.records.marks import spent
 from tests.conftest import own_leave
 from tests.e2e_support import claude_env
 from tests.test_e2e_history import DOC, add_prompt, reply, run, three_turns

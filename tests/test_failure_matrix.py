@@ -38,7 +38,7 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.document import parser as document
 from agentdoc.document import render
 from agentdoc.errors import AgentdocError, DocumentGone
-from agentdoc.turn import status
+from agentdoc.records import status
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from tests.conftest import TRANSCRIPTS, FakeClaude, own_leave, wait_for

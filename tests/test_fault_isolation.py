@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from agentdoc.daemon.service import Daemon
-from agentdoc.turn import status
+from agentdoc.records import status
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 

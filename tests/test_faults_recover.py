@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import fileio
-from agentdoc.turn import status
-from agentdoc.turn.recovery import open_regions
+from agentdoc.records import status
+from agentdoc.records.recovery import open_regions
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, gate, make_daemon, roles
 

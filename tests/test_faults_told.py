@@ -16,7 +16,8 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli
 from agentdoc.document import parser as document
-from agentdoc.turn import Progress, status
+from agentdoc.records import status
+from agentdoc.turn import Progress
 from tests.conftest import TRANSCRIPTS, FakeClaude, own_leave, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 

@@ -11,8 +11,8 @@ import pytest
 
 from agentdoc.document import fileio, shown_name, sidecar_link
 from agentdoc.document.filenames import link_target
-from agentdoc.turn import Status, read_status, write_status
-from agentdoc.turn.status import all_statuses
+from agentdoc.records import Status, read_status, write_status
+from agentdoc.records.status import all_statuses
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import (
     base_env,

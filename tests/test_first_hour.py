@@ -15,7 +15,7 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
-from agentdoc.turn import status
+from agentdoc.records import status
 from tests.conftest import wait_for
 from tests.e2e_support import claude_env, require_claude
 from tests.process_support import (

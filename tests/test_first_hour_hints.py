@@ -13,7 +13,7 @@ from agentdoc.agents.base import Usage
 from agentdoc.cli import main
 from agentdoc.document import parser as document
 from agentdoc.document.render import render_footer
-from agentdoc.turn import status
+from agentdoc.records import status
 from agentdoc.turn.detect import heading_hint
 from agentdoc.turn.runner import TurnRunner
 from tests.conftest import FakeClaude, own_leave

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from agentdoc.cli import cli
+from agentdoc.conversation.forking import fork
 from agentdoc.document import parser as document
 from agentdoc.document import splice
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history
-from agentdoc.turn.forking import fork
+from agentdoc.records import history
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import working_dir
 from tests.conftest import FakeClaude, own_leave

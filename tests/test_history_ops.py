@@ -17,14 +17,15 @@ from agentdoc.agents.claude.launch import shape
 from agentdoc.agents.claude.process import build_argv
 from agentdoc.agents.claude.warm import user_message
 from agentdoc.config import Settings
+from agentdoc.conversation.forking import fork
+from agentdoc.conversation.undoing import check_undo, forget, undo, undone_text
 from agentdoc.daemon.bulk import judge
 from agentdoc.document import STREAMING_MARK
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import gitcommit, marks
-from agentdoc.turn.forking import fork
+from agentdoc.records import marks
+from agentdoc.turn import gitcommit
 from agentdoc.turn.session import Facts, plan_turn
-from agentdoc.turn.undoing import check_undo, forget, undo, undone_text
 from tests.conftest import leave_for, own_leave
 
 S1 = "11111111-2222-4333-8444-555555555555"

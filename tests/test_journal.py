@@ -13,8 +13,8 @@ from pathlib import Path
 from agentdoc.document import parser as document
 from agentdoc.document import splice
 from agentdoc.document.ledger import WriteLedger
-from agentdoc.turn import journal, recovery
-from agentdoc.turn.recovery import close_orphans, recover, stop_orphan
+from agentdoc.records import journal, recovery
+from agentdoc.records.recovery import close_orphans, recover, stop_orphan
 from tests.conftest import wait_for
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhi\n"

@@ -10,8 +10,8 @@ import pytest
 
 from agentdoc.cli import main
 from agentdoc.document import fitting_name, sidecar_path
-from agentdoc.turn import read_status, request_cancel
-from agentdoc.turn.status import cancel_path, status_path
+from agentdoc.records import read_status, request_cancel
+from agentdoc.records.status import cancel_path, status_path
 from tests.conftest import FakeClaude
 
 

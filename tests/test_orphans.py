@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.turn import recovery
+from agentdoc.records import recovery
 from tests.conftest import wait_for
 from tests.process_support import (
     alive,

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from agentdoc.cli import cli
+from agentdoc.conversation.undoing import undo
 from agentdoc.document import digest
-from agentdoc.turn import status
-from agentdoc.turn.undoing import undo
+from agentdoc.records import status
 from tests.conftest import FakeClaude, own_leave, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
@@ -124,7 +124,7 @@ def test_a_checkout_that_drops_turns_is_told_to_the_model_on_the_next_turn(
     an older document cannot roll it back too: the next turn tells the model what went."""
     from agentdoc.config import Settings
     from agentdoc.document import parse
-    from agentdoc.turn import history
+    from agentdoc.records import history
     from agentdoc.turn.session import prepare_turn
     from tests.test_archive import SESSION, conversation
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentdoc.document import parser as document
-from agentdoc.turn.reattach import reattach
+from agentdoc.turn.detect import reattach
 
 BEFORE = "---\nagentdoc: {}\n---\n\n# T\n\n## User\n\nWhat is a borrow?\n"
 

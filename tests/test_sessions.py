@@ -22,7 +22,7 @@ from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.document.render import render_final
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history
+from agentdoc.records import history
 from agentdoc.turn.compose import compose_prompt
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE, Facts, Mode, plan_turn
@@ -635,7 +635,7 @@ def test_a_session_our_record_says_answered_the_last_turn_is_resumed_before_its_
 ) -> None:
     """A warm CLI writes its session file after the turn; a quick next save must not rebuild."""
     from agentdoc.agents import TurnMark
-    from agentdoc.turn import marks
+    from agentdoc.records import marks
     from agentdoc.turn.session import prepare_turn
 
     env = {"HOME": str(tmp_path / "home")}  # the store does not have the session (yet)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.config import load_settings
 from agentdoc.errors import AgentdocError, allowed
-from agentdoc.turn import status
+from agentdoc.records import status
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import Running, make_daemon, roles
 

@@ -17,7 +17,7 @@ import pytest
 
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
-from agentdoc.turn import journal
+from agentdoc.records import journal
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import (
     alive,

@@ -12,10 +12,10 @@ from watchdog.events import FileOpenedEvent, FileSystemEvent, FileSystemEventHan
 
 from agentdoc.config import Settings
 from agentdoc.document import TEMP_PREFIX
+from agentdoc.conversation.undoing import undo
 from agentdoc.document import parse as document_parse
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import restoring, shadow, snapshots
-from agentdoc.turn.undoing import undo
+from agentdoc.records import restoring, shadow, snapshots
 from tests.conftest import own_leave, wait_for
 
 
@@ -222,7 +222,7 @@ def test_undo_of_a_turn_without_tools_or_snapshots_still_takes_the_reply(
 
 
 def test_archiving_forgets_the_archived_turns_snapshots(tmp_path: Path, work: Path) -> None:
-    from agentdoc.turn import archive_document
+    from agentdoc.conversation import archive_document
 
     path = work / "chat.md"
     exchanges = "".join(f"## User\n\nq{n}\n\n## Assistant\n\na{n}\n\n" for n in (1, 2, 3))
@@ -330,7 +330,7 @@ def test_undo_of_more_turns_than_the_document_holds_says_how_many_it_has(tmp_pat
 
 
 def test_the_daemon_can_tell_undos_own_write_from_a_save(tmp_path: Path) -> None:
-    from agentdoc.turn import undo_wrote
+    from agentdoc.conversation import undo_wrote
 
     path = tmp_path / "chat.md"
     path.write_text("---\nagentdoc: {}\n---\n\n## User\n\nq\n\n## Assistant\n\na\n\n## User\n\n")

@@ -29,7 +29,7 @@ from agentdoc.daemon.gate import NotTrusted, gate_for
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import parse
-from agentdoc.turn import status
+from agentdoc.records import status
 from tests.conftest import wait_for
 from tests.daemon_support import Running
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.daemon.service import Daemon
-from agentdoc.turn import Status, now_iso, status, write_status
+from agentdoc.records import Status, now_iso, status, write_status
 from tests.conftest import FakeClaude, wait_for
 from tests.process_support import base_env, watching, write_config
 from tests.test_daemon import DOC, Running, roles

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from agentdoc.agents.base import Offer, remember
 from agentdoc.cli import cli
-from agentdoc.turn import Status, now_iso, write_status
+from agentdoc.records import Status, now_iso, write_status
 from tests.test_doctor import healthy as healthy
 from tests.test_doctor import tiny_agent
 

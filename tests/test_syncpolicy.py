@@ -20,7 +20,8 @@ from agentdoc.daemon.synced.claims import Claim, Claims, machine_id, owner, read
 from agentdoc.daemon.synced.trust import TrustList, covers, trust_folder, trusted_list
 from agentdoc.document import new_nonce, open_reply
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import Progress, open_regions, status
+from agentdoc.records import open_regions, status
+from agentdoc.turn import Progress
 from tests.conftest import FakeClaude, wait_for
 from tests.test_daemon import DOC, Running, roles
 

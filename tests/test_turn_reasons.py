@@ -9,7 +9,7 @@ from pathlib import Path
 from agentdoc.agents import PermissionAsked
 from agentdoc.agents.base import PermissionOption
 from agentdoc.document import WriteLedger
-from agentdoc.turn import reasons
+from agentdoc.records import reasons
 from agentdoc.turn.approvals import SELF_REFUSAL, Approvals
 
 

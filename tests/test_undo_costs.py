@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from agentdoc.agents import TurnMark
 from agentdoc.cli import cli
-from agentdoc.turn import marks
+from agentdoc.records import marks
 
 S1, S2 = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
 

@@ -10,7 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from agentdoc.document import read_answer, render_approval
-from agentdoc.turn import Status, now_iso, write_status
+from agentdoc.records import Status, now_iso, write_status
 from agentdoc.web.app import Site, make_app
 from agentdoc.web.places import roots_of
 

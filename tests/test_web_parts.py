@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import asked_in, read_answer, render_approval, tick
-from agentdoc.turn import state_file
+from agentdoc.records import state_file
 from agentdoc.web import edits
 from agentdoc.web.live import Hub
 from agentdoc.web.render import Renderer, blocks, tail_start

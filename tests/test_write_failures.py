@@ -21,8 +21,8 @@ from agentdoc.cli import main
 from agentdoc.document import fileio
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import journal, status
-from agentdoc.turn.recovery import open_regions
+from agentdoc.records import journal, status
+from agentdoc.records.recovery import open_regions
 from agentdoc.turn.runner import TurnRunner
 from tests.conftest import FakeClaude, own_leave, wait_for
 from tests.test_daemon import DOC, Running, gate, make_daemon

@@ -31,7 +31,8 @@ from agentdoc.document import (
     write_text,
 )
 from agentdoc.errors import EXIT_INTERRUPTED, EXIT_TURN_FAILED, AgentdocError
-from agentdoc.turn import Status, live_turn, read_status, request_cancel, wants_marker
+from agentdoc.records import Status, live_turn, read_status, request_cancel
+from agentdoc.turn import wants_marker
 
 # A turn the daemon finished, failed or held leaves one of these behind.
 _SETTLED = ("idle", "error", "pending")

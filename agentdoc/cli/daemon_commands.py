@@ -12,7 +12,7 @@ from agentdoc.errors import EXIT_INTERRUPTED, require_existing
 
 if TYPE_CHECKING:
     from agentdoc.agents import SessionOptions
-    from agentdoc.turn import Spent, Status
+    from agentdoc.records import Spent, Status
 
 
 @cli.command(
@@ -189,7 +189,7 @@ def status_command(path: Path | None, as_json: bool) -> None:
 def _statuses(target: Path) -> list[tuple[Path, Status]]:
     """The statuses of the document `target`, or of every document under the folder `target`,
     each with its folder."""
-    from agentdoc.turn import as_found, folder_statuses, read_status
+    from agentdoc.records import as_found, folder_statuses, read_status
 
     if not target.is_file():
         return [(folder, as_found(s)) for folder, s in folder_statuses(target)]
@@ -223,7 +223,7 @@ def _status_json(
 
 def _spent(path: Path) -> Spent:
     """What the document's turns cost, the undone ones included (their money was spent)."""
-    from agentdoc.turn import spent
+    from agentdoc.records import spent
 
     return spent(path)
 

@@ -29,7 +29,8 @@ from agentdoc.config import config_path, load_settings
 from agentdoc.daemon import Daemon, WarmPool, own_command, paced
 from agentdoc.document import NOT_ASKED_HINT, WriteLedger, byproduct_kind, conflict_original
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
-from agentdoc.turn import Mode, Progress, TurnRunner, clear_dead_turn, live_turn, recover
+from agentdoc.records import clear_dead_turn, live_turn, recover
+from agentdoc.turn import Mode, Progress, TurnRunner
 
 if TYPE_CHECKING:
     from agentdoc.web import Running, Serving

@@ -31,7 +31,7 @@ def fork_command(path: Path, new: Path, turn: int | None) -> None:
     """
     from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.config import load_settings
-    from agentdoc.turn import fork
+    from agentdoc.conversation import fork
 
     refuse_byproduct(path)  # a sync tool's copy never continues the session it holds
     plan = fork(path, new, turn, allow_cwd_outside=load_settings().allow_cwd_outside)
@@ -60,8 +60,8 @@ def archive_command(path: Path, keep: int) -> None:
     session goes on; a rebuilt session still gets the archived exchanges as history.
     """
     from agentdoc.cli.foreground import refuse_byproduct
+    from agentdoc.conversation import archive_document
     from agentdoc.document import archive_path
-    from agentdoc.turn import archive_document
 
     require_existing(path)
     refuse_byproduct(path)
@@ -90,8 +90,8 @@ def undo(path: Path, count: int, force: bool) -> None:
     """
     from agentdoc.cli.foreground import refuse_byproduct
     from agentdoc.config import load_settings
+    from agentdoc.conversation import undo as undo_turn
     from agentdoc.daemon import own_command
-    from agentdoc.turn import undo as undo_turn
 
     require_existing(path)
     refuse_byproduct(path)

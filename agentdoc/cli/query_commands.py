@@ -48,7 +48,7 @@ def ask(
     """
     from agentdoc.cli.ask import ask as ask_in
     from agentdoc.cli.ask import read_prompt
-    from agentdoc.turn import create_document
+    from agentdoc.conversation import create_document
 
     text = read_prompt(prompt)
     if create and not path.exists():

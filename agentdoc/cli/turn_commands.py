@@ -45,7 +45,7 @@ def new(
     path: Path, title: str | None, model: str | None, agent: str | None, preset: str | None
 ) -> None:
     """Create a new session document at PATH, ready for the first prompt."""
-    from agentdoc.turn import create_document
+    from agentdoc.conversation import create_document
 
     _check_name(path)
     create_document(path, title=title, model=model, agent=agent, preset=preset)
@@ -148,7 +148,7 @@ def run(ctx: click.Context, path: Path, model: str | None, print_reply: bool, qu
 @click.option("--wait", default=5.0, show_default=True, help="Seconds to wait for the stop.")
 def cancel(path: Path, wait: float) -> None:
     """Cancel the turn streaming into PATH (the partial reply is kept, marked interrupted)."""
-    from agentdoc.turn import read_status, request_cancel
+    from agentdoc.records import read_status, request_cancel
 
     current = read_status(path)
     if current is None or current.state not in ("streaming", "waiting"):

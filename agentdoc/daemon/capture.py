@@ -10,7 +10,7 @@ from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.synced import git_busy, written_by_git
 from agentdoc.daemon.watch import read_stable, stamp_of
 from agentdoc.document import WriteLedger, digest
-from agentdoc.turn import own_base, own_write
+from agentdoc.records import own_base, own_write
 
 
 def take(

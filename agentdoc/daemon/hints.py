@@ -41,7 +41,8 @@ from agentdoc.document import (
     read_bytes,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import open_regions, prepare_turn
+from agentdoc.records import open_regions
+from agentdoc.turn import prepare_turn
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from typing import IO
 
 from agentdoc.errors import AgentdocError
 from agentdoc.localstate import STATE, state_folder, state_folders
-from agentdoc.turn import make_state_dir
+from agentdoc.records import make_state_dir
 
 LOCK_NAME = "daemon.lock"
 

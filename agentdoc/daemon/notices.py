@@ -25,7 +25,8 @@ from agentdoc.document import (
     write_text,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import Progress, Status, now_iso, read_status, write_status
+from agentdoc.records import Status, now_iso, read_status, write_status
+from agentdoc.turn import Progress
 
 log = logging.getLogger(__name__)
 

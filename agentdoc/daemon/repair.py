@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentdoc.document import WriteLedger, read_text
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import clear_dead_turn, live_turn, open_regions, recover
+from agentdoc.records import clear_dead_turn, live_turn, open_regions, recover
 
 log = logging.getLogger(__name__)
 

@@ -65,11 +65,10 @@ from agentdoc.document import (
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.localstate import move_out
+from agentdoc.records import marked
 from agentdoc.search import note_changed, stop_indexing
-from agentdoc.turn import (
-    Progress,
-    marked,
-)
+from agentdoc.records import marked
+from agentdoc.turn import Progress
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,8 @@ from agentdoc.document import (
     session_problem,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import open_regions, sync_on
+from agentdoc.records import open_regions
+from agentdoc.turn import sync_on
 
 
 @dataclass(frozen=True)

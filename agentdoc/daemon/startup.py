@@ -43,7 +43,7 @@ from agentdoc.document import (
     shown_name,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import Status, clear_dead_turn, live_turn, read_marks, read_status, recover
+from agentdoc.records import Status, clear_dead_turn, live_turn, read_marks, read_status, recover
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,8 @@ from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.synced import git_busy
 from agentdoc.daemon.watch import changed_ns, read_stable
 from agentdoc.document import DocumentError, FrontmatterError, digest, parse
-from agentdoc.turn import Progress, integrate, read_status
+from agentdoc.records import read_status
+from agentdoc.turn import Progress, integrate
 
 log = logging.getLogger(__name__)
 

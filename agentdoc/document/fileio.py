@@ -334,7 +334,6 @@ def _temp_file(folder: Path, mode: int) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
 
 
-
 def check_writable(path: Path) -> None:
     """Refuse to replace a file its owner marked read-only (a rename would not notice)."""
     try:

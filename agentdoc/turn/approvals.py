@@ -40,8 +40,8 @@ from agentdoc.document import (
     touches,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import reasons
-from agentdoc.turn.status import make_state_dir, read_status, state_file
+from agentdoc.records import keep as keep_reason
+from agentdoc.records import make_state_dir, read_status, state_file
 from agentdoc.turn.writer import ReplyWriter
 
 log = logging.getLogger(__name__)
@@ -248,7 +248,7 @@ class Approvals:
     def _send(self, proc: AgentTurn | None, request: PermissionAsked, answer: Answer) -> None:
         send(proc, request, answer)
         if not self.carries_reason and answer.message.strip():
-            reasons.keep(self.document, answer.message)
+            keep_reason(self.document, answer.message)
 
     def _read(self) -> str | None:
         """The document as the person saved it; None if it is our own write (or unreadable)."""

@@ -1,8 +1,23 @@
-"""Is there a submitted prompt in this document, and what exactly is sent? (pure)
+"""Is there a submitted prompt in this document, what exactly is sent, and where does its reply
+go back when an editor's save took it out? (pure)
 
 With ``trigger: save`` any pending prompt counts as submitted. With ``trigger: marker`` (for
 editors that autosave) only a prompt whose last line is the submit marker counts; the marker is
 not part of what is sent, and it is removed from the document when the turn starts.
+
+`reattach`: the streaming reply vanished from the file. Did the user delete it, or did an
+editor save a copy it loaded before the reply began? Both look alike on disk: the reply block is
+simply not there. The rule (docs/protocol.md):
+
+- The file is exactly what it was before the reply began (whitespace aside): the user removed
+  the block and nothing else. That is a cancel, and it is honoured.
+- The file has other changes too, and the prompt is still there: an editor saved a buffer it
+  loaded before our first write (a "stale buffer"), with the user's new typing in it. The
+  reply is put back right after the prompt, and the user's new text is kept.
+- The prompt itself is gone: the user rewrote the conversation; cancel.
+
+So a reflexive save of an unchanged stale buffer cancels the reply (the text is still in the
+turn journal); anything the user typed is never lost either way.
 """
 
 from __future__ import annotations
@@ -10,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentdoc.document import Document, strip_comments
+from agentdoc.document import Document, DocumentError, open_reply, parse, strip_comments
 
 # A heading that was probably meant as a turn heading: any level, any case, e.g. `# User`.
 _NEAR_TURN_HEADING = re.compile(
@@ -92,3 +107,42 @@ def heading_hint(doc: Document) -> str:
 def unknown_keys(doc: Document) -> list[str]:
     """Keys under `agentdoc:` that agentdoc does not know (a typo such as `sesion`)."""
     return sorted((doc.meta.model_extra or {}).keys())
+
+
+# -- a reply an editor's save took out ---------------------------------------------------------
+
+
+def _same(a: str, b: str) -> bool:
+    return a.rstrip() == b.rstrip()
+
+
+def _without_empty_reply(text: str) -> str:
+    """`text` without a trailing ``## Assistant`` heading that has nothing under it: what is
+    left when the user deletes the reply's text but keeps its heading."""
+    try:
+        doc = parse(text)
+    except (DocumentError, ValueError):
+        return text
+    last = doc.turns[-1] if doc.turns else None
+    if last is None or last.role != "assistant" or last.content.strip():
+        return text
+    return text[: last.start]
+
+
+def reattach(text: str, before: str, prompt: str, nonce: str) -> str | None:
+    """`text` with an empty reply region re-opened after the prompt, or None to cancel."""
+    if _same(text, before) or _same(_without_empty_reply(text), before):
+        # Deleting the reply's text but keeping its heading is a cancel too; re-opening it
+        # would add a second `## Assistant` and leave the kept one stray after the next prompt.
+        return None
+    try:
+        doc = parse(text)
+    except (DocumentError, ValueError):
+        return None
+    head = prompt.strip().splitlines()[0] if prompt.strip() else ""
+    for turn in reversed(doc.turns):
+        if turn.role != "user":
+            continue
+        if head and strip_comments(turn.content).strip().startswith(head):
+            return open_reply(text, turn.end, nonce)
+    return None

@@ -1,9 +1,9 @@
-"""How a turn ends: the reply's final form written, the status and history told.
+"""How a turn ends: the reply's final form written, the hooks after it run, the status told.
 
 `TurnRunner` streams a turn; the ways it can end — finished, failed, cancelled by the person,
 its reply unwritable — all come here, so the rules of an ending (a prompt that got no reply stays
-pending, a session that lost the turn is not resumed) live in one place. `_progress` is here
-too: every state a turn passes through is told the same way.
+pending and runs no hook after it, a session that lost the turn is not resumed) live in one
+place. `progress` is here too: every state a turn passes through is told the same way.
 """
 
 from __future__ import annotations
@@ -28,13 +28,11 @@ from agentdoc.document import (
     sidecar_link,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history
-from agentdoc.turn.aftermath import after_turn
+from agentdoc.records import Journal, StatusReporter
 from agentdoc.turn.approvals import Approvals
-from agentdoc.turn.journal import Journal
+from agentdoc.turn.hooks import TurnEnd, TurnHooks, resolved
 from agentdoc.turn.outcome import Progress, TurnOutcome, final_state, session_lost, unanswered
 from agentdoc.turn.session import TurnPlan
-from agentdoc.turn.status import StatusReporter
 from agentdoc.turn.writer import RegionGone, ReplyWriter
 
 
@@ -61,6 +59,7 @@ class TurnEnding:
     approvals: Approvals
     journal: Journal
     thinking_on: bool
+    hooks: TurnHooks
     started: float = field(default_factory=time.monotonic)
 
     def finish(
@@ -78,21 +77,9 @@ class TurnEnding:
             reply = dataclasses.replace(reply, error=problem.message, failure=problem.failure)
         elif cancelled and reply.error is None:
             reply = dataclasses.replace(reply, interrupted=True)
-        has_thinking = self.thinking_on and sidecar.update(reply.thinking, reply.session_id)
-        elapsed = time.monotonic() - self.started
         # No reply text at all: the prompt stays pending, so a failure never costs it.
         pending = unanswered(reply) and not self.approvals.shown
-        body = render_final(
-            reply,
-            elapsed=elapsed,
-            document_name=self.path.name,
-            thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
-            footer=self.settings.footer,
-            note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
-            pending=pending,
-            approvals=self.approvals.shown,
-            context_hint=self.settings.context_hint,
-        )
+        body = self._final_body(plan, reply, sidecar, pending)
         # Only an id the CLI reported: one we chose for a CLI that never started names nothing.
         session_id = reply.session_id
         if session_lost(reply) or pending:
@@ -110,26 +97,7 @@ class TurnEnding:
             raise
         state = final_state(reply, cancelled=cancelled)
         if not pending:
-            # As the turn left it, parsed once for the history and the aftermath (None: each
-            # says why): a save since may be a buffer older than the reply, not the turn.
-            final = _final_document(self.path, self.writer.last_written())
-            history.record_turn(self.path, plan.known, plan.turn, session_id, final)
-            done = state == "done"
-            total = reply.usage.session_cost_usd if reply.usage else None
-            after_turn(
-                self.path,
-                self.settings,
-                self.environ,
-                plan,
-                session_id,
-                sidecar.started,
-                done,
-                total,
-                reply.branch,
-                final,
-                reply.usage.cost_usd if reply.usage else None,
-                kept_in=session_id if reply.partial_kept else None,
-            )
+            self.hooks.after(self._end(plan, reply, session_id, sidecar, state))
         detail = reply.error or (
             "the reply was interrupted before it finished" if state == "interrupted" else ""
         )
@@ -138,6 +106,46 @@ class TurnEnding:
             tokens = None  # an interrupted agent reports no count for the text it did send
         self.progress(plan.turn, state, reply.output_chars, session_id, detail, tokens, reply)
         return self._outcome(plan, reply, state, session_id)
+
+    def _final_body(
+        self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar, pending: bool
+    ) -> str:
+        """The reply as it stays in the document (its thinking kept in the sidecar)."""
+        has_thinking = self.thinking_on and sidecar.update(reply.thinking, reply.session_id)
+        return render_final(
+            reply,
+            elapsed=time.monotonic() - self.started,
+            document_name=self.path.name,
+            thinking_link=sidecar_link(self.path, plan.turn) if has_thinking else None,
+            footer=self.settings.footer,
+            note="; ".join(n for n in (plan.note, reply.session_note) if n) or None,
+            pending=pending,
+            approvals=self.approvals.shown,
+            context_hint=self.settings.context_hint,
+        )
+
+    def _end(
+        self,
+        plan: TurnPlan,
+        reply: Reply,
+        session_id: str | None,
+        sidecar: ThinkingSidecar,
+        state: str,
+    ) -> TurnEnd:
+        """What the hooks after the turn see; the document as the turn's own last write left it,
+        parsed once for them all (None: each says why it does without). Not read again: a
+        save since may be an editor's buffer older than the reply, which shows no turn."""
+        return TurnEnd(
+            path=self.path,
+            settings=self.settings,
+            environ=resolved(self.environ),
+            plan=plan,
+            session=session_id,
+            started=sidecar.started,
+            reply=reply,
+            complete=state == "done",
+            final=_final_document(self.path, self.writer.last_written()),
+        )
 
     def end_cancelled(self, plan: TurnPlan, reply: Reply) -> TurnOutcome:
         """The user deleted the streaming block: nothing to write, but the status must end."""

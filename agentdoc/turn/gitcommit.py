@@ -82,3 +82,8 @@ def turn_message(path: Path, turn: int) -> str:
 
 def undo_message(path: Path, turn: int) -> str:
     return f"{path.name}: undo turn {turn} (agentdoc)"
+
+
+def commit_undo(path: Path, doc: Document, settings: Settings, first: int) -> bool:
+    """Commit an undo back to turn ``first`` when git per turn is on; whether it committed."""
+    return enabled(doc, settings) and commit(path, undo_message(path, first))

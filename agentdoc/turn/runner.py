@@ -1,9 +1,12 @@
 """One conversation turn, end to end: prompt → agent → streamed reply → document.
 
-The reply region is written by :class:`~agentdoc.turn.writer.ReplyWriter`, at most once per
-`flush_interval`. The turn ends when the agent's output ends, when it is cancelled (a `cancel`
-event, or the user deleting the streaming block), or when the stream is silent for longer than
-`stall_timeout`; what is written then is :class:`~agentdoc.turn.ending.TurnEnding`'s part.
+`TurnRunner` finds the prompt, plans the request, asks the gate's leave, runs the hooks before
+the turn (`agentdoc.turn.hooks`), starts the agent and hands its events to
+:class:`~agentdoc.turn.stream.ReplyStream`, which writes the reply region through
+:class:`~agentdoc.turn.writer.ReplyWriter`. The turn ends when the agent's output ends, when it
+is cancelled (a `cancel` event, or the user deleting the streaming block), or when the stream
+is silent for longer than `stall_timeout`; what is written then, and the hooks after the turn,
+are :class:`~agentdoc.turn.ending.TurnEnding`'s part.
 """
 
 from __future__ import annotations
@@ -11,80 +14,44 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentdoc.agents import (
-    END,
-    STALLED,
-    Activity,
-    AgentRequest,
-    AgentTurn,
-    Clearance,
-    EndOfStream,
-    Event,
-    PermissionAsked,
-    PermissionWithdrawn,
-    Reply,
-    ReplyBuilder,
-    start_turn,
-)
+from agentdoc.agents import AgentRequest, AgentTurn, Clearance, ReplyBuilder, start_turn
 from agentdoc.config import Settings
 from agentdoc.document import (
     Document,
     ThinkingSidecar,
     WriteLedger,
     check_replaceable,
-    render_body,
     render_refusal,
-    retry_words,
 )
 from agentdoc.errors import AgentCannotStart, AgentdocError, NoPendingPrompt, PromptRefused
-from agentdoc.turn import detect, journal, presets, reasons, snapshots, status
+from agentdoc.records import Journal, StatusReporter, marked, take_cancel_request
+from agentdoc.records import carried as carried_reasons
+from agentdoc.records import drop as drop_reasons
+from agentdoc.turn import detect, presets
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.ending import Problem, TurnEnding
+from agentdoc.turn.hooks import DEFAULT_HOOKS, ToolGate, TurnHook, TurnHooks, TurnStart
 from agentdoc.turn.outcome import Progress, TurnOutcome, session_lost
-from agentdoc.turn.recovery import marked
 from agentdoc.turn.session import Mode, TurnPlan, prepare_turn
-from agentdoc.turn.status import StatusReporter
+from agentdoc.turn.stream import ReplyStream
 from agentdoc.turn.whose import check_agent
 from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 
 log = logging.getLogger(__name__)
 
-IDLE_CHECK = 0.5  # seconds: how often a silent stream still looks at the document
-# Re-rendering a long reply costs time in proportion to its length; waiting this many times the
-# last write's cost before the next one keeps streaming writes to a fifth of a core, however long
-# the reply grows (a 400 KB reply used to take most of a core).
-WRITE_BACKOFF = 4.0
 # After its `result` line the CLI only saves its session and exits; a CLI (or a wrapper script's
 # leftover child) still running this long after that is stopped, the reply is complete.
 RESULT_GRACE = 5.0
-# While an agent streams, its events are taken in batches this far apart rather than one
-# wake-up of the turn's thread per line: a thread's wake-up costs more CPU than the line's
-# parse. The first event after a quiet spell is taken at once, so the first word is not delayed.
-STREAM_PACE = 0.02
 
 # Starts the agent for a turn: a fresh process (`start_turn`), or a warm process's next turn.
 Launcher = Callable[[AgentRequest, Settings, Mapping[str, str] | None], AgentTurn]
 # The gate's leave to start the document's agent in a working folder, for the document as
 # parsed (its `git: sync`); AgentdocError when refused. Without it no agent process starts.
 Clearer = Callable[[Path, Document], Clearance]
-
-
-class _ToolsAfter(threading.Event):
-    """`AgentRequest.tools_after`, set when the turn's undo snapshot is complete. The snapshot
-    starts at `asked`: once the agent has been asked, or once anything waits for it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked = threading.Event()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        self.asked.set()
-        return super().wait(timeout)
 
 
 class TurnRunner:
@@ -105,11 +72,13 @@ class TurnRunner:
         launcher: Launcher = start_turn,
         notice_start_failure: bool = False,
         parsed: Document | None = None,
+        hooks: Iterable[type[TurnHook]] = DEFAULT_HOOKS,
     ) -> None:
         """`notice_start_failure`: a CLI that cannot start is told in the document, as a failure
         notice that keeps the prompt pending (the daemon, whose terminal nobody may watch),
         instead of raised with the file untouched (`agentdoc run`, which prints it).
-        `parsed`: the version the caller already parsed, not parsed again if still current."""
+        `parsed`: the version the caller already parsed, not parsed again if still current.
+        `hooks`: what runs around the turn (`agentdoc.turn.hooks`), one of each made for it."""
         self.path = path
         self.settings = settings
         self.clear = clear
@@ -129,19 +98,22 @@ class TurnRunner:
         self._writer = ReplyWriter(path, self.ledger, settings.submit_marker, "")
         self._thinking_on = settings.thinking
         self._approvals = Approvals(path, self.ledger, settings.approval_timeout)
-        self._proc: AgentTurn | None = None
-        self._turn = 0
-        self._said = 0  # kept answers the running turn's prompt carries (turn/reasons.py)
-        self._shown_text = False  # the reply's first text has been written
+        self._said = 0  # kept answers the running turn's prompt carries (records/reasons.py)
         self._ending: TurnEnding | None = None  # built when the turn starts
-        # Set when the turn's undo snapshot is complete; the agent's tools wait for it.
-        self._tools_after = _ToolsAfter()
-        self._snapping: threading.Thread | None = None
+        self._stream: ReplyStream | None = None  # likewise
+        self._hooks = TurnHooks(path, hooks)
+        # Set when the hooks that hold the agent's tools (the undo snapshot) let go.
+        self._tools_after = ToolGate()
 
     @property
     def _end(self) -> TurnEnding:
         assert self._ending is not None, "the turn has not started"
         return self._ending
+
+    @property
+    def _streaming(self) -> ReplyStream:
+        assert self._stream is not None, "the turn has not started"
+        return self._stream
 
     def note_queued(self) -> None:
         """A prompt was saved below this reply; it is sent when the turn ends (the status says
@@ -151,6 +123,22 @@ class TurnRunner:
     # -- the turn ---------------------------------------------------------------------------
 
     def run(self) -> TurnOutcome:
+        doc, prompt = self._submitted()
+        plan = self._plan(doc, prompt)
+        try:
+            return self._run(plan, doc)
+        except AgentdocError as exc:
+            # One-shot runs have no daemon to record this: the status must not say streaming.
+            self._status.report(plan.turn, "failed", 0, None, str(exc))
+            raise
+        finally:
+            self._tools_after.asked.set()  # a turn that never asked its agent
+            self._hooks.settle()
+            self._tools_after.set()  # a hook never started holds nothing back
+            self._journal.close()
+
+    def _submitted(self) -> tuple[Document, str]:
+        """The document as it is now, and the prompt it submits (NoPendingPrompt: none)."""
         _text, doc = load(self.path, self._parsed)
         self._parsed = None  # only the first look: a later one reads the file as it is
         self._writer.known = doc  # the reply opens in this very version, most of the time
@@ -171,13 +159,18 @@ class TurnRunner:
                 ", ".join(unknown),
                 known,
             )
+        return doc, sub.prompt
+
+    def _plan(self, doc: Document, prompt: str) -> TurnPlan:
+        """Where the turn goes and what it sends; the parts the turn shares are built for it.
+        A prompt refused (a preset, an include) is told where the reply would be."""
         try:
             doc, include = presets.apply_preset(doc)
         except PromptRefused as exc:
             self._refuse(doc.turn_count() + 1, exc)
             raise
         agent = check_agent(self.path, doc, self.settings)
-        prompt = self._writer.prompt = sub.prompt
+        self._writer.prompt = prompt
         try:
             plan = prepare_turn(
                 self.path,
@@ -198,16 +191,21 @@ class TurnRunner:
         self._approvals.carries_reason = agent.agent.can.answer_has_reason
         self._approvals.title = agent.title
         self._thinking_on = self.settings.thinking and doc.meta.thinking is not False
-        status.take_cancel_request(self.path)  # a stale request must not cancel this new turn
-        self._journal = journal.Journal(
+        take_cancel_request(self.path)  # a stale request must not cancel this new turn
+        self._parts(plan)
+        return plan
+
+    def _parts(self, plan: TurnPlan) -> None:
+        """The journal, the ending and the stream of this turn, sharing the runner's parts."""
+        self._journal = Journal(
             self.path,
             self._writer.nonce,
             plan.request.prompt,
             plan.request.resume or plan.request.session_id,
         )
+        shared = (self.path, self.settings)
         self._ending = TurnEnding(
-            self.path,
-            self.settings,
+            *shared,
             self.environ,
             self.on_progress,
             self._status,
@@ -215,18 +213,17 @@ class TurnRunner:
             self._approvals,
             self._journal,
             self._thinking_on,
+            self._hooks,
         )
-        try:
-            return self._run(plan, doc)
-        except AgentdocError as exc:
-            # One-shot runs have no daemon to record this: the status must not say streaming.
-            self._status.report(plan.turn, "failed", 0, None, str(exc))
-            raise
-        finally:
-            self._tools_after.asked.set()  # a turn that never asked its agent
-            self._snapshot_taken()
-            self._tools_after.set()  # a snapshot never started holds nothing back
-            self._journal.close()
+        self._stream = ReplyStream(
+            *shared,
+            self.cancel,
+            self._writer,
+            self._approvals,
+            self._journal,
+            self._ending,
+            self._thinking_on,
+        )
 
     def _refuse(self, turn: int, exc: PromptRefused) -> None:
         """Nothing was sent: say why where the reply would be; the prompt stays pending."""
@@ -242,13 +239,16 @@ class TurnRunner:
             if not self.notice_start_failure:
                 raise
             return self._end.end_not_started(plan, exc)
-        # What the agent may change, as it is before it can: `undo` takes the turn's changes back.
-        # Only the prompt is on the way from the save to the request: the snapshot runs beside
-        # it, and `tools_after` (set when the snapshot is complete) keeps every tool of the turn
-        # from running before. The agent holds its tools until then where it can (the Claude
-        # CLI calls a hook before each tool, whatever its permission mode, and waits for the
-        # answer); where it cannot (ACP, a one-shot CLI's stdin) the prompt itself waits.
-        self._snapshot(plan)
+        # The hooks before the turn (the undo snapshot of what the agent may change, as it is
+        # before it can). Only the prompt is on the way from the save to the request: a hook's
+        # work runs beside it, and `tools_after` (set when the hooks holding the tools let go)
+        # keeps every tool of the turn from running before. The agent holds its tools until
+        # then where it can (the Claude CLI calls a hook before each tool, whatever its
+        # permission mode, and waits for the answer); where it cannot (ACP, a one-shot CLI's
+        # stdin) the prompt itself waits.
+        self._hooks.before(
+            TurnStart(self.path, self.settings, self.environ, plan, self._tools_after)
+        )
         # A document its owner made read-only, or in a folder that takes no new file (every
         # write is a temp file renamed over it), has nowhere for the reply: refused before the
         # agent starts, so the prompt is never sent for it.
@@ -287,38 +287,13 @@ class TurnRunner:
             if isinstance(attempt, TurnOutcome):
                 return attempt
             builder, cancelled, problem = attempt
-        self._snapshot_taken()
+        self._hooks.settle()
         return self._end.finish(plan, builder, sidecar, cancelled=cancelled, problem=problem)
-
-    def _snapshot(self, plan: TurnPlan) -> None:
-        """Start the turn's undo snapshot on a thread of its own; see `_run`."""
-        done = self._tools_after
-
-        def take() -> None:
-            # Its git processes start once the prompt is out (or the agent waits for them):
-            # on a busy machine they would otherwise compete with sending it.
-            done.asked.wait()
-            try:  # never raises (it logs), but the agent must never wait for ever
-                snapshots.before_turn(
-                    self.path, plan.turn, plan.request.cwd, self.settings.add_dirs, self.environ
-                )
-            finally:
-                done.set()
-
-        self._snapping = threading.Thread(target=take, name="agentdoc-snapshot", daemon=True)
-        self._snapping.start()
-
-    def _snapshot_taken(self) -> None:
-        """Wait for the snapshot: what follows it (the record after the turn, the next turn's
-        snapshot) works on the same shadow repository."""
-        if self._snapping is not None:
-            self._snapping.join()
-            self._snapping = None
 
     def _spawn(self, plan: TurnPlan) -> AgentTurn:
         # What the person said to the last turn's tool requests, where the agent's answers had
         # no room for it: this prompt carries it (the agent sends it only in that session).
-        said = () if self._approvals.carries_reason else reasons.carried(self.path)
+        said = () if self._approvals.carries_reason else carried_reasons(self.path)
         request = dataclasses.replace(
             plan.request,
             turn=plan.turn,
@@ -345,14 +320,13 @@ class TurnRunner:
                 proc = self._spawn(plan)
             except AgentCannotStart as exc:
                 builder.finish()
-                self._snapshot_taken()
+                self._hooks.settle()
                 return self._end.finish(
                     plan, builder, sidecar, cancelled=False, problem=Problem(str(exc))
                 )
         cancelled, problem = False, None
-        self._proc, self._turn = proc, plan.turn
         try:
-            cancelled, problem = self._pump(plan, proc, builder, sidecar)
+            cancelled, problem = self._streaming.pump(plan, proc, builder, sidecar)
         except RegionGone:
             log.info("%s: the streaming reply was deleted; cancelling the turn", self.path)
             proc.stop()
@@ -373,145 +347,6 @@ class TurnRunner:
             builder.feed(end)
         builder.finish()
         if self._said and builder.reply.session_id is not None:
-            reasons.drop(self.path, self._said)  # the prompt went out with them
+            drop_reasons(self.path, self._said)  # the prompt went out with them
             self._said = 0
         return builder, cancelled, problem
-
-    def _pump(
-        self,
-        plan: TurnPlan,
-        proc: AgentTurn,
-        builder: ReplyBuilder,
-        sidecar: ThinkingSidecar,
-    ) -> tuple[bool, Problem | None]:
-        """Feed the agent's events into the builder, flushing to the document: whether it was
-        cancelled, and why agentdoc stopped the agent if it did."""
-        interval = self.settings.flush_interval
-        last_flush = last_line = last_check = last_look = time.monotonic()
-        dirty = False
-        while True:
-            event = self._next_event(proc, last_line)
-            now = time.monotonic()
-            if now - last_check >= 0.1:  # look for a cancel request file ten times a second
-                last_check = now
-                if status.take_cancel_request(self.path):
-                    self.cancel.set()
-            if self.cancel.is_set():
-                proc.stop()
-                self._drain(proc, builder)
-                return True, None
-            if event is END:
-                return False, None
-            if self._approvals.waiting is not None:
-                last_line = now  # waiting for the person is not a stall
-                if self._answer(builder, now):
-                    dirty, last_flush = True, 0.0
-            if event is None:
-                if now - max(last_flush, last_look) >= IDLE_CHECK and self._approvals.may_flush:
-                    # Nothing new from the CLI, but the user may have deleted the block (a
-                    # cancel) or saved a stale copy over it (put it back) meanwhile. Only a
-                    # look: the batched reads return None between deltas, and new text here
-                    # would be written every IDLE_CHECK, faster than a synced folder's pace.
-                    # Timed apart from the writes, or each look would put the next one off.
-                    self._writer.check()
-                    last_look = now
-                if now - last_line > self.settings.stall_timeout:
-                    stalled = Problem(
-                        f"no output from {plan.request.agent} for "
-                        f"{self.settings.stall_timeout:.0f} s; "
-                        "the turn was stopped (stall timeout)",
-                        STALLED,
-                    )
-                    proc.stop()
-                    self._drain(proc, builder)
-                    return False, stalled
-            elif self._feed(builder, event):
-                last_line, dirty = now, True
-                if builder.ended:
-                    return (
-                        False,
-                        None,
-                    )  # the agent's end of the turn, whatever still holds its output
-            else:
-                last_line = now
-            if dirty and (now - last_flush >= interval or self._first_text(builder)):
-                self._publish(plan, builder.reply, sidecar)
-                last_flush, dirty = time.monotonic(), False
-                interval = max(self.settings.flush_interval, WRITE_BACKOFF * (last_flush - now))
-
-    def _next_event(self, proc: AgentTurn, last_line: float) -> Event | EndOfStream | None:
-        """The agent's next event, or None after a wait; see STREAM_PACE."""
-        event = proc.next_event(0)
-        if event is not None or time.monotonic() - last_line > 2 * STREAM_PACE:
-            return event if event is not None else proc.next_event(0.1)
-        self.cancel.wait(STREAM_PACE)
-        return proc.next_event(0)
-
-    def _first_text(self, builder: ReplyBuilder) -> bool:
-        """The reply's first text has arrived and is not in the document yet: it is written at
-        once, so the person sees the reply start; later text is coalesced per flush interval."""
-        if self._shown_text:
-            return False
-        # Only until the first text: the reply is rebuilt for this, which later events avoid.
-        self._shown_text = bool(builder.reply.text())
-        return self._shown_text
-
-    def _feed(self, builder: ReplyBuilder, event: Event | EndOfStream) -> bool:
-        """Take one event; True if it may change the reply."""
-        if isinstance(event, EndOfStream | Activity):
-            return False
-        if isinstance(event, PermissionAsked):
-            self._ask(builder, event)
-        elif isinstance(event, PermissionWithdrawn):
-            self._approvals.withdraw(event.request_id)
-        else:
-            builder.feed(event)
-        return True
-
-    # -- tool permission requests ------------------------------------------------------------
-
-    def _ask(self, builder: ReplyBuilder, request: PermissionAsked) -> None:
-        if self._approvals.ask(request, self._proc):
-            return  # refused without asking
-        # Written at once (not at the next flush), so the person sees it while we wait.
-        self._writer.flush(self._body(builder.reply))
-        reply = builder.reply
-        self._end.progress(
-            self._turn,
-            "waiting",
-            reply.output_chars,
-            reply.session_id,
-            request.tool_name,
-            reply=reply,  # the tool's block, for whoever asks the person what it would do
-        )
-
-    def _answer(self, builder: ReplyBuilder, now: float) -> bool:
-        """Pass on the answers found now; True if any. Then the turn streams again."""
-        answered = self._approvals.pass_on(now, self._writer, self._proc)
-        if answered and self._approvals.waiting is None:
-            reply = builder.reply
-            self._end.progress(self._turn, "streaming", reply.output_chars, reply.session_id)
-        return answered
-
-    def _body(self, reply: Reply, *, final: bool = False) -> str:
-        return render_body(reply, final=final, approvals=self._approvals.shown)
-
-    def _drain(self, proc: AgentTurn, builder: ReplyBuilder) -> None:
-        while (event := proc.next_event(0)) is not None and event is not END:
-            self._feed(builder, event)
-
-    def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
-        # The journal gets the text at each write, not at each delta: it is synced only here,
-        # so what a crash leaves of it is the same, at a fraction of the cost.
-        self._journal.record(reply.text())
-        self._journal.sync()
-        if self._thinking_on:
-            sidecar.update(reply.thinking, reply.session_id)
-        self._writer.flush(self._body(reply))
-        tool = self._approvals.waiting
-        state = "waiting" if tool else "retrying" if reply.retry is not None else "streaming"
-        # The live line says what is retried (the document shows it too, below the reply).
-        detail = tool or (retry_words(reply.retry) if reply.retry is not None else "")
-        self._end.progress(
-            plan.turn, state, reply.output_chars, reply.session_id, detail, reply=reply
-        )

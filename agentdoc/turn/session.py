@@ -36,9 +36,23 @@ from agentdoc.agents import LEGACY_AGENT, AgentRequest, AgentSpec, ImagePart
 from agentdoc.config import Settings
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history, includes, marks
+from agentdoc.records import (
+    Snapshot,
+    Target,
+    archived_transcript,
+    first_turn_of_fork,
+    history_edits,
+    joined,
+    kept_in,
+    read_marks,
+    read_snapshot,
+    resume_target,
+    session_total,
+    unfinished_reply,
+    unfinished_to_send,
+)
+from agentdoc.turn import includes
 from agentdoc.turn.compose import compose_prompt
-from agentdoc.turn.lineage import Target, first_turn_of_fork, resume_target
 from agentdoc.turn.whose import agent_of, drives_session, name_of, session_owner, switch_note
 
 log = logging.getLogger(__name__)
@@ -55,7 +69,7 @@ class Facts:
     session_found: bool | None = None  # can the CLI resume the target session? None: unknown
     # The text the target session holds of its last reply (None: unknown or not looked up).
     session_reply: str | None = None
-    snapshot: history.Snapshot | None = None
+    snapshot: Snapshot | None = None
     images: tuple[ImagePart, ...] = ()  # the pictures the prompt names, read and checked
     archived: str = ""  # the transcript of the exchanges moved to the document's archive
     # The running cost the agent last reported for the target session (our turn record).
@@ -148,7 +162,7 @@ def _new_session(
     known: str | None = None,
 ) -> TurnPlan:
     """`known`: the transcript, if the caller made it already (a long one costs milliseconds)."""
-    known = history.joined(archived, doc.transcript()) if known is None else known
+    known = joined(archived, doc.transcript()) if known is None else known
     seeded = compose_prompt(prompt, transcript=known)
     # An agent that takes the new session's id from us gets one; others choose their own.
     chosen = str(uuid.uuid4()) if agent_of(agent).can.chooses_session_id else None
@@ -213,19 +227,12 @@ def _plan(
         return _continue_elsewhere(path, doc, prompt, settings, model, agent, found, facts)
     if facts.session_found is False:
         if session:
-            folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
-            store = agent_of(agent).sessions
-            kept = f"; {store.kept}" if store is not None else ""
-            raise AgentdocError(f"session {session} was not found for the folder {folder}{kept}")
+            raise _not_found(path, doc, settings, session, agent)
         return _new_session(
             path, doc, prompt, settings, model, LOST_NOTE, facts.archived, agent=agent
         )
-    known = history.joined(facts.archived, doc.transcript())
-    text = compose_prompt(
-        prompt,
-        edits=history.history_edits(facts.snapshot, known, target),
-        unfinished=history.unfinished_to_send(history.unfinished_reply(doc), facts.session_reply),
-    )
+    known = joined(facts.archived, doc.transcript())
+    text = _resumed(prompt, doc, facts, known, target)
     request = _request(
         path,
         doc,
@@ -251,6 +258,23 @@ def _plan(
     return TurnPlan(request, doc.turn_count() + 1, fork, known, note, fallback)
 
 
+def _not_found(
+    path: Path, doc: Document, settings: Settings, session: str, agent: AgentSpec | None
+) -> AgentdocError:
+    """The session the person named is not the agent's any more (never silently replaced)."""
+    folder = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
+    store = agent_of(agent).sessions
+    kept = f"; {store.kept}" if store is not None else ""
+    return AgentdocError(f"session {session} was not found for the folder {folder}{kept}")
+
+
+def _resumed(prompt: str, doc: Document, facts: Facts, known: str, session: str) -> str:
+    """The prompt into a session that has the conversation: what it missed, and the prompt."""
+    edits = history_edits(facts.snapshot, known, session)
+    unfinished = unfinished_to_send(unfinished_reply(doc), facts.session_reply)
+    return compose_prompt(prompt, edits=edits, unfinished=unfinished)
+
+
 def _continue_elsewhere(
     path: Path,
     doc: Document,
@@ -264,18 +288,14 @@ def _continue_elsewhere(
     """Continue an ACP agent's own session: it finds out itself whether it can (resume, load,
     fork) and sends the seeded prompt in a new session when it cannot. `undo` and a fork at an
     earlier turn continue the copy the agent made of its session right after that turn."""
-    known = history.joined(facts.archived, doc.transcript())
+    known = joined(facts.archived, doc.transcript())
     # A point inside the session is not something ACP can continue from; a point that is the
     # session's own id is the end of a copy the agent made after that turn: forked as it is.
     if found.at is not None and found.at != found.session:
         note = "new session, sent the conversation so far (the agent cannot go back in its own)"
         return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
     assert found.session is not None
-    text = compose_prompt(
-        prompt,
-        edits=history.history_edits(facts.snapshot, known, found.session),
-        unfinished=history.unfinished_to_send(history.unfinished_reply(doc), facts.session_reply),
-    )
+    text = _resumed(prompt, doc, facts, known, found.session)
     request = _request(
         path,
         doc,
@@ -329,17 +349,17 @@ def prepare_turn(
             # is there. Resume; if the CLI has truly lost it, the plan's fallback rebuilds.
             found = None
         # Only an interrupted reply needs the session's own copy of it.
-        if found and history.unfinished_reply(doc) is not None:
+        if found and unfinished_reply(doc) is not None:
             reply = store.last_reply_text(env, target, cwd)
-    if reply is None and target is not None and marks.kept_in(path, doc.turn_count()) == target:
+    if reply is None and target is not None and kept_in(path, doc.turn_count()) == target:
         # Its agent said the session keeps the interrupted text (no file of its to read).
-        reply = history.unfinished_reply(doc)
+        reply = unfinished_reply(doc)
     facts = Facts(
         session_found=found,
         session_reply=reply,
-        snapshot=history.read_snapshot(path),
+        snapshot=read_snapshot(path),
         images=context.images,
-        archived=history.archived_transcript(path, doc),
+        archived=archived_transcript(path, doc),
         session_cost=None if mode == "start" else session_cost(path, doc, target),
     )
     return plan_turn(
@@ -362,11 +382,11 @@ def session_cost(path: Path, doc: Document, session: str | None) -> float | None
         return None
     fork = first_turn_of_fork(doc)
     where = path if fork is None else path.parent / fork.document
-    return marks.session_total(marks.read_marks(where), session)
+    return session_total(read_marks(where), session)
 
 
 def answered_last_turn(path: Path, doc: Document, session: str) -> bool:
-    mark = marks.read_marks(path).get(doc.turn_count())
+    mark = read_marks(path).get(doc.turn_count())
     return mark is not None and mark.session == session
 
 

@@ -23,7 +23,6 @@ from agentdoc.agents import LEGACY_AGENT, recorded_owner
 from agentdoc.document import Spliced
 from agentdoc.errors import AgentdocError, DocumentGone
 from agentdoc.turn import detect
-from agentdoc.turn.reattach import reattach
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +223,7 @@ class ReplyWriter:
         """`text` with our region in it: as it is, put back after a stale save, or None."""
         if document.find_region(text, self.nonce) is not None:
             return text
-        restored = reattach(text, self._before, self.prompt, self.nonce)
+        restored = detect.reattach(text, self._before, self.prompt, self.nonce)
         if restored is not None:
             log.warning("%s: an older copy was saved over the reply; putting it back", self.path)
             self._written_body = ""  # the region is empty again: nothing of the user's in it

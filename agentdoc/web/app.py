@@ -35,6 +35,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from agentdoc.conversation import create_document
 from agentdoc.document import (
     DocumentError,
     asked_in,
@@ -45,7 +46,8 @@ from agentdoc.document import (
     sidecar_path,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import create_document, read_status
+from agentdoc.records import read_status
+from agentdoc.conversation import create_document
 from agentdoc.web import edits, pages
 from agentdoc.web.live import Hub
 from agentdoc.web.places import Root, find, place_of, safe_parts

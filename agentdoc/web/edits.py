@@ -25,7 +25,8 @@ from agentdoc.document import (
     write_text,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import read_status, request_answer, request_cancel
+from agentdoc.records import read_status, request_cancel
+from agentdoc.turn import request_answer
 
 log = logging.getLogger(__name__)
 

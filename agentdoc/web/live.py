@@ -12,7 +12,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from agentdoc.turn import state_file
+from agentdoc.records import state_file
 
 
 class Hub:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentdoc.turn import Status
+from agentdoc.records import Status
 
 
 @dataclass(frozen=True)

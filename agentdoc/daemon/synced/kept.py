@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agentdoc.document import conflict_original
 from agentdoc.localstate import state_folders
-from agentdoc.turn import state_dir
+from agentdoc.records import state_dir
 
 
 def kept_dir(document: Path) -> Path:

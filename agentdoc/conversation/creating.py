@@ -12,7 +12,7 @@ from agentdoc.agents import resolve_agent
 from agentdoc.config import load_settings
 from agentdoc.document import add_frontmatter
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.presets import load_preset
+from agentdoc.turn import load_preset
 
 
 def create_document(

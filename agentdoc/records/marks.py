@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentdoc.agents import LEGACY_AGENT, TurnMark
 from agentdoc.document import atomic_write
-from agentdoc.turn.status import make_state_dir, state_file
+from agentdoc.records.status import make_state_dir, state_file
 
 log = logging.getLogger(__name__)
 

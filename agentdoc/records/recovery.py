@@ -25,7 +25,7 @@ from agentdoc.document import (
     seal_reply,
     write_text,
 )
-from agentdoc.turn import journal
+from agentdoc.records import journal
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 
 from agentdoc.document import atomic_write
-from agentdoc.turn.status import make_state_dir, state_file
+from agentdoc.records.status import make_state_dir, state_file
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from agentdoc.document import (
     strip_comments,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.status import make_state_dir, state_file
+from agentdoc.records.status import make_state_dir, state_file
 
 log = logging.getLogger(__name__)
 

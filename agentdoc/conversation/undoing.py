@@ -47,11 +47,21 @@ from agentdoc.document import (
     write_text,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import gitcommit, history, marks, snapshots
-from agentdoc.turn.runner import Clearer
-from agentdoc.turn.session import working_dir
-from agentdoc.turn.status import live_turn, note_own_write, own_write, state_file
-from agentdoc.turn.undofiles import files_to_restore
+from agentdoc.records import (
+    Snapshot,
+    archived_transcript,
+    files_to_restore,
+    joined,
+    live_turn,
+    note_own_write,
+    own_write,
+    read_marks,
+    state_file,
+    undo_marks,
+    write_snapshot,
+)
+from agentdoc.records import forget as forget_snapshots
+from agentdoc.turn import Clearer, commit_undo, working_dir
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +172,7 @@ def undo(
         raise AgentdocError(f"{path}: {exc}") from exc
     last = check_undo(path, text, doc, count, again=undo_wrote(path, text))
     first = last - count + 1
-    known = marks.read_marks(path)
+    known = read_marks(path)
     cwd = working_dir(path, doc, allow_outside=settings.allow_cwd_outside)
     turns = range(first, last + 1)
     leave = partial(clear, cwd, doc)
@@ -175,14 +185,12 @@ def undo(
     # Noted before the write: the daemon may look at the document the instant it lands.
     _replace(path, text, new_text)
     _keep_removed(path, taken_out(doc, count))
-    marks.undo_marks(path, first)  # their cost was spent: kept, marked undone
-    snapshots.forget(path, turns, env)
+    undo_marks(path, first)  # their cost was spent: kept, marked undone
+    forget_snapshots(path, turns, env)
     _reset_snapshot(path, new_text)
     for turn in turns:
         drop_thinking(path, turn)
-    committed = gitcommit.enabled(doc, settings) and gitcommit.commit(
-        path, gitcommit.undo_message(path, first)
-    )
+    committed = commit_undo(path, doc, settings, first)
     log.info("%s: took turns %d-%d back", path, first, last)
     return Undone(first, restore is not None, committed, count, files)
 
@@ -225,6 +233,6 @@ def _replace(path: Path, old: str, new: str) -> None:
 def _reset_snapshot(path: Path, text: str) -> None:
     """The session knows the conversation up to the turn before, as the document now reads."""
     doc = parse(text)
-    known = history.joined(history.archived_transcript(path, doc), doc.transcript())
-    snapshot = history.Snapshot(doc.meta.session, doc.turn_count(), known)
-    history.write_snapshot(path, snapshot)
+    known = joined(archived_transcript(path, doc), doc.transcript())
+    snapshot = Snapshot(doc.meta.session, doc.turn_count(), known)
+    write_snapshot(path, snapshot)

@@ -28,8 +28,8 @@ from agentdoc.document import (
     set_meta,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import snapshots
-from agentdoc.turn.status import live_turn, note_own_write
+from agentdoc.records import forget as forget_snapshots
+from agentdoc.records import live_turn, note_own_write
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,6 @@ def archive_document(path: Path, keep: int = DEFAULT_KEEP) -> Moved:
         atomic_write(path, displaced)
         raise AgentdocError(f"{path} changed while it was archived; nothing moved, try again")
     # Archived turns can no longer be undone: their file snapshots go with them.
-    snapshots.forget(path, range(1, moved.archived + 1))
+    forget_snapshots(path, range(1, moved.archived + 1))
     log.info("archived %d exchange(s) of %s into %s", moved.moved, path, target)
     return moved

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, ParamSpec
 
 from agentdoc.document import archive_path, atomic_write, sidecar_path
-from agentdoc.turn.shadow import Shadow, ShadowError
-from agentdoc.turn.status import state_dir
+from agentdoc.records.shadow import Shadow, ShadowError
+from agentdoc.records.status import state_dir
 from agentdoc.userstate import user_state_dir
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from agentdoc.turn.status import make_state_dir, state_file
+from agentdoc.records.status import make_state_dir, state_file
 
 log = logging.getLogger(__name__)
 

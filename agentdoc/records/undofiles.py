@@ -16,9 +16,9 @@ from agentdoc.agents import Clearance, TurnMark, restore_files, unrestorable
 from agentdoc.config import Settings
 from agentdoc.document import Document, is_unanswered
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import restoring, snapshots
-from agentdoc.turn.shadow import Shadow
-from agentdoc.turn.snapshots import FolderRecord
+from agentdoc.records import restoring, snapshots
+from agentdoc.records.shadow import Shadow
+from agentdoc.records.snapshots import FolderRecord
 
 # A tool call as `render.render_tool` shows it in a reply.
 _TOOL_BLOCK = re.compile(r"^<details>", re.M)

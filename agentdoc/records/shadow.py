@@ -27,6 +27,7 @@ from pathlib import Path
 from agentdoc.document import TEMP_PREFIX, note_own_open
 from agentdoc.errors import AgentdocError
 from agentdoc.localstate import state_folder
+from agentdoc.records.ignores import user_excludes
 
 FILE_LIMIT = 20 * 1024 * 1024  # bytes: a bigger file is named in the snapshot, not kept
 MAX_NEW_FILES = 50_000  # files a snapshot adds at once; more means a folder too big to keep
@@ -208,7 +209,7 @@ class Shadow:
         listed = self._git(
             [
                 "ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard",
-                *_user_excludes(folder, index.with_suffix(".inherited")), "--", ".",
+                *user_excludes(folder, index.with_suffix(".inherited")), "--", ".",
                 *_excluded(exclude),
             ],
             folder=folder,
@@ -319,49 +320,6 @@ def _excluded(paths: Sequence[str]) -> list[str]:
     # and undo would put back a file nobody made.
     own = [":(exclude,glob)**/.agentdoc/**", f":(exclude,glob)**/{TEMP_PREFIX}*"]
     return [f":(exclude,literal){p}" for p in paths] + own
-
-
-def _user_excludes(folder: Path, inherited: Path) -> list[str]:
-    """What the user's git ignores besides the folder's own .gitignore files: its repository's
-    ``info/exclude``, or, in a folder inside a repository, the patterns above it that mean the
-    same below it (written to ``inherited``)."""
-    own = folder / ".git" / "info" / "exclude"
-    if own.is_file():
-        return [f"--exclude-from={own}"]
-    patterns = inherited_patterns(folder)
-    if not patterns:
-        return []
-    text = "".join(f"{p}\n" for p in patterns)
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        if inherited.read_text(encoding="utf-8") == text:
-            return [f"--exclude-from={inherited}"]
-    try:
-        inherited.write_text(text, encoding="utf-8")
-    except OSError:
-        return []
-    return [f"--exclude-from={inherited}"]
-
-
-def inherited_patterns(folder: Path) -> list[str]:
-    """The ignore patterns of the repository ``folder`` is inside (its ``info/exclude``, the
-    .gitignore files above ``folder``) that match at any depth (no slash but a trailing one):
-    those mean the same with ``folder`` as the root. Anchored ones are left out."""
-    above = list(folder.parents)
-    root = next((p for p in above if (p / ".git").exists()), None)
-    if root is None:
-        return []
-    sources = [root / ".git" / "info" / "exclude"]
-    sources += [p / ".gitignore" for p in reversed(above[: above.index(root) + 1])]
-    found = []
-    for source in sources:
-        try:
-            lines = source.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            continue
-        for line in (raw.strip() for raw in lines):
-            if line and not line.startswith("#") and "/" not in line.lstrip("!").rstrip("/"):
-                found.append(line)
-    return found
 
 
 def _sort_out(folder: Path, names: Sequence[str]) -> tuple[list[str], dict[str, str], list[str]]:

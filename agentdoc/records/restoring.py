@@ -17,8 +17,8 @@ from pathlib import Path
 
 from agentdoc.document import atomic_write
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.shadow import REPOSITORY, Change, Entry, Shadow, blob_id, is_document
-from agentdoc.turn.snapshots import FolderRecord
+from agentdoc.records.shadow import REPOSITORY, Change, Entry, Shadow, blob_id, is_document
+from agentdoc.records.snapshots import FolderRecord
 
 
 @dataclass

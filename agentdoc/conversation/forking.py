@@ -39,9 +39,8 @@ from agentdoc.document import (
     sidecar_path,
 )
 from agentdoc.errors import AgentdocError
-from agentdoc.turn import history, marks
-from agentdoc.turn.lineage import Lineage
-from agentdoc.turn.session import working_dir
+from agentdoc.records import Lineage, read_marks, read_snapshot, write_snapshot
+from agentdoc.turn import working_dir
 
 log = logging.getLogger(__name__)
 
@@ -184,11 +183,11 @@ def _carry_snapshot(path: Path, new: Path, plan: ForkPlan) -> None:
     """Give the fork the parent's snapshot, so edits the parent session lacks still get sent."""
     if not plan.lineage.fork_session:
         return
-    snapshot = history.read_snapshot(path)
+    snapshot = read_snapshot(path)
     if snapshot is None or snapshot.session != plan.lineage.session:
         return
     if snapshot.turns == plan.turn:
-        history.write_snapshot(new, snapshot)
+        write_snapshot(new, snapshot)
 
 
 def _archive_copy(path: Path, new: Path, doc: Document) -> bytes | None:
@@ -214,7 +213,7 @@ def _marked_branch(
     path: Path, doc: Document, turn: int, environ: Mapping[str, str] | None
 ) -> Branch | None:
     """Where the agent's session ends turn ``turn``, from the turn's mark (None: unknown)."""
-    mark = marks.read_marks(path).get(turn)
+    mark = read_marks(path).get(turn)
     if mark is None:
         return None
     try:
