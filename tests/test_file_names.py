@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.document import fileio, shown_name, sidecar_link
+from agentdoc.document import ownopens, shown_name, sidecar_link
 from agentdoc.document.filenames import link_target
 from agentdoc.records import Status, read_status, write_status
 from agentdoc.records.status import all_statuses
@@ -90,9 +90,9 @@ def test_more_than_1024_files_opened_and_taken_back() -> None:
     # The clean-up of expired tokens once ran over a key `take_own_open` had emptied.
     for n in range(1100):
         path = Path(f"/nonexistent/{n}.md")
-        fileio.note_own_open(path)
-        assert fileio.take_own_open(path)
-    fileio.note_own_open(Path("/nonexistent/last.md"))
+        ownopens.note_own_open(path)
+        assert ownopens.take_own_open(path)
+    ownopens.note_own_open(Path("/nonexistent/last.md"))
 
 
 @pytest.mark.slow

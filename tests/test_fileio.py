@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.document import fileio
+from agentdoc.document import fileio, ownopens
 from agentdoc.document.fileio import atomic_write, write_bytes
 from agentdoc.document.ledger import PrefixDigest, WriteLedger, digest
 
@@ -66,18 +66,18 @@ def test_each_own_open_is_taken_back_once(tmp_path: Path) -> None:
     doc.write_bytes(b"x\n")
     fileio.read_bytes(doc)
     fileio.read_bytes(doc)
-    assert fileio.take_own_open(doc)
-    assert fileio.take_own_open(doc)
-    assert not fileio.take_own_open(doc)  # a third open is someone else's
+    assert ownopens.take_own_open(doc)
+    assert ownopens.take_own_open(doc)
+    assert not ownopens.take_own_open(doc)  # a third open is someone else's
 
 
 def test_an_own_open_whose_event_never_came_expires(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     doc = tmp_path / "doc.md"
-    fileio.note_own_open(doc)
-    monkeypatch.setattr(fileio, "OWN_OPEN_TTL", -1.0)  # as if its time had passed
-    assert not fileio.take_own_open(doc)
+    ownopens.note_own_open(doc)
+    monkeypatch.setattr(ownopens, "OWN_OPEN_TTL", -1.0)  # as if its time had passed
+    assert not ownopens.take_own_open(doc)
 
 
 def test_many_opens_taken_back_never_break_the_next_one(tmp_path: Path) -> None:
@@ -85,11 +85,11 @@ def test_many_opens_taken_back_never_break_the_next_one(tmp_path: Path) -> None:
     # whose opens was taken back: the next open sweeps the table and must not fail.
     for n in range(1100):
         note = tmp_path / f"note{n}.md"
-        fileio.note_own_open(note)
-        assert fileio.take_own_open(note)
-        fileio.note_own_open(tmp_path / f"kept{n}.md")
-    fileio.note_own_open(tmp_path / "one more.md")
-    assert fileio.take_own_open(tmp_path / "one more.md")
+        ownopens.note_own_open(note)
+        assert ownopens.take_own_open(note)
+        ownopens.note_own_open(tmp_path / f"kept{n}.md")
+    ownopens.note_own_open(tmp_path / "one more.md")
+    assert ownopens.take_own_open(tmp_path / "one more.md")
 
 
 def test_the_ledger_knows_its_last_write_by_its_stamp_until_someone_saves(tmp_path: Path) -> None:

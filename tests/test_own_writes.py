@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.conversation.undoing import undo
 from agentdoc.document import digest
-from agentdoc.records import status
+from agentdoc.records import ownwrites, status
 from tests.conftest import FakeClaude, own_leave, wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
@@ -77,12 +77,12 @@ def test_a_save_right_after_an_undo_is_judged_against_the_undo(
 def test_the_record_of_an_own_write_names_the_version_it_replaced(tmp_path: Path) -> None:
     doc = tmp_path / "chat.md"
     before, after = DOC + "a question\n", DOC
-    status.note_own_write(doc, after.encode(), "undo", before.encode())
-    assert status.own_write(doc, digest(after.encode())) == "undo"
-    assert status.own_base(doc, digest(before.encode())) == after
-    assert status.own_base(doc, digest(after.encode())) is None
-    status.note_own_write(doc, after.encode(), "undo")  # no replaced version: no base
-    assert status.own_base(doc, digest(before.encode())) is None
+    ownwrites.note_own_write(doc, after.encode(), "undo", before.encode())
+    assert ownwrites.own_write(doc, digest(after.encode())) == "undo"
+    assert ownwrites.own_base(doc, digest(before.encode())) == after
+    assert ownwrites.own_base(doc, digest(after.encode())) is None
+    ownwrites.note_own_write(doc, after.encode(), "undo")  # no replaced version: no base
+    assert ownwrites.own_base(doc, digest(before.encode())) is None
 
 
 def _state(doc: Path) -> tuple[str | None, str | None]:

@@ -11,8 +11,8 @@ import pytest
 from watchdog.events import FileOpenedEvent, FileSystemEvent, FileSystemEventHandler
 
 from agentdoc.config import Settings
-from agentdoc.document import TEMP_PREFIX
 from agentdoc.conversation.undoing import undo
+from agentdoc.document import TEMP_PREFIX
 from agentdoc.document import parse as document_parse
 from agentdoc.errors import AgentdocError
 from agentdoc.records import restoring, shadow, snapshots

@@ -67,7 +67,6 @@ from agentdoc.errors import AgentdocError
 from agentdoc.localstate import move_out
 from agentdoc.records import marked
 from agentdoc.search import note_changed, stop_indexing
-from agentdoc.records import marked
 from agentdoc.turn import Progress
 
 log = logging.getLogger(__name__)

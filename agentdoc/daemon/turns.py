@@ -24,8 +24,8 @@ from agentdoc.daemon.synced import paced
 from agentdoc.daemon.watch import read_stable
 from agentdoc.document import Document, check_writable, digest
 from agentdoc.errors import AgentdocError, NoPendingPrompt, ReadOnlyDocument
-from agentdoc.search import note_changed
 from agentdoc.records import remove_state
+from agentdoc.search import note_changed
 from agentdoc.turn import TurnRunner
 
 log = logging.getLogger(__name__)

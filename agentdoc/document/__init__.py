@@ -37,11 +37,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.fileio import check_replaceable as check_replaceable
     from agentdoc.document.fileio import check_writable as check_writable
     from agentdoc.document.fileio import decode as decode
-    from agentdoc.document.fileio import note_own_open as note_own_open
     from agentdoc.document.fileio import on_written as on_written
     from agentdoc.document.fileio import read_bytes as read_bytes
     from agentdoc.document.fileio import read_text as read_text
-    from agentdoc.document.fileio import take_own_open as take_own_open
     from agentdoc.document.fileio import write_bytes as write_bytes
     from agentdoc.document.fileio import write_text as write_text
     from agentdoc.document.filenames import fitting_name as fitting_name
@@ -55,6 +53,8 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.ledger import WriteLedger as WriteLedger
     from agentdoc.document.ledger import digest as digest
     from agentdoc.document.merge import merge_text as merge_text
+    from agentdoc.document.ownopens import note_own_open as note_own_open
+    from agentdoc.document.ownopens import take_own_open as take_own_open
     from agentdoc.document.parser import Document as Document
     from agentdoc.document.parser import DocumentError as DocumentError
     from agentdoc.document.parser import Turn as Turn
@@ -109,6 +109,7 @@ __all__, __getattr__ = lazy_exports(
         ),
         "archive": ("HEADER_START", "Moved", "archive_path", "move"),
         "byproducts": ("BYPRODUCT_DIRS", "byproduct_kind", "conflict_original", "is_byproduct"),
+        "ownopens": ("note_own_open", "take_own_open"),
         "fileio": (
             "NEW_FILE_MODE",
             "TEMP_PREFIX",
@@ -116,11 +117,9 @@ __all__, __getattr__ = lazy_exports(
             "check_replaceable",
             "check_writable",
             "decode",
-            "note_own_open",
             "on_written",
             "read_bytes",
             "read_text",
-            "take_own_open",
             "write_bytes",
             "write_text",
         ),

@@ -1,7 +1,8 @@
 """What turns leave behind, below the turn that writes it: the state files under `.agentdoc/`
-(status, cancel requests, the journal a crash is recovered from, the marks of where each turn
-sits in its session, the kept answers for the next prompt), the transcript snapshot a resumed
-session is told the edits against, a fork's lineage, and the files' snapshots `undo` takes back.
+(status, cancel requests, agentdoc's own versions of a document, the journal a crash is
+recovered from, the marks of where each turn sits in its session, the kept answers for the next
+prompt), the transcript snapshot a resumed session is told the edits against, a fork's lineage,
+and the files' snapshots `undo` takes back.
 
 Nothing here runs a turn or a command: `agentdoc.turn` writes these records as a turn goes,
 `agentdoc.conversation` reads and rewrites them for `undo`, `fork` and `archive`, and the
@@ -36,6 +37,9 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.records.marks import set_mark as set_mark
     from agentdoc.records.marks import spent as spent
     from agentdoc.records.marks import undo_marks as undo_marks
+    from agentdoc.records.ownwrites import note_own_write as note_own_write
+    from agentdoc.records.ownwrites import own_base as own_base
+    from agentdoc.records.ownwrites import own_write as own_write
     from agentdoc.records.reasons import carried as carried
     from agentdoc.records.reasons import drop as drop
     from agentdoc.records.reasons import keep as keep
@@ -53,10 +57,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.records.status import folder_statuses as folder_statuses
     from agentdoc.records.status import live_turn as live_turn
     from agentdoc.records.status import make_state_dir as make_state_dir
-    from agentdoc.records.status import note_own_write as note_own_write
     from agentdoc.records.status import now_iso as now_iso
-    from agentdoc.records.status import own_base as own_base
-    from agentdoc.records.status import own_write as own_write
     from agentdoc.records.status import read_status as read_status
     from agentdoc.records.status import remove_state as remove_state
     from agentdoc.records.status import request_cancel as request_cancel
@@ -111,6 +112,7 @@ __all__, __getattr__ = lazy_exports(
             "before_turn",
             "forget",
         ),
+        "ownwrites": ("note_own_write", "own_base", "own_write"),
         "status": (
             "Status",
             "StatusReporter",
@@ -120,10 +122,7 @@ __all__, __getattr__ = lazy_exports(
             "folder_statuses",
             "live_turn",
             "make_state_dir",
-            "note_own_write",
             "now_iso",
-            "own_base",
-            "own_write",
             "read_status",
             "remove_state",
             "request_cancel",

@@ -47,7 +47,6 @@ from agentdoc.document import (
 )
 from agentdoc.errors import AgentdocError
 from agentdoc.records import read_status
-from agentdoc.conversation import create_document
 from agentdoc.web import edits, pages
 from agentdoc.web.live import Hub
 from agentdoc.web.places import Root, find, place_of, safe_parts

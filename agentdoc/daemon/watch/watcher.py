@@ -14,7 +14,7 @@ a finished file under the document's name. Those events settle a path after a sh
 instead of the quiet window (see `Settler`). Polling, and other platforms' observers, only see
 that something changed, so they keep the quiet window. An open of a document by another process
 is passed to `on_open` (a hint that the person is about to write a prompt); agentdoc's own reads
-are told apart by `fileio.take_own_open`. An attribute change (`chmod`) is passed to `on_attrib`
+are told apart by `ownopens.take_own_open`. An attribute change (`chmod`) is passed to `on_attrib`
 and never settled as a save: it writes no content, and a document made writable again may be
 owed the close of a reply that could not be written.
 
