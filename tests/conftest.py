@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
 import signal
-import stat
-import sys
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from agentdoc.config import Settings
-from tests import leaks
-
-TESTS = Path(__file__).parent
-TRANSCRIPTS = TESTS / "fixtures" / "transcripts"
-
+from tests.support import leaks
+from tests.support.fake_claude import FakeClaude, make_fake_claude
 
 leaks.become_subreaper()
 
@@ -98,66 +87,11 @@ def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTDOC_STATE_DIR", str(tmp_path / "agentdoc-state"))
 
 
-def wait_for(predicate: Callable[[], bool], what: str = "", timeout: float = 30.0) -> None:
-    """Poll `predicate` until it holds (the tests' alternative to sleeping); fail after
-    `timeout` seconds, naming `what` was awaited."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or predicate}")
-        time.sleep(0.01)
-
-
-@dataclass
-class FakeClaude:
-    executable: Path
-    log: Path
-    env: dict[str, str]
-
-    def settings(self, **overrides: Any) -> Settings:
-        # The replaying fake is a one-shot process: it reads stdin to its end.
-        base: dict[str, Any] = {
-            "claude": str(self.executable),
-            "flush_interval": 0.05,
-            "warm_sessions": 0,
-        }
-        base.update(overrides)
-        return Settings.model_validate(base)
-
-    def calls(self) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
-
-
 @pytest.fixture
 def fake_claude(tmp_path: Path) -> Callable[..., FakeClaude]:
+    """Makes the replaying stand-in for `claude`: fake_claude("plain_text.ndjson", gate=...)."""
+
     def make(transcript: str | None = None, **env: str) -> FakeClaude:
-        bin_dir = tmp_path / "bin"
-        bin_dir.mkdir(exist_ok=True)
-        exe = bin_dir / "claude"
-        exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TESTS / "fake_claude.py"}" "$@"\n')
-        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-        log = tmp_path / "claude-calls.jsonl"
-        environ = {"PATH": os.environ.get("PATH", ""), "FAKE_CLAUDE_LOG": str(log)}
-        if transcript is not None:
-            environ["FAKE_CLAUDE_TRANSCRIPT"] = str(TRANSCRIPTS / transcript)
-        environ.update({f"FAKE_CLAUDE_{k.upper()}": v for k, v in env.items()})
-        return FakeClaude(exe, log, environ)
+        return make_fake_claude(tmp_path, transcript, **env)
 
     return make
-
-
-def own_leave(cwd: Path, doc: Any) -> Any:
-    """The gate's leave for a turn a test runs itself: what `agentdoc run` gets (the user's own
-    command), so a test's turn starts its agent as the CLI's would."""
-    from agentdoc.daemon import own_command
-
-    return own_command(cwd, Settings())(cwd, doc)
-
-
-def leave_for(cwd: Path | str) -> Any:
-    """Leave to start an agent in a test's own folder, for a request a test builds itself."""
-    from agentdoc.agents import Clearance
-
-    return Clearance.scratch(Path(cwd))

@@ -13,10 +13,11 @@ import pytest
 
 from agentdoc.agents.acp.launch import AheadProcess, WarmAcp, warm
 from agentdoc.agents.base import AgentRequest
-from tests.conftest import leave_for, wait_for
+from tests.support.clearance import leave_for
+from tests.support.paths import FAKE_ACP_AGENT
+from tests.support.waiting import wait_for
 from tests.test_acp_process import caps, chunk, end_of, events_of, text_of
 
-FAKE = Path(__file__).parent / "fake_acp_agent.py"
 Started = tuple[WarmAcp, Callable[[str], list[dict[str, Any]]]]
 
 
@@ -27,7 +28,7 @@ def ahead(tmp_path: Path) -> Iterator[Callable[..., Started]]:
     def start(script: dict[str, Any], policy: str | None = None, **request: Any) -> Started:
         log = tmp_path / "acp-log.jsonl"
         (tmp_path / "script.json").write_text(json.dumps(script))
-        argv = [sys.executable, str(FAKE), str(tmp_path / "script.json"), str(log)]
+        argv = [sys.executable, str(FAKE_ACP_AGENT), str(tmp_path / "script.json"), str(log)]
         plan = AgentRequest(
             prompt="", cwd=tmp_path, agent="fake", **request, clearance=leave_for(tmp_path)
         )

@@ -27,9 +27,8 @@ from agentdoc.agents.base import (
     TurnEnd,
 )
 from agentdoc.errors import AgentCannotStart
-from tests.conftest import wait_for
-
-FAKE = Path(__file__).parent / "fake_acp_agent.py"
+from tests.support.paths import FAKE_ACP_AGENT
+from tests.support.waiting import wait_for
 
 
 def chunk(text: str) -> dict[str, Any]:
@@ -58,7 +57,7 @@ class Agent:
         self.log = tmp_path / "acp-log.jsonl"
         path = tmp_path / "script.json"
         path.write_text(json.dumps(script))
-        argv = [sys.executable, str(FAKE), str(path), str(self.log)]
+        argv = [sys.executable, str(FAKE_ACP_AGENT), str(path), str(self.log)]
         options.setdefault("handshake_timeout", 10.0)
         options.setdefault("clearance", Clearance.scratch(tmp_path))
         self.process = AcpProcess(argv, tmp_path, {"PATH": ""}, name="fake", **options)

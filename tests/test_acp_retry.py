@@ -12,7 +12,7 @@ from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.base import PermissionAsked, Retrying, TurnEnd
 from agentdoc.document import retry_words
-from tests.conftest import wait_for
+from tests.support.waiting import wait_for
 from tests.test_acp_process import Agent, agent, caps, events_of, next_of
 
 __all__ = ["agent"]  # the fixture, shared with the process tests

@@ -18,10 +18,11 @@ from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import own_leave, wait_for
+from tests.support.clearance import own_leave
+from tests.support.paths import FAKE_ACP_AGENT
+from tests.support.waiting import wait_for
 from tests.test_daemon import Running
 
-FAKE = Path(__file__).parent / "fake_acp_agent.py"
 CLAUDE_SESSION = "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5"
 
 
@@ -48,7 +49,7 @@ class FakeAgent:
         self.log = tmp_path / "acp-log.jsonl"
         self.script = tmp_path / "acp-script.json"
         self.script.write_text(json.dumps(script))
-        self.command = [sys.executable, str(FAKE), str(self.script), str(self.log)]
+        self.command = [sys.executable, str(FAKE_ACP_AGENT), str(self.script), str(self.log)]
 
     def settings(self, **overrides: Any) -> Settings:
         base: dict[str, Any] = {

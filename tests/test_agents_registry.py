@@ -19,7 +19,7 @@ from agentdoc.cli import cli
 from agentdoc.config import Settings, load_settings
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
 
 BUILTIN_NAMES = "claude, codex, gemini, opencode"
 
@@ -229,7 +229,7 @@ def test_the_daemon_refuses_the_document_and_keeps_serving_the_others(
 ) -> None:
     from agentdoc.daemon.service import Daemon
     from agentdoc.turn import status
-    from tests.conftest import wait_for
+    from tests.support.waiting import wait_for
     from tests.test_daemon import DOC, Running, roles
 
     folder = tmp_path / "docs"

@@ -36,7 +36,8 @@ from agentdoc.turn.approvals import (
     request_answer,
     take_answer,
 )
-from tests.conftest import leave_for, wait_for
+from tests.support.clearance import leave_for
+from tests.support.waiting import wait_for
 
 NONCE = "0123456789abcdef"
 WRITE = {"file_path": "/w/notes/out.txt", "content": "hello\n"}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "agentdoc"
+from tests.support.paths import PACKAGE
 
 # Highest first: each may import only from its own entry and those after it.
 LAYERS: list[set[str]] = [

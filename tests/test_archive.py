@@ -15,7 +15,7 @@ from agentdoc.errors import AgentdocError
 from agentdoc.turn import archive_document as archive
 from agentdoc.turn import fork, history
 from agentdoc.turn.session import prepare_turn
-from tests.conftest import own_leave
+from tests.support.clearance import own_leave
 
 SESSION = "1c0e5d6a-0000-4000-8000-000000000001"
 

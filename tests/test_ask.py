@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.cli.ask import last_reply, with_prompt
 from agentdoc.document import parser as document
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
 from tests.test_daemon import Running, gated_document, make_daemon
 
 REPLY = "Hello! This is a plain reply from the mock."
@@ -149,7 +149,7 @@ def in_terminal(args: list[str], timeout: float = 60) -> tuple[int, str, str]:
     import pty
     import subprocess
 
-    from tests.process_support import CLI
+    from tests.support.processes import CLI
 
     main, child = pty.openpty()
     proc = subprocess.Popen(
@@ -197,8 +197,8 @@ def test_ctrl_c_while_ask_waits_cancels_the_daemon_s_turn(
     import signal
     import subprocess
 
-    from tests.conftest import wait_for
-    from tests.process_support import CLI, state_of
+    from tests.support.processes import CLI, state_of
+    from tests.support.waiting import wait_for
 
     folder = tmp_path / "docs"
     folder.mkdir()

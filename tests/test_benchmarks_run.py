@@ -9,18 +9,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO_ROOT
+
 # Rows that need no real agent and take a few seconds each, covering the stream parser, the
 # document parser, a whole turn and the daemon from a save to the agent's start.
 CHEAP = ("parse", "document", "turn", "daemon")
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     return subprocess.run(
-        [sys.executable, *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, *argv], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
     )
 
 

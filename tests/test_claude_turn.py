@@ -27,7 +27,7 @@ from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
-from tests.conftest import leave_for
+from tests.support.clearance import leave_for
 
 
 class Lines:

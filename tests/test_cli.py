@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli, main
 from agentdoc.document import parser as document
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
 
 
 @pytest.fixture

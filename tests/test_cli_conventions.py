@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from agentdoc.cli import cli
-from tests.conftest import FakeClaude
-from tests.process_support import CLI
+from tests.support.fake_claude import FakeClaude
+from tests.support.processes import CLI
 
 REPLY_WITH_NOTICES = """\
 ---
@@ -156,8 +156,8 @@ def test_presets_agents_and_editors_complete(tmp_path: Path) -> None:
 def test_watch_keeps_a_log_file_that_logs_shows(
     tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
-    from tests.conftest import wait_for
-    from tests.process_support import base_env, run_cli, watching, write_config
+    from tests.support.processes import base_env, run_cli, watching, write_config
+    from tests.support.waiting import wait_for
 
     fake = fake_claude("plain_text.ndjson")
     state = tmp_path / "state"
@@ -193,13 +193,13 @@ def test_watch_keeps_a_log_file_that_logs_shows(
 
 
 def answered(doc: Path) -> bool:
-    from tests.process_support import roles
+    from tests.support.processes import roles
 
     return roles(doc)[-2:] == ["assistant", "user"]
 
 
 def logged(line: str, env: dict[str, str]) -> bool:
-    from tests.process_support import run_cli
+    from tests.support.processes import run_cli
 
     return line in run_cli(["logs"], env).stdout
 
@@ -277,7 +277,7 @@ def test_an_unexpected_error_leaves_its_traceback_in_the_log_file(
 
 
 def test_watch_goes_on_when_the_state_folder_cannot_hold_its_log(tmp_path: Path) -> None:
-    from tests.process_support import base_env, watching
+    from tests.support.processes import base_env, watching
 
     blocked = tmp_path / "state"
     blocked.write_text("a file where the state folder would be")

@@ -11,7 +11,7 @@ from agentdoc.agents.base import AgentRequest
 from agentdoc.agents.claude.process import build_argv
 from agentdoc.agents.claude.version import cli_version, parse_version, thinking_display_argv
 from agentdoc.config import Settings
-from tests.conftest import leave_for
+from tests.support.clearance import leave_for
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import pytest
 
 from agentdoc.document.render import context_gauge
 from agentdoc.turn.status import StatusReporter, read_status
+from tests.support.paths import TRANSCRIPTS
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ def test_claude_reports_the_last_calls_prompt_and_answer_against_the_window() ->
     from agentdoc.agents.claude.stream import parse_line
     from agentdoc.agents.claude.translate import Translator
 
-    lines = (Path(__file__).parent / "fixtures/transcripts/tool_use_denied.ndjson").read_bytes()
+    lines = (TRANSCRIPTS / "tool_use_denied.ndjson").read_bytes()
     translator = Translator()
     ends = [
         event

@@ -28,8 +28,8 @@ import pytest
 from agentdoc.document import parser as document
 from agentdoc.document.fileio import TEMP_PREFIX
 from agentdoc.turn import journal
-from tests.conftest import FakeClaude, wait_for
-from tests.process_support import (
+from tests.support.fake_claude import FakeClaude
+from tests.support.processes import (
     CLI,
     WatchProcess,
     base_env,
@@ -40,6 +40,7 @@ from tests.process_support import (
     watching,
     write_config,
 )
+from tests.support.waiting import wait_for
 
 SEED = int(os.environ.get("AGENTDOC_CRASH_SEED", "20240611"))
 TRIALS = int(os.environ.get("AGENTDOC_CRASH_TRIALS", "30"))

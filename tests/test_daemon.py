@@ -14,8 +14,9 @@ from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import status
-from tests.conftest import FakeClaude, wait_for
-from tests.editor_saves import STRATEGIES, autosave_burst, save
+from tests.support.editor_saves import STRATEGIES, autosave_burst, save
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 
 DOC = """---
 agentdoc: {}

@@ -17,7 +17,8 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.daemon import Daemon, find_daemon
 from agentdoc.daemon.watcher import DOUBLE_WATCH_WARNING
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 from tests.test_watcher import refuse_watches
 

@@ -10,7 +10,8 @@ import pytest
 
 from agentdoc.daemon import service, turning
 from agentdoc.daemon.service import Daemon
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, roles
 
 

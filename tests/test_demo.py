@@ -10,7 +10,7 @@ import pytest
 
 from agentdoc.cli.demo import run_demo
 from agentdoc.document import parser as document
-from tests.e2e_support import require_claude
+from tests.support.claude_cli import require_claude
 
 
 @pytest.mark.e2e

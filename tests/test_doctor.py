@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from agentdoc.cli import cli, doctor
+from tests.support.paths import TINY_ACP_AGENT
 
 SECRET = "sk-ant-secret-value-0123456789"
-TINY_AGENT = Path(__file__).parent / "tiny_acp_agent.py"
 
 
 def fake_cli(folder: Path, script: str) -> Path:
@@ -27,7 +27,7 @@ def fake_cli(folder: Path, script: str) -> Path:
 def tiny_agent(folder: Path, name: str, mode: str = "ok") -> Path:
     """An ACP agent program named `name` that answers `initialize` as `mode` says."""
     exe = folder / name
-    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TINY_AGENT}" {mode}\n')
+    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TINY_ACP_AGENT}" {mode}\n')
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return exe
 

@@ -23,10 +23,9 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
 from agentdoc.document import parser as document
-from tests.agents_support import AGENTS, WRITE_TOOLS, agent_command, agent_env, fake_api_for
-from tests.conftest import wait_for
-from tests.e2e_support import REPO_ROOT
-from tests.process_support import (
+from tests.support.agents import AGENTS, WRITE_TOOLS, agent_command, agent_env, fake_api_for
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import (
     WatchProcess,
     base_env,
     held_reason,
@@ -36,6 +35,7 @@ from tests.process_support import (
     state_of,
     watching,
 )
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
-from tests.agents_support import (
+from tests.support.agents import (
     AGENTS,
     INITIALIZE,
     WRITE_TOOLS,
@@ -31,7 +31,7 @@ from tests.agents_support import (
     fake_api_for,
     select,
 )
-from tests.conftest import wait_for
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

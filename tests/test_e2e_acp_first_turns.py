@@ -20,10 +20,9 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
-from tests.agents_support import agent_env, fake_api_for
-from tests.conftest import wait_for
-from tests.e2e_support import REPO_ROOT
-from tests.process_support import (
+from tests.support.agents import agent_env, fake_api_for
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import (
     WatchProcess,
     base_env,
     kill_all,
@@ -32,6 +31,7 @@ from tests.process_support import (
     state_of,
     watching,
 )
+from tests.support.waiting import wait_for
 from tests.test_e2e_acp_agents import _config
 from tests.test_e2e_first_turns import HISTORY, editor, open_in_editor, vim
 

@@ -20,10 +20,9 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
-from tests.agents_support import WRITE_TOOLS, agent_env, fake_api_for
-from tests.conftest import wait_for
-from tests.e2e_support import REPO_ROOT
-from tests.process_support import (
+from tests.support.agents import WRITE_TOOLS, agent_env, fake_api_for
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import (
     CLI,
     base_env,
     kill_all,
@@ -31,6 +30,7 @@ from tests.process_support import (
     run_cli,
     state_of,
 )
+from tests.support.waiting import wait_for
 from tests.test_e2e_acp_agents import DOC, _config
 
 pytestmark = pytest.mark.e2e

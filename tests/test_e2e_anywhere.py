@@ -24,10 +24,10 @@ from agentdoc.document import TEMP_PREFIX, is_byproduct
 from agentdoc.document import parser as document
 from agentdoc.localstate import state_folder
 from agentdoc.userstate import user_state_dir
-from tests.conftest import wait_for
-from tests.e2e_support import claude_env, require_claude
-from tests.process_support import WatchProcess, watching, write_config
-from tests.syncthing_support import Syncthing, needs_syncthing, syncthing_pair, wait_in_sync
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.processes import WatchProcess, watching, write_config
+from tests.support.syncthing import Syncthing, needs_syncthing, syncthing_pair, wait_in_sync
+from tests.support.waiting import wait_for
 
 __all__ = ["syncthing_pair"]  # the fixture, used by name below
 

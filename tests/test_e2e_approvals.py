@@ -16,8 +16,8 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
-from tests.conftest import wait_for
-from tests.process_support import run_cli, state_of, status_json, watching
+from tests.support.processes import run_cli, state_of, status_json, watching
+from tests.support.waiting import wait_for
 from tests.test_e2e_warm import DOC, warm_clis, warm_env
 
 pytestmark = pytest.mark.e2e

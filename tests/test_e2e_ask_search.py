@@ -16,8 +16,8 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
-from tests.e2e_support import claude_env, require_claude
-from tests.process_support import CLI, run_cli, watching, write_config
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.processes import CLI, run_cli, watching, write_config
 
 pytestmark = pytest.mark.e2e
 

@@ -14,9 +14,9 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.document import parser as document
 from agentdoc.turn.includes import IncludeRefused
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import own_leave
-from tests.e2e_support import claude_env, require_claude
-from tests.git_support import git
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.clearance import own_leave
+from tests.support.git import git
 from tests.test_includes import PNG
 
 pytestmark = pytest.mark.e2e

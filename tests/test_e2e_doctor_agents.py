@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents_support import agent_command, agent_env, fake_api_for
-from tests.process_support import base_env, kill_all, processes_with_env, run_cli
+from tests.support.agents import agent_command, agent_env, fake_api_for
+from tests.support.processes import base_env, kill_all, processes_with_env, run_cli
 
 pytestmark = pytest.mark.e2e
 

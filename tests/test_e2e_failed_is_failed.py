@@ -10,8 +10,8 @@ import pytest
 
 from agentdoc.document import parser as document
 from agentdoc.turn.status import read_status
-from tests.agents_support import fake_api_for
-from tests.process_support import kill_all, processes_with_env, run_cli
+from tests.support.agents import fake_api_for
+from tests.support.processes import kill_all, processes_with_env, run_cli
 from tests.test_e2e_acp_oneshot import TIMEOUT, one_shot
 
 pytestmark = pytest.mark.e2e

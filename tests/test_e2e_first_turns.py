@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import parser as document
-from tests.conftest import wait_for
-from tests.process_support import run_cli
+from tests.support.processes import run_cli
+from tests.support.waiting import wait_for
 from tests.test_e2e_warm import answer, ask, served, warm_clis
 
 pytestmark = pytest.mark.e2e

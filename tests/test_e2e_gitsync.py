@@ -10,10 +10,10 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.turn import status
-from tests.conftest import wait_for
-from tests.e2e_support import claude_env, require_claude
-from tests.git_support import DOC, IDENTITY, git, make_repos, pulled, roles_in
-from tests.process_support import WatchProcess, run_cli, state_of, watching, write_config
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.git import DOC, IDENTITY, git, make_repos, pulled, roles_in
+from tests.support.processes import WatchProcess, run_cli, state_of, watching, write_config
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

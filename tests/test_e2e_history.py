@@ -21,9 +21,11 @@ from agentdoc.turn.marks import read_marks
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.undoing import undo
-from tests.conftest import own_leave, wait_for
-from tests.e2e_support import REPO_ROOT, claude_env, require_claude
-from tests.process_support import run_cli, state_of, watching
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.clearance import own_leave
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import run_cli, state_of, watching
+from tests.support.waiting import wait_for
 from tests.test_e2e_warm import ask, warm_env
 
 pytestmark = pytest.mark.e2e

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wait_for
-from tests.process_support import run_cli, state_of
+from tests.support.processes import run_cli, state_of
+from tests.support.waiting import wait_for
 from tests.test_e2e_daemon import folder, paused, served, warm_sessions
 from tests.test_e2e_warm import ask
 

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
-from tests.agents_support import agent_command, agent_env, fake_api_for
-from tests.conftest import wait_for
-from tests.e2e_support import REPO_ROOT, claude_env, require_claude
-from tests.process_support import (
+from tests.support.agents import agent_command, agent_env, fake_api_for
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import (
     WatchProcess,
     base_env,
     kill_all,
@@ -34,6 +34,7 @@ from tests.process_support import (
     state_of,
     watching,
 )
+from tests.support.waiting import wait_for
 from tests.test_e2e_doctor_agents import doctor_check
 
 pytestmark = pytest.mark.e2e

@@ -9,8 +9,8 @@ import pytest
 
 from agentdoc.document import parser as document
 from agentdoc.turn.status import read_status
-from tests.conftest import wait_for
-from tests.process_support import roles, run_cli, state_of
+from tests.support.processes import roles, run_cli, state_of
+from tests.support.waiting import wait_for
 from tests.test_e2e_daemon import DOC, folder, paused, served, warm_sessions
 
 pytestmark = pytest.mark.e2e

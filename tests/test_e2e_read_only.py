@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.turn.status import read_status
-from tests.conftest import wait_for
-from tests.process_support import roles, state_of
+from tests.support.processes import roles, state_of
+from tests.support.waiting import wait_for
 from tests.test_e2e_daemon import DOC, folder, served
 
 pytestmark = pytest.mark.e2e

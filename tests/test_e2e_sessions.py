@@ -18,8 +18,8 @@ from agentdoc.turn.forking import fork
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE
-from tests.conftest import own_leave
-from tests.e2e_support import claude_env, require_claude
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.clearance import own_leave
 
 pytestmark = pytest.mark.e2e
 

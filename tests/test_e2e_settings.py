@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
-from tests.conftest import wait_for
-from tests.e2e_support import claude_env, require_claude
-from tests.process_support import held_reason, roles, run_cli, status_json, watching
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.processes import held_reason, roles, run_cli, status_json, watching
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

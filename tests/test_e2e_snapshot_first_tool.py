@@ -23,9 +23,9 @@ from agentdoc.config import AgentConfig, Settings
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.turn import TurnRunner, snapshots
 from agentdoc.turn.shadow import Shadow
-from tests.agents_support import WRITE_TOOLS, agent_command, agent_env, fake_api_for
-from tests.conftest import own_leave
-from tests.e2e_support import claude_env, require_claude
+from tests.support.agents import WRITE_TOOLS, agent_command, agent_env, fake_api_for
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.clearance import own_leave
 
 pytestmark = pytest.mark.e2e
 

@@ -22,9 +22,9 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
 from agentdoc.localstate import state_folder
 from agentdoc.turn import open_regions
-from tests.conftest import wait_for
-from tests.e2e_support import claude_env, require_claude
-from tests.process_support import state_of, watching
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.processes import state_of, watching
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

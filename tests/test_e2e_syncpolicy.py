@@ -14,10 +14,9 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.turn import status
-from tests.conftest import wait_for
-from tests.e2e_support import claude_env, require_claude
-from tests.process_support import as_machine, roles, run_cli, watching
-from tests.syncthing_support import (
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.processes import as_machine, roles, run_cli, watching
+from tests.support.syncthing import (
     Syncthing,
     needs_syncthing,
     share,
@@ -25,6 +24,7 @@ from tests.syncthing_support import (
     syncthing_pair,
     wait_in_sync,
 )
+from tests.support.waiting import wait_for
 
 __all__ = ["syncthing_pair"]  # the fixture, used by name below
 

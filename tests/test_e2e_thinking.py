@@ -12,8 +12,8 @@ from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.document.thinking import OMITTED
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import own_leave
-from tests.e2e_support import claude_env, require_claude
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.clearance import own_leave
 
 pytestmark = pytest.mark.e2e
 

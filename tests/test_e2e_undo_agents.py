@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agentdoc.document import parser as document
-from tests.agents_support import (
+from tests.support.agents import (
     AGENTS,
     WRITE_TOOLS,
     agent_command,
@@ -29,8 +29,7 @@ from tests.agents_support import (
     is_codex_title_request,
     is_title_request,
 )
-from tests.conftest import wait_for
-from tests.process_support import (
+from tests.support.processes import (
     base_env,
     held_reason,
     kill_all,
@@ -39,6 +38,7 @@ from tests.process_support import (
     state_of,
     watching,
 )
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

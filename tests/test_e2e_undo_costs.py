@@ -14,8 +14,8 @@ from agentdoc.cli import cli
 from agentdoc.config import Settings
 from agentdoc.turn.marks import spent
 from agentdoc.turn.undoing import undo
-from tests.conftest import own_leave
-from tests.e2e_support import claude_env
+from tests.support.claude_cli import claude_env
+from tests.support.clearance import own_leave
 from tests.test_e2e_history import DOC, add_prompt, reply, run, three_turns
 from tests.test_e2e_history import settings as settings  # a fixture
 

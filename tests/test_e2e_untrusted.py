@@ -18,9 +18,9 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.turn import status
-from tests.conftest import wait_for
-from tests.e2e_support import claude_env, require_claude
-from tests.process_support import run_cli, watching
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.processes import run_cli, watching
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

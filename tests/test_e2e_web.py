@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
-from tests.conftest import wait_for
-from tests.process_support import state_of
+from tests.support.processes import state_of
+from tests.support.waiting import wait_for
+from tests.support.web import chromium, phone, serving
 from tests.test_e2e_approvals import result_text, said, tool_results, write
 from tests.test_e2e_warm import DOC, warm_env
-from tests.web_support import chromium, phone, serving
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 

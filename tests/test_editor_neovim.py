@@ -31,9 +31,11 @@ import pytest
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.document.fileio import TEMP_PREFIX
-from tests.conftest import FakeClaude, wait_for
-from tests.editor_saves import in_place
-from tests.process_support import roles, state_of
+from tests.support.editor_saves import in_place
+from tests.support.fake_claude import FakeClaude
+from tests.support.paths import PACKAGE
+from tests.support.processes import roles, state_of
+from tests.support.waiting import wait_for
 
 DOC = """---
 agentdoc: {}
@@ -50,7 +52,7 @@ FOLLOW_UP = "Follow-up typed in Neovim."
 GATE_AT = "300"  # the fake claude stops before this transcript line until the gate exists
 LAST_BEFORE_GATE = "w295 "  # the last word it prints before the gate
 RPC_TIMEOUT = 10.0
-RECIPE = Path(__file__).resolve().parents[1] / "agentdoc" / "editors" / "agentdoc.vim"
+RECIPE = PACKAGE / "editors" / "agentdoc.vim"
 
 
 def find_nvim() -> str:

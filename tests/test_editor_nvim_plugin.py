@@ -18,8 +18,10 @@ import pytest
 
 from agentdoc.cli import recipes
 from agentdoc.localstate import state_folder
-from tests.conftest import FakeClaude, wait_for
-from tests.process_support import state_of
+from tests.support.fake_claude import FakeClaude
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import state_of
+from tests.support.waiting import wait_for
 from tests.test_editor_neovim import HeadlessNvim, find_nvim
 
 PLUGIN = recipes.locate("neovim")
@@ -66,7 +68,7 @@ def start_nvim(tmp_path: Path) -> Iterator[Callable[..., Nvim]]:
             # The agentdoc under test first on PATH, as `pipx install` would put it.
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
             # ...and running this checkout's code, wherever the package is installed from.
-            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+            "PYTHONPATH": str(REPO_ROOT),
             "HOME": str(home),
             "XDG_CONFIG_HOME": str(scratch / "config"),
             "XDG_DATA_HOME": str(scratch / "data"),

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-RECIPES = Path(__file__).resolve().parents[1] / "agentdoc" / "editors"
+from tests.support.paths import PACKAGE
+
+RECIPES = PACKAGE / "editors"
 
 
 def run_vim(*commands: str) -> int:

@@ -23,8 +23,9 @@ from agentdoc.daemon import watcher as watcher_mod
 from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.watcher import Watcher
-from tests.conftest import FakeClaude, wait_for
-from tests.process_support import roles
+from tests.support.fake_claude import FakeClaude
+from tests.support.processes import roles
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.filterwarnings(f"ignore:{watcher_mod.DOUBLE_WATCH_WARNING}:RuntimeWarning")
 

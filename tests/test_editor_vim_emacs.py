@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.cli import recipes
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
 
 DOC = "---\nagentdoc: {}\n---\n\n# Chat\n\n## User\n\nTell me about lifetimes.\n"
 VIM = recipes.locate("vim")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentdoc.document import parser as document
-from tests.process_support import base_env, run_cli
+from tests.support.processes import base_env, run_cli
 from tests.test_acp_turns import FakeAgent, chunk, doc_text
 
 RETRIES = [

@@ -39,9 +39,12 @@ from agentdoc.errors import AgentdocError, DocumentGone
 from agentdoc.turn import status
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import TRANSCRIPTS, FakeClaude, own_leave, wait_for
-from tests.e2e_support import claude_env, require_claude
-from tests.process_support import group_exists
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.clearance import own_leave
+from tests.support.fake_claude import FakeClaude
+from tests.support.paths import TRANSCRIPTS
+from tests.support.processes import group_exists
+from tests.support.waiting import wait_for
 
 FRONTMATTER = "---\ntitle: Failure matrix  # mine\nagentdoc: {}\n---\n"
 BODY = """

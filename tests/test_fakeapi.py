@@ -24,7 +24,7 @@ from agentdoc.agents.fakeapi.script import (
     parse_entry,
 )
 from agentdoc.agents.fakeapi.wire import SseEvent, checkpoint_due, message_events, split_text
-from tests.e2e_support import claude_env, require_claude
+from tests.support.claude_cli import claude_env, require_claude
 
 Event = tuple[str, dict[str, Any]]
 TEXT = {"type": "text", "text": "Hello from the fake API."}

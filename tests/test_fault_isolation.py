@@ -16,7 +16,8 @@ import pytest
 
 from agentdoc.daemon.service import Daemon
 from agentdoc.turn import status
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
 KINDS = ("discovery", "change", "turn end", "hint", "repair")

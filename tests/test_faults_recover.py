@@ -18,7 +18,8 @@ import pytest
 from agentdoc.document import fileio
 from agentdoc.turn import status
 from agentdoc.turn.recovery import open_regions
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, gate, make_daemon, roles
 
 __all__ = ["gate"]  # the fixture, shared with the daemon tests

@@ -17,7 +17,10 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.document import parser as document
 from agentdoc.turn import Progress, status
-from tests.conftest import TRANSCRIPTS, FakeClaude, own_leave, wait_for
+from tests.support.clearance import own_leave
+from tests.support.fake_claude import FakeClaude
+from tests.support.paths import TRANSCRIPTS
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
 ANSWERED = DOC + "asked\n\n## Assistant\n\nanswered\n\n## User\n\n"

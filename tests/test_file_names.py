@@ -12,8 +12,8 @@ import pytest
 from agentdoc.document import fileio, link_target, shown_name, sidecar_link
 from agentdoc.turn import Status, read_status, write_status
 from agentdoc.turn.status import all_statuses
-from tests.conftest import FakeClaude, wait_for
-from tests.process_support import (
+from tests.support.fake_claude import FakeClaude
+from tests.support.processes import (
     base_env,
     roles,
     run_cli,
@@ -21,6 +21,7 @@ from tests.process_support import (
     watching,
     write_config,
 )
+from tests.support.waiting import wait_for
 
 NAMES = {
     "non-UTF-8": os.fsdecode(b"r\xe9sum\xe9-chat.md"),

@@ -16,9 +16,8 @@ import pytest
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
 from agentdoc.turn import status
-from tests.conftest import wait_for
-from tests.e2e_support import claude_env, require_claude
-from tests.process_support import (
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.processes import (
     CLI,
     processes_with_env,
     roles,
@@ -28,6 +27,7 @@ from tests.process_support import (
     watching,
     write_config,
 )
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 

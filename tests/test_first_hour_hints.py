@@ -15,7 +15,8 @@ from agentdoc.document.render import render_footer
 from agentdoc.turn import status
 from agentdoc.turn.detect import heading_hint
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import FakeClaude, own_leave
+from tests.support.clearance import own_leave
+from tests.support.fake_claude import FakeClaude
 
 HEAD = "---\nagentdoc: {}\n---\n\n"
 

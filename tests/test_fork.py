@@ -18,7 +18,8 @@ from agentdoc.turn import history
 from agentdoc.turn.forking import fork
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import working_dir
-from tests.conftest import FakeClaude, own_leave
+from tests.support.clearance import own_leave
+from tests.support.fake_claude import FakeClaude
 
 PARENT_SESSION = "11111111-2222-4333-8444-555555555555"
 

@@ -12,7 +12,8 @@ import pytest
 from agentdoc.daemon.bulk import judge
 from agentdoc.daemon.gitguard import git_busy, written_by_git
 from agentdoc.document import parser as document
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles, state_of
 
 SID = "1c0e5d6a-1111-4222-8333-444455556666"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.turn.gitsync import behind, integrate, push
-from tests.git_support import DOC, IDENTITY, git, make_repos, pulled
+from tests.support.git import DOC, IDENTITY, git, make_repos, pulled
 
 
 @pytest.fixture

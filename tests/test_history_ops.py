@@ -25,7 +25,7 @@ from agentdoc.turn import gitcommit, marks
 from agentdoc.turn.forking import fork
 from agentdoc.turn.session import Facts, plan_turn
 from agentdoc.turn.undoing import check_undo, forget, undo, undone_text
-from tests.conftest import leave_for, own_leave
+from tests.support.clearance import leave_for, own_leave
 
 S1 = "11111111-2222-4333-8444-555555555555"
 S2 = "22222222-2222-4333-8444-555555555555"

@@ -25,9 +25,9 @@ from agentdoc.cli import main
 from agentdoc.document import fileio
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError, DocumentGone
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
+from tests.support.paths import HOSTILE
 
-CORPUS = Path(__file__).parent / "hostile"
 GOOD = "---\ntitle: Fine\nagentdoc: {}\n---\n\n# Fine\n\n## User\n\nhello\n"
 
 Maker = Callable[[Path], Path]
@@ -38,7 +38,7 @@ def corpus(name: str) -> Maker:
 
     def make(folder: Path) -> Path:
         path = folder / name
-        shutil.copyfile(CORPUS / name, path)
+        shutil.copyfile(HOSTILE / name, path)
         return path
 
     return make
@@ -314,7 +314,7 @@ def test_permission_keys_in_the_frontmatter_are_ignored(
     tmp_path: Path, claude_log: FakeClaude
 ) -> None:
     path = tmp_path / "greedy.md"
-    shutil.copyfile(CORPUS / "permission_keys.md", path)
+    shutil.copyfile(HOSTILE / "permission_keys.md", path)
     assert run_cli(["run", str(path)]) == 0
     (call,) = claude_log.calls()
     assert not [a for a in call["argv"] if a.startswith(PERMISSION_FLAGS)], call["argv"]

@@ -27,7 +27,8 @@ from agentdoc.turn.includes import (
     place_for,
     resolve,
 )
-from tests.conftest import FakeClaude, leave_for, own_leave
+from tests.support.clearance import leave_for, own_leave
+from tests.support.fake_claude import FakeClaude
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
@@ -284,7 +285,7 @@ def test_an_unreadable_file_is_refused(tree: Path) -> None:
 def test_the_daemon_shows_a_refusal_and_sends_the_fixed_prompt(
     tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
-    from tests.conftest import wait_for
+    from tests.support.waiting import wait_for
     from tests.test_daemon import DOC, Running, make_daemon, state_of
 
     folder = tmp_path / "docs"

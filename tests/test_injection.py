@@ -21,8 +21,9 @@ from agentdoc.agents.claude.process import ClaudeCannotStart, build_argv, check_
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import FakeClaude, leave_for, own_leave
-from tests.e2e_support import claude_env, require_claude
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.clearance import leave_for, own_leave
+from tests.support.fake_claude import FakeClaude
 
 BASE_ARGV = ["-p", "--output-format=stream-json", "--verbose", "--include-partial-messages"]
 SESSION = "5b0c0f5e-8d3f-4a51-9a40-0d6b2b7f1c11"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 CLAUDE = "@anthropic-ai/claude-code"
 

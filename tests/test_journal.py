@@ -15,7 +15,7 @@ from agentdoc.document import splice
 from agentdoc.document.fileio import WriteLedger
 from agentdoc.turn import journal, recovery
 from agentdoc.turn.recovery import close_orphans, recover, stop_orphan
-from tests.conftest import wait_for
+from tests.support.waiting import wait_for
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhi\n"
 

@@ -12,7 +12,7 @@ from agentdoc.cli import main
 from agentdoc.document import fitting_name, sidecar_path
 from agentdoc.turn import read_status, request_cancel
 from agentdoc.turn.status import cancel_path, status_path
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
 
 
 def test_new_with_a_name_too_long_for_the_filesystem_is_a_one_line_error(

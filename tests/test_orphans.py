@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.turn import recovery
-from tests.conftest import wait_for
-from tests.process_support import (
+from tests.support.paths import FAKE_ACP_AGENT
+from tests.support.processes import (
     alive,
     base_env,
     kill_all,
@@ -22,8 +22,8 @@ from tests.process_support import (
     roles,
     watching,
 )
+from tests.support.waiting import wait_for
 
-FAKE_AGENT = Path(__file__).parent / "fake_acp_agent.py"
 DOC = "---\nagentdoc: {agent: fake}\n---\n\n## User\n\n"
 
 
@@ -43,7 +43,7 @@ def test_an_acp_agent_orphaned_by_a_killed_daemon_is_stopped_at_the_next_start(
     steps = [chunk, {"delay": 120}]
     script.write_text(json.dumps({"session/prompt": {"steps": steps}}))
     config = tmp_path / "config.toml"
-    command = json.dumps([sys.executable, str(FAKE_AGENT), str(script), str(log)])
+    command = json.dumps([sys.executable, str(FAKE_ACP_AGENT), str(script), str(log)])
     config.write_text(f"settle_step = 0.1\nwarm_sessions = 0\n[agents.fake]\ncommand = {command}\n")
     tag = str(tmp_path)  # finds this test's agents, whoever their parent is now
     env = base_env(tmp_path / "home", AGENTDOC_CONFIG=str(config), ORPHAN_TEST=tag)

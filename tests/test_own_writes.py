@@ -15,7 +15,9 @@ from agentdoc.cli import cli
 from agentdoc.document import digest
 from agentdoc.turn import status
 from agentdoc.turn.undoing import undo
-from tests.conftest import FakeClaude, own_leave, wait_for
+from tests.support.clearance import own_leave
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import REPO_ROOT, require_claude
+from tests.support.claude_cli import require_claude
+from tests.support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.e2e
 

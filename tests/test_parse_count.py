@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from agentdoc.document import parser
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, folder, make_daemon, state_of
 
 __all__ = ["folder"]  # the fixture

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wait_for
-from tests.process_support import CLI, base_env, run_cli
+from tests.support.processes import CLI, base_env, run_cli
+from tests.support.waiting import wait_for
 from tests.test_acp_turns import FakeAgent, chunk, doc_text
 
 

@@ -14,7 +14,7 @@ from agentdoc.document import parser as document
 from agentdoc.errors import PromptRefused
 from agentdoc.turn import load_preset, presets_dir
 from agentdoc.turn.presets import apply_preset, first_prompt
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
 
 REVIEWER = """---
 description: Careful code review
@@ -141,8 +141,8 @@ def test_presets_lists_each_with_its_description_or_problem() -> None:
 def test_the_daemon_refuses_a_missing_preset_in_the_document(
     tmp_path: Path, fake: FakeClaude
 ) -> None:
-    from tests.conftest import wait_for
-    from tests.process_support import state_of
+    from tests.support.processes import state_of
+    from tests.support.waiting import wait_for
     from tests.test_daemon import Running, make_daemon
 
     folder = tmp_path / "docs"

@@ -7,7 +7,7 @@ import json
 import re
 
 from agentdoc.cli.doctor import TESTED_MAX, TESTED_MIN
-from tests.e2e_support import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 PLATFORMS = (REPO_ROOT / "docs" / "platforms.md").read_text(encoding="utf-8")

@@ -30,7 +30,7 @@ from agentdoc.agents.claude.events import (
 )
 from agentdoc.agents.claude.stream import iter_lines, parse_line
 from agentdoc.agents.claude.translate import Translator, exit_failure, result_failure
-from tests.conftest import TRANSCRIPTS
+from tests.support.paths import TRANSCRIPTS
 
 # Exit codes of the recorded runs (from their capture metadata).
 EXIT_CODES = {

@@ -21,8 +21,9 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.cli.asker import PROMPT, parse_choice
 from agentdoc.document import NOT_ASKED_HINT, render_tool
 from agentdoc.document import parser as document
-from tests.e2e_support import REPO_ROOT, claude_env, require_claude
-from tests.process_support import CLI
+from tests.support.claude_cli import claude_env, require_claude
+from tests.support.paths import REPO_ROOT
+from tests.support.processes import CLI
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nWrite the greeting file.\n"
 REFUSED = "Claude requested permissions to write to /w/out.txt, but you haven't granted it yet."

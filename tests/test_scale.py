@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FakeClaude, wait_for
-from tests.process_support import base_env, roles, watching, write_config
+from tests.support.fake_claude import FakeClaude
+from tests.support.processes import base_env, roles, watching, write_config
+from tests.support.waiting import wait_for
 
 NOTES = 10_000
 REWRITTEN = 400

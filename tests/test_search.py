@@ -15,7 +15,8 @@ from agentdoc.cli import cli
 from agentdoc.search import connect, key, search
 from agentdoc.search.exchanges import exchanges
 from agentdoc.search.query import fts_query
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import Running, make_daemon
 
 

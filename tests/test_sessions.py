@@ -26,7 +26,9 @@ from agentdoc.turn import history
 from agentdoc.turn.compose import compose_prompt
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE, Facts, Mode, plan_turn
-from tests.conftest import TESTS, TRANSCRIPTS, FakeClaude, own_leave
+from tests.support.clearance import own_leave
+from tests.support.fake_claude import FakeClaude
+from tests.support.paths import FAKE_CLAUDE, TRANSCRIPTS
 
 OLD = "11111111-2222-4333-8444-555555555555"
 PLAIN_SESSION = json.loads((TRANSCRIPTS / "plain_text.ndjson").read_text().splitlines()[0])[
@@ -435,7 +437,7 @@ def routing_claude(tmp_path: Path, fake: FakeClaude) -> Path:
         'for a in "$@"; do case "$a" in --resume=*) '
         f'FAKE_CLAUDE_TRANSCRIPT="{unknown}"; FAKE_CLAUDE_EXIT=1;; esac; done\n'
         "export FAKE_CLAUDE_TRANSCRIPT FAKE_CLAUDE_EXIT\n"
-        f'exec "{sys.executable}" "{TESTS / "fake_claude.py"}" "$@"\n'
+        f'exec "{sys.executable}" "{FAKE_CLAUDE}" "$@"\n'
     )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return exe

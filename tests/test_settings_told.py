@@ -14,7 +14,8 @@ from agentdoc.cli import cli
 from agentdoc.config import load_settings
 from agentdoc.errors import AgentdocError, allowed
 from agentdoc.turn import status
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import Running, make_daemon, roles
 
 BAD = "---\nagentdoc: {effort: extreme, thinking: nope, model: -rf}\n---\n\n## User\n\nhello\n"

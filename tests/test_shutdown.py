@@ -18,8 +18,8 @@ import pytest
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
 from agentdoc.turn import journal
-from tests.conftest import FakeClaude, wait_for
-from tests.process_support import (
+from tests.support.fake_claude import FakeClaude
+from tests.support.processes import (
     alive,
     base_env,
     descendants,
@@ -29,6 +29,7 @@ from tests.process_support import (
     watching,
     write_config,
 )
+from tests.support.waiting import wait_for
 
 DOC = """---
 agentdoc: {}

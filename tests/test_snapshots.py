@@ -15,7 +15,8 @@ from agentdoc.document import parse as document_parse
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import restoring, shadow, snapshots
 from agentdoc.turn.undoing import undo
-from tests.conftest import own_leave, wait_for
+from tests.support.clearance import own_leave
+from tests.support.waiting import wait_for
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import parser as document
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles, state_of
 
 needs_vim = pytest.mark.skipif(shutil.which("vim") is None, reason="vim is not installed")

@@ -30,10 +30,9 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import parse
 from agentdoc.turn import status
-from tests.conftest import wait_for
-from tests.daemon_support import Running
-
-PACKAGE = Path(__file__).resolve().parents[1] / "agentdoc"
+from tests.support.daemon import Running
+from tests.support.paths import PACKAGE
+from tests.support.waiting import wait_for
 
 # A stand-in `claude` that notes each start (argv, cwd) before anything else, then answers
 # stream-json prompts (warm) or its stdin (one-shot) with "echo <prompt>".

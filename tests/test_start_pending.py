@@ -14,8 +14,9 @@ import pytest
 
 from agentdoc.daemon.service import Daemon
 from agentdoc.turn import Status, now_iso, status, write_status
-from tests.conftest import FakeClaude, wait_for
-from tests.process_support import base_env, watching, write_config
+from tests.support.fake_claude import FakeClaude
+from tests.support.processes import base_env, watching, write_config
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, roles
 
 ASKED = DOC + "written on the phone while the server slept\n"

@@ -43,7 +43,7 @@ from agentdoc.agents.claude.stream import (
     parse_line,
     streamed_text,
 )
-from tests.conftest import TRANSCRIPTS
+from tests.support.paths import TRANSCRIPTS
 
 ALL_TRANSCRIPTS = sorted(p.stem for p in TRANSCRIPTS.glob("*.ndjson"))
 

@@ -13,7 +13,8 @@ from agentdoc.cli import cli
 from agentdoc.config import config_path
 from agentdoc.daemon.claims import CLAIMS
 from agentdoc.daemon.service import Daemon
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, roles
 
 

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli
 from agentdoc.document import parser as document
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles, state_of
 
 CONFLICT = "chat.sync-conflict-20261125-123404-ASALHUV.md"

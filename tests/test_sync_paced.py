@@ -13,7 +13,9 @@ from agentdoc.config import Settings
 from agentdoc.daemon import paced
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import fileio
-from tests.conftest import TRANSCRIPTS, FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.paths import TRANSCRIPTS
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, roles
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from agentdoc.config import Settings
 from agentdoc.daemon.synced import SyncedFolder, synced_folder
-from tests.conftest import wait_for
-from tests.syncthing_support import Syncthing, needs_syncthing, syncthing_pair, wait_in_sync
+from tests.support.syncthing import Syncthing, needs_syncthing, syncthing_pair, wait_in_sync
+from tests.support.waiting import wait_for
 
 __all__ = ["syncthing_pair"]  # the fixture, used by name below
 

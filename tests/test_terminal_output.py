@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from agentdoc.agents import Reply, TextPart, ToolPart
 from agentdoc.cli.echo import settled_text
 from agentdoc.document.render import render_body
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
 
 AGENTDOC = Path(sys.executable).with_name("agentdoc")
 

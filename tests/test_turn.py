@@ -13,7 +13,10 @@ from agentdoc.document import frontmatter
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError, NoPendingPrompt
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import TRANSCRIPTS, FakeClaude, own_leave, wait_for
+from tests.support.clearance import own_leave
+from tests.support.fake_claude import FakeClaude
+from tests.support.paths import TRANSCRIPTS
+from tests.support.waiting import wait_for
 
 DOC = """---
 title: Test

@@ -21,7 +21,7 @@ from agentdoc.agents.claude.stream import iter_lines, parse_line
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.agents.claude.usage import cost_share, model_name, only_this_turn, turn_cost
 from agentdoc.document.thinking import OMITTED, render_section
-from tests.conftest import TRANSCRIPTS
+from tests.support.paths import TRANSCRIPTS
 
 
 @pytest.mark.parametrize(

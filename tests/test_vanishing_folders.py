@@ -17,7 +17,8 @@ from agentdoc.daemon import tree
 from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.errors import AgentdocError
-from tests.conftest import FakeClaude, wait_for
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, make_daemon, roles
 
 

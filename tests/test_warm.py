@@ -18,8 +18,9 @@ from agentdoc.agents import END, AgentRequest, Clearance
 from agentdoc.agents.claude import WarmProcess
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
-from tests.conftest import leave_for, wait_for
-from tests.process_support import alive
+from tests.support.clearance import leave_for
+from tests.support.processes import alive
+from tests.support.waiting import wait_for
 
 STAND_IN = r"""
 import json, os, sys

@@ -27,9 +27,9 @@ from agentdoc.daemon.roots import changed_paths, is_ignored, plan_roots
 from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.errors import AgentdocError
-from tests import editor_saves
-from tests.conftest import wait_for
-from tests.editor_saves import autosave_burst, save
+from tests.support import editor_saves
+from tests.support.editor_saves import autosave_burst, save
+from tests.support.waiting import wait_for
 
 # The project turns warnings into errors, which puts test filters ahead of the one watcher.py
 # installs; a benign watchdog warning would otherwise kill its inotify thread mid-test.

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FakeClaude, wait_for
-from tests.process_support import base_env, run_cli, state_of, write_config
-from tests.web_support import chromium, phone, serving, status_of
+from tests.support.fake_claude import FakeClaude
+from tests.support.processes import base_env, run_cli, state_of, write_config
+from tests.support.waiting import wait_for
+from tests.support.web import chromium, phone, serving, status_of
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -10,7 +10,7 @@ import pytest
 
 from agentdoc.turn import includes, wikilinks
 from agentdoc.turn.includes import IncludeRefused, Limits, Place, place_for, resolve
-from tests.conftest import FakeClaude
+from tests.support.fake_claude import FakeClaude
 from tests.test_includes import PNG
 
 VAULT = [
@@ -220,7 +220,7 @@ def test_a_link_through_a_symlink_out_is_refused(vault: Path) -> None:
 def test_the_daemon_sends_the_linked_note_and_picture(
     vault: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
-    from tests.conftest import wait_for
+    from tests.support.waiting import wait_for
     from tests.test_daemon import DOC, Running, make_daemon
 
     doc = vault / "chats" / "chat.md"

@@ -24,7 +24,9 @@ from agentdoc.errors import AgentdocError
 from agentdoc.turn import journal, status
 from agentdoc.turn.recovery import open_regions
 from agentdoc.turn.runner import TurnRunner
-from tests.conftest import FakeClaude, own_leave, wait_for
+from tests.support.clearance import own_leave
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 from tests.test_daemon import DOC, Running, gate, make_daemon
 
 __all__ = ["gate"]  # the fixture, shared with the daemon tests

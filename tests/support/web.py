@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.conftest import wait_for
-from tests.process_support import WatchProcess, watching
+from tests.support.processes import WatchProcess, watching
+from tests.support.waiting import wait_for
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

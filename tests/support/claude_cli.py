@@ -1,4 +1,5 @@
-"""Helpers for end-to-end tests that drive the real Claude Code CLI through the offline API."""
+"""The real Claude Code CLI for end-to-end tests: where it is, and an environment that keeps it on
+the offline API."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import REPO_ROOT
 
 _CLAUDE_MISSING = (
     "the Claude Code CLI is not installed: run `npm ci` in the repository root "

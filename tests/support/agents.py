@@ -29,7 +29,7 @@ from agentdoc.agents.fakeapi import (
     RecordedRequest,
     parse_entry,
 )
-from tests.e2e_support import REPO_ROOT
+from tests.support.paths import REPO_ROOT
 
 # `claude-acp` is no built-in: Zed's Claude adapter, configured only as `[agents.claude-acp]`.
 AGENTS = ("gemini", "codex", "opencode", "claude-acp")

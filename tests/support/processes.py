@@ -24,8 +24,8 @@ from unittest import mock
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
 from agentdoc.turn import status
-from tests.conftest import wait_for
-from tests.e2e_support import REPO_ROOT
+from tests.support.paths import REPO_ROOT
+from tests.support.waiting import wait_for
 
 READY_LINE = "start-up done: "
 CLI = (sys.executable, "-m", "agentdoc.cli")
