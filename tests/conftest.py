@@ -27,43 +27,15 @@ settings.register_profile("suite", suppress_health_check=[HealthCheck.too_slow],
 settings.load_profile("suite")
 
 
-# The unit tier (`make check`): modules that test pure logic and start no process, no thread and
-# no daemon, so the quick loop stays under a minute. The property-based fuzzing of the merge is
-# pure too but takes minutes: it runs with everything else in `make test`.
-UNIT_TIER = frozenset(
-    {
-        "test_acp_approval",
-        "test_acp_options",
-        "test_acp_store",
-        "test_acp_translate",
-        "test_capture",
-        "test_classify",
-        "test_claude_turn",
-        "test_context_used",
-        "test_document",
-        "test_fileio",
-        "test_frontmatter",
-        "test_headings",
-        "test_outcome",
-        "test_paced_reads",
-        "test_reattach",
-        "test_rebase",
-        "test_reply",
-        "test_reply_neutral",
-        "test_seal",
-        "test_search_increments",
-        "test_splice",
-        "test_stream",
-        "test_tool_blocks",
-        "test_turn_figures",
-        "test_turn_reasons",
-    }
-)
+# The unit tier (`make check`) is the folder unit/: modules that test pure logic and start no
+# process, no thread and no daemon, so the quick loop stays under a minute. Pure tests that take
+# minutes (the property-based fuzzing of the merge) sit in integration/ and run in `make test`.
+UNIT_TIER = Path(__file__).parent / "unit"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.stem in UNIT_TIER:
+        if item.path.is_relative_to(UNIT_TIER):
             item.add_marker(pytest.mark.unit)
 
 
