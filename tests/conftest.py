@@ -67,3 +67,17 @@ def fake_claude(tmp_path: Path) -> Callable[..., FakeClaude]:
         return make_fake_claude(tmp_path, transcript, **env)
 
     return make
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    return docs
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "gate"
+    yield path
+    path.touch()  # never leave a fake claude waiting

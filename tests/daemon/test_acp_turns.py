@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,62 +16,15 @@ from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn.runner import TurnRunner
-from tests.daemon.test_daemon import Running
+from tests.support.acp import FakeAgent, caps, chunk, doc_text
 from tests.support.clearance import own_leave
-from tests.support.paths import FAKE_ACP_AGENT
+from tests.support.daemon import Running
 from tests.support.waiting import wait_for
 
 CLAUDE_SESSION = "1c0e5d6a-9a8e-4a51-a4c4-1bc2a8c0f4f5"
 
 
-def doc_text(meta: str = "agent: fake", earlier: str = "") -> str:
-    return f"---\nagentdoc: {{{meta}}}\n---\n\n# Chat\n\n{earlier}## User\n\nhello there\n"
-
-
 EARLIER = "## User\n\nwhat is 2+2?\n\n## Assistant\n\nIt is 4.\n\n"
-
-
-def chunk(text: str, kind: str = "agent_message_chunk") -> dict[str, Any]:
-    return {"update": {"sessionUpdate": kind, "content": {"type": "text", "text": text}}}
-
-
-def caps(**capabilities: Any) -> dict[str, Any]:
-    info = {"name": "fake-acp", "version": "0.1"}
-    return {"result": {"protocolVersion": 1, "agentCapabilities": capabilities, "agentInfo": info}}
-
-
-class FakeAgent:
-    """The scripted agent as an `[agents.fake]` entry of the user's config."""
-
-    def __init__(self, tmp_path: Path, script: dict[str, Any]) -> None:
-        self.log = tmp_path / "acp-log.jsonl"
-        self.script = tmp_path / "acp-script.json"
-        self.script.write_text(json.dumps(script))
-        self.command = [sys.executable, str(FAKE_ACP_AGENT), str(self.script), str(self.log)]
-
-    def settings(self, **overrides: Any) -> Settings:
-        base: dict[str, Any] = {
-            "agents": {"fake": {"command": self.command}},
-            "flush_interval": 0.05,
-            "warm_sessions": 0,
-        }
-        return Settings.model_validate(base | overrides)
-
-    def received(self, method: str | None = None) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        messages = [json.loads(line) for line in self.log.read_text().splitlines()]
-        return [m for m in messages if method is None or m.get("method") == method]
-
-    def prompts(self) -> list[str]:
-        return [
-            block["text"]
-            for m in self.received("session/prompt")
-            for block in m["params"]["prompt"]
-        ]
-
-    def answers(self) -> list[dict[str, Any]]:
-        return [m["result"] for m in self.received() if "result" in m and "outcome" in m["result"]]
 
 
 @pytest.fixture

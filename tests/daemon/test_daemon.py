@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,76 +11,12 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli
 from agentdoc.daemon.service import Daemon
-from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import status
+from tests.support.daemon import DOC, Running, gated_document, make_daemon, roles, state_of
 from tests.support.editor_saves import STRATEGIES, autosave_burst, save
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
-
-DOC = """---
-agentdoc: {}
----
-
-# Chat
-
-## User
-
-"""
-
-
-def state_of(path: Path) -> str | None:
-    current = status.read_status(path)
-    return current.state if current else None
-
-
-def roles(path: Path) -> list[str]:
-    return [t.role for t in document.parse(path.read_text()).turns]
-
-
-class Running:
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=daemon.run, args=(self.stop,))
-
-    def __enter__(self) -> Daemon:
-        self.thread.start()
-        assert self.daemon.ready.wait(10), "daemon did not start"
-        return self.daemon
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(20)
-        assert not self.thread.is_alive()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    return docs
-
-
-def make_daemon(folder: Path, fake: FakeClaude, **kwargs: object) -> Daemon:
-    settings = fake.settings(settle_step=0.1, settle_max=1.0)
-    return Daemon([folder], settings, environ=fake.env, rescan_interval=0.5, **kwargs)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def gate(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "gate"
-    yield path
-    path.touch()  # never leave a fake claude waiting
-
-
-def gated_document(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
-) -> tuple[Path, FakeClaude]:
-    """An empty session document, and a fake CLI whose reply stops mid-way until `gate`."""
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    return doc, fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
 
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))

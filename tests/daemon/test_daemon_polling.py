@@ -17,8 +17,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.daemon import Daemon, find_daemon
 from agentdoc.daemon.watcher import DOUBLE_WATCH_WARNING
-from tests.daemon.test_daemon import DOC, Running, make_daemon, roles
-from tests.daemon.test_watcher import refuse_watches
+from tests.support.daemon import DOC, Running, make_daemon, refuse_watches, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

@@ -10,7 +10,7 @@ import pytest
 
 from agentdoc.daemon import service, turning
 from agentdoc.daemon.service import Daemon
-from tests.daemon.test_daemon import DOC, Running, roles
+from tests.support.daemon import DOC, Running, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

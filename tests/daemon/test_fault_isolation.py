@@ -16,7 +16,7 @@ import pytest
 
 from agentdoc.daemon.service import Daemon
 from agentdoc.turn import status
-from tests.daemon.test_daemon import DOC, Running, make_daemon, roles
+from tests.support.daemon import DOC, Running, make_daemon, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

@@ -18,11 +18,9 @@ import pytest
 from agentdoc.document import fileio
 from agentdoc.turn import status
 from agentdoc.turn.recovery import open_regions
-from tests.daemon.test_daemon import DOC, Running, gate, make_daemon, roles
+from tests.support.daemon import DOC, Running, make_daemon, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
-
-__all__ = ["gate"]  # the fixture, shared with the daemon tests
 
 
 def _closed(path: Path) -> bool:

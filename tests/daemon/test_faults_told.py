@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.document import parser as document
 from agentdoc.turn import Progress, status
-from tests.daemon.test_daemon import DOC, Running, make_daemon, roles
 from tests.support.clearance import own_leave
+from tests.support.daemon import DOC, Running, make_daemon, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.paths import TRANSCRIPTS
 from tests.support.waiting import wait_for

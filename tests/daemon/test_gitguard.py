@@ -12,7 +12,7 @@ import pytest
 from agentdoc.daemon.bulk import judge
 from agentdoc.daemon.gitguard import git_busy, written_by_git
 from agentdoc.document import parser as document
-from tests.daemon.test_daemon import DOC, Running, make_daemon, roles, state_of
+from tests.support.daemon import DOC, Running, make_daemon, roles, state_of
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

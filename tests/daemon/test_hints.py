@@ -23,10 +23,10 @@ from agentdoc.daemon.hints import Ahead, Hints, next_request
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import note_own_open, parse
-from tests.integration.agents.test_warm import STAND_IN
 from tests.support import daemon as daemon_support
 from tests.support.clearance import leave_for
 from tests.support.waiting import wait_for
+from tests.support.warm_cli import STAND_IN
 
 SESSION = "0b7f8c52-5d1e-4c3a-9f6e-2a4b8d0c1e37"
 CONVERSATION = f"""---

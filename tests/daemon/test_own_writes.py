@@ -15,8 +15,8 @@ from agentdoc.cli import cli
 from agentdoc.document import digest
 from agentdoc.turn import status
 from agentdoc.turn.undoing import undo
-from tests.daemon.test_daemon import DOC, Running, make_daemon, roles
 from tests.support.clearance import own_leave
+from tests.support.daemon import DOC, Running, make_daemon, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 
@@ -128,17 +128,17 @@ def test_a_checkout_that_drops_turns_is_told_to_the_model_on_the_next_turn(
     from agentdoc.document import parse
     from agentdoc.turn import history
     from agentdoc.turn.session import prepare_turn
-    from tests.integration.cli.test_archive import SESSION, conversation
+    from tests.support.conversations import SESSION, numbered_conversation
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     doc = tmp_path / "chat.md"
-    doc.write_text(conversation(3))
+    doc.write_text(numbered_conversation(3))
     history.record_turn(doc, "", 3, SESSION)
     snapshot = history.snapshot_path(doc)
     ignored = subprocess.run(["git", "check-ignore", "-q", str(snapshot)], cwd=tmp_path)
     assert ignored.returncode == 0, "the snapshot must be out of git's reach"
     # What a checkout of an older commit leaves: the third exchange is gone from the file.
-    doc.write_text(conversation(2, pending="What now?"))
+    doc.write_text(numbered_conversation(2, pending="What now?"))
     plan = prepare_turn(doc, parse(doc.read_text()), "What now?", "run", Settings(), environ={})
     assert plan.request.resume == SESSION
     assert "-Assistant: Answer 3." in plan.request.prompt  # the removed exchange, told as an edit

@@ -12,11 +12,9 @@ from typing import Any
 import pytest
 
 from agentdoc.document import parser
-from tests.daemon.test_daemon import DOC, Running, folder, make_daemon, state_of
+from tests.support.daemon import DOC, Running, make_daemon, state_of
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
-
-__all__ = ["folder"]  # the fixture
 
 # Measured on the whole turn (save -> classify -> turn -> footer -> the look after its end).
 MOST_PARSES = 5  # 8 before the snapshot, 6 before the reply opened in the version the turn read

@@ -14,7 +14,7 @@ from agentdoc.cli import cli
 from agentdoc.config import load_settings
 from agentdoc.errors import AgentdocError, allowed
 from agentdoc.turn import status
-from tests.daemon.test_daemon import Running, make_daemon, roles
+from tests.support.daemon import Running, make_daemon, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

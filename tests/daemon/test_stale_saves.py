@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import parser as document
-from tests.daemon.test_daemon import DOC, Running, make_daemon, roles, state_of
+from tests.support.daemon import DOC, Running, make_daemon, roles, state_of
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

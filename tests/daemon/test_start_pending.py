@@ -14,7 +14,7 @@ import pytest
 
 from agentdoc.daemon.service import Daemon
 from agentdoc.turn import Status, now_iso, status, write_status
-from tests.daemon.test_daemon import DOC, Running, roles
+from tests.support.daemon import DOC, Running, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.processes import base_env, watching, write_config
 from tests.support.waiting import wait_for

@@ -13,7 +13,7 @@ from agentdoc.cli import cli
 from agentdoc.config import config_path
 from agentdoc.daemon.claims import CLAIMS
 from agentdoc.daemon.service import Daemon
-from tests.daemon.test_daemon import DOC, Running, roles
+from tests.support.daemon import DOC, Running, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

@@ -13,7 +13,7 @@ from agentdoc.config import Settings
 from agentdoc.daemon import paced
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import fileio
-from tests.daemon.test_daemon import DOC, Running, roles
+from tests.support.daemon import DOC, Running, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.paths import TRANSCRIPTS
 from tests.support.waiting import wait_for

@@ -21,7 +21,7 @@ from agentdoc.daemon.trust import TrustList, covers, trust_folder, trusted_list
 from agentdoc.document import new_nonce, open_reply
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Progress, open_regions, status
-from tests.daemon.test_daemon import DOC, Running, roles
+from tests.support.daemon import DOC, Running, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

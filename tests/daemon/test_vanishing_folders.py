@@ -17,7 +17,7 @@ from agentdoc.daemon import tree
 from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.errors import AgentdocError
-from tests.daemon.test_daemon import DOC, Running, make_daemon, roles
+from tests.support.daemon import DOC, Running, make_daemon, roles
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 

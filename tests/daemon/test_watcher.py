@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import itertools
 import logging
@@ -18,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from watchdog.events import FileSystemEvent
-from watchdog.observers import inotify_c
 from watchdog.observers.inotify import InotifyObserver
 
 from agentdoc.daemon import fsevents, observing, watchlimit
@@ -28,6 +26,7 @@ from agentdoc.daemon.settle import read_stable
 from agentdoc.daemon.watcher import Watcher
 from agentdoc.errors import AgentdocError
 from tests.support import editor_saves
+from tests.support.daemon import refuse_watches
 from tests.support.editor_saves import autosave_burst, save
 from tests.support.waiting import wait_for
 
@@ -428,20 +427,6 @@ def test_no_inotify_instance_left_the_watcher_polls(
         assert run.next() == folder / "doc.md"
     finally:
         run.close()
-
-
-def refuse_watches(monkeypatch: pytest.MonkeyPatch, below: Path) -> None:
-    """inotify out of watches for `below` and every folder under it, as the kernel says it:
-    `inotify_add_watch` returns -1 with errno ENOSPC."""
-    real = inotify_c.inotify_add_watch
-
-    def add_watch(fd: int, path: bytes, mask: int) -> int:
-        if Path(os.fsdecode(path)).is_relative_to(below):
-            ctypes.set_errno(errno.ENOSPC)
-            return -1
-        return real(fd, path, mask)
-
-    monkeypatch.setattr(inotify_c, "inotify_add_watch", add_watch)
 
 
 def test_a_folder_inotify_could_not_watch_is_polled(

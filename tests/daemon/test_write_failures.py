@@ -24,12 +24,10 @@ from agentdoc.errors import AgentdocError
 from agentdoc.turn import journal, status
 from agentdoc.turn.recovery import open_regions
 from agentdoc.turn.runner import TurnRunner
-from tests.daemon.test_daemon import DOC, Running, gate, make_daemon
 from tests.support.clearance import own_leave
+from tests.support.daemon import DOC, Running, make_daemon
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
-
-__all__ = ["gate"]  # the fixture, shared with the daemon tests
 
 
 def _closed(path: Path) -> bool:

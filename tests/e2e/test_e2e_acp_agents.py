@@ -23,7 +23,14 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
 from agentdoc.document import parser as document
-from tests.support.agents import AGENTS, WRITE_TOOLS, agent_command, agent_env, fake_api_for
+from tests.support.agents import AGENT_DOC as DOC
+from tests.support.agents import (
+    AGENTS,
+    WRITE_TOOLS,
+    agent_config,
+    agent_env,
+    fake_api_for,
+)
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import (
     WatchProcess,
@@ -39,7 +46,6 @@ from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-DOC = "---\nagentdoc:\n  agent: {name}\n---\n\n## User\n\n"
 APPROVAL = "<!-- agentdoc:approval "
 # The option names each agent offers for a permission request (one box each in the document).
 ALLOW = {"gemini": "Allow", "codex": "Yes, proceed", "opencode": "Allow once", "claude-acp": "Yes"}
@@ -93,16 +99,6 @@ class Served:
             raise
 
 
-def _config(path: Path, name: str, env: dict[str, str]) -> Path:
-    """The user's config: quick settles, and the agent's command with its offline environment."""
-    lines = ["settle_step = 0.1", "settle_max = 1.0", "flush_interval = 0.05", ""]
-    lines += [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
-    lines += [f"[agents.{name}.env]"]
-    lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.fixture(scope="module", params=AGENTS)
 def served(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -121,7 +117,7 @@ def served(
             config = json.loads(agent["OPENCODE_CONFIG_CONTENT"])
             del config["permission"]
             agent["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
-        config = _config(root / "config.toml", name, agent)
+        config = agent_config(root / "config.toml", name, agent)
         env = base_env(home, AGENTDOC_CONFIG=str(config))
         if os.environ.get("PYTHONPATH"):  # the daemon runs this tree's agentdoc
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]

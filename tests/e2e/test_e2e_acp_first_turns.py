@@ -20,9 +20,8 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
-from tests.e2e.test_e2e_acp_agents import _config
-from tests.e2e.test_e2e_first_turns import HISTORY, editor, open_in_editor, vim
-from tests.support.agents import agent_env, fake_api_for
+from tests.support.agents import agent_config, agent_env, fake_api_for
+from tests.support.editors import HISTORY, editor, open_in_editor, vim
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import (
     WatchProcess,
@@ -76,7 +75,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     for made in (folder, agent_home, home):
         made.mkdir()
     with fake_api_for(AGENT) as api:
-        config = _config(tmp_path / "config.toml", AGENT, agent_env(AGENT, api, agent_home))
+        config = agent_config(tmp_path / "config.toml", AGENT, agent_env(AGENT, api, agent_home))
         env = base_env(home, AGENTDOC_CONFIG=str(config))
         env["PYTHONPATH"] = os.environ.get("PYTHONPATH") or str(REPO_ROOT)
         with watching(folder, env, tmp_path / "watch.log") as daemon:

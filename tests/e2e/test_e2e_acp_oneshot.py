@@ -11,21 +11,20 @@ log). A reason given when denying a tool call reaches the model with the next ru
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
-from tests.e2e.test_e2e_acp_agents import DOC, _config
-from tests.support.agents import WRITE_TOOLS, agent_env, fake_api_for
-from tests.support.paths import REPO_ROOT
+from tests.support.agents import (
+    ONE_SHOT_TIMEOUT,
+    WRITE_TOOLS,
+    fake_api_for,
+    one_shot,
+)
 from tests.support.processes import (
     CLI,
-    base_env,
     kill_all,
     processes_with_env,
     run_cli,
@@ -35,42 +34,7 @@ from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-TIMEOUT = 120.0
-
-
-@dataclass
-class OneShot:
-    name: str
-    api: FakeMessagesAPI
-    env: dict[str, str]
-    agent_home: Path
-    doc: Path
-
-    def turn(self, prompt: str, reply: str) -> str:
-        """One `agentdoc run` for `prompt`, the model answering `reply`; the reply block."""
-        self.api.add([{"type": "text", "text": reply}])
-        text = self.doc.read_text()
-        assert text.endswith("## User\n\n"), text[-300:]
-        self.doc.write_text(text + prompt + "\n")
-        done = run_cli(["run", str(self.doc)], self.env, timeout=TIMEOUT)
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert not processes_with_env("HOME", str(self.agent_home))  # the run ended its agent
-        return document.parse(self.doc.read_text()).turns[-2].content
-
-    def session(self) -> str | None:
-        return document.parse(self.doc.read_text()).meta.session
-
-
-def one_shot(name: str, tmp_path: Path, api: FakeMessagesAPI) -> OneShot:
-    folder, agent_home, home = tmp_path / "docs", tmp_path / "agent-home", tmp_path / "home"
-    for made in (folder, agent_home, home):
-        made.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC.format(name=name))
-    config = _config(tmp_path / "config.toml", name, agent_env(name, api, agent_home))
-    env = base_env(home, AGENTDOC_CONFIG=str(config))
-    env["PYTHONPATH"] = os.environ.get("PYTHONPATH") or str(REPO_ROOT)
-    return OneShot(name, api, env, agent_home, doc)
+TIMEOUT = ONE_SHOT_TIMEOUT
 
 
 def test_gemini_continues_its_session_in_the_next_one_shot_run(tmp_path: Path) -> None:

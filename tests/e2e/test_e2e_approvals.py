@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
-from tests.e2e.test_e2e_warm import DOC, warm_clis, warm_env
+from tests.support.claude_watch import DOC, warm_clis, warm_env
+from tests.support.messages import result_text, said, tool_results, write
 from tests.support.processes import run_cli, state_of, status_json, watching
 from tests.support.waiting import wait_for
 
@@ -25,35 +25,8 @@ pytestmark = pytest.mark.e2e
 APPROVAL = "<!-- agentdoc:approval "
 
 
-def write(path: Path, content: str) -> ScriptEntry:
-    return [
-        {"type": "tool_use", "name": "Write", "input": {"file_path": str(path), "content": content}}
-    ]
-
-
 def bash(command: str) -> ScriptEntry:
     return [{"type": "tool_use", "name": "Bash", "input": {"command": command, "description": "x"}}]
-
-
-def said(text: str) -> ScriptEntry:
-    return [{"type": "text", "text": text}]
-
-
-def tool_results(api: FakeMessagesAPI) -> list[dict[str, Any]]:
-    """Every tool_result block the CLI sent to the API, in order."""
-    found = []
-    for message in api.requests[-1].messages():
-        content = message.get("content")
-        if isinstance(content, list):
-            found += [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-    return found
-
-
-def result_text(block: dict[str, Any]) -> str:
-    content = block.get("content")
-    if isinstance(content, list):
-        return " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
-    return str(content)
 
 
 def waiting(doc: Path) -> bool:

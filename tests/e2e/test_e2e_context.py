@@ -14,9 +14,9 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.document import parser as document
 from agentdoc.turn.includes import IncludeRefused
 from agentdoc.turn.runner import TurnRunner
-from tests.integration.test_includes import PNG
 from tests.support.claude_cli import claude_env, require_claude
 from tests.support.clearance import own_leave
+from tests.support.documents import PNG
 from tests.support.git import git
 
 pytestmark = pytest.mark.e2e

@@ -8,112 +8,49 @@ so the test can look at (and type into) the document while the reply streams.
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import ScriptEntry
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_watch import TITLED_DOC, WORDS, paused, served
 from tests.support.processes import (
-    WatchProcess,
     processes_with_env,
     roles,
     run_cli,
     state_of,
     status_json,
-    watching,
-    write_config,
 )
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-DOC = """---
-title: Daemon
-agentdoc: {}
----
-
-# Daemon
-
-## User
-
-"""
 SETTLE_MAX = 1.0
-WORDS = " ".join(f"word{i}" for i in range(60))
 LATENCY_TURNS = 20
 CANCEL_WITHIN = 3.0  # seconds, for the whole `agentdoc cancel` command (its own start included)
 
 
-def daemon_env(tmp_path: Path, api: FakeMessagesAPI, warm_sessions: int = 4) -> dict[str, str]:
-    config = write_config(
-        tmp_path / "config.toml",
-        settle_step=0.1,
-        settle_max=SETTLE_MAX,
-        flush_interval=0.05,
-        warm_sessions=warm_sessions,
-    )
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    return claude_env(
-        api,
-        home,
-        CLAUDE_CODE_MAX_RETRIES="1",
-        AGENTDOC_CLAUDE=str(require_claude()),
-        AGENTDOC_CONFIG=str(config),
-    )
-
-
-@pytest.fixture(params=[4, 0], ids=["warm", "cold"])
-def warm_sessions(request: pytest.FixtureRequest) -> int:
-    """Every test here runs with the daemon's warm CLIs and with a CLI per turn."""
-    return int(request.param)
-
-
-@contextlib.contextmanager
-def served(
-    tmp_path: Path, folder: Path, script: list[ScriptEntry], warm_sessions: int = 4
-) -> Iterator[tuple[FakeMessagesAPI, dict[str, str], WatchProcess]]:
-    """The fake API serving `script`, and a ready `agentdoc watch FOLDER` using it."""
-    with FakeMessagesAPI(script) as api:
-        env = daemon_env(tmp_path, api, warm_sessions)
-        with watching(folder, env, tmp_path / "watch.log") as daemon:
-            yield api, env, daemon
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "chat.md").write_text(DOC)
-    return docs
-
-
-def paused(words_before_pause: int) -> ScriptEntry:
-    return {
-        "content": [{"type": "text", "text": WORDS}],
-        "pause_after_deltas": words_before_pause,
-    }
-
-
 def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
-    tmp_path: Path, folder: Path, warm_sessions: int
+    tmp_path: Path, chat_folder: Path, warm_sessions: int
 ) -> None:
-    doc = folder / "chat.md"
+    doc = chat_folder / "chat.md"
     second = [{"type": "text", "text": "The second answer."}]
-    with served(tmp_path, folder, [paused(20), second], warm_sessions) as (api, env, daemon):
-        doc.write_text(DOC + "First question?\n")
+    with served(tmp_path, chat_folder, [paused(20), second], warm_sessions=warm_sessions) as (
+        api,
+        env,
+        daemon,
+    ):
+        doc.write_text(TITLED_DOC + "First question?\n")
         api.wait_paused()
         wait_for(lambda: "word19" in doc.read_text(), what="the partial reply in the file")
         partial = doc.read_text()
         assert "word30" not in partial and "agentdoc:reply" in partial
 
-        report = status_json(folder, env)
+        report = status_json(chat_folder, env)
         assert report["daemon"]["pid"] == daemon.pid
         [entry] = report["documents"]
         assert (entry["document"], entry["state"], entry["turn"]) == ("chat.md", "streaming", 1)
@@ -125,7 +62,7 @@ def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
         api.release()
         requests = api.wait_for_requests(2)
         wait_for(lambda: len(roles(doc)) == 5 and state_of(doc) == "idle", what="both replies")
-        [entry] = status_json(folder, env)["documents"]
+        [entry] = status_json(chat_folder, env)["documents"]
 
     assert entry["state"] == "idle" and entry["turn"] == 2 and entry["pid"] is None
     parsed = document.parse(doc.read_text())
@@ -139,11 +76,15 @@ def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
 
 @pytest.mark.serial
 def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(
-    tmp_path: Path, folder: Path, warm_sessions: int
+    tmp_path: Path, chat_folder: Path, warm_sessions: int
 ) -> None:
-    doc = folder / "chat.md"
-    with served(tmp_path, folder, [paused(10)], warm_sessions) as (api, env, daemon):
-        doc.write_text(DOC + "A long answer, please.\n")
+    doc = chat_folder / "chat.md"
+    with served(tmp_path, chat_folder, [paused(10)], warm_sessions=warm_sessions) as (
+        api,
+        env,
+        daemon,
+    ):
+        doc.write_text(TITLED_DOC + "A long answer, please.\n")
         api.wait_paused()
         wait_for(lambda: "word9" in doc.read_text(), what="the partial reply in the file")
         wait_for(lambda: state_of(doc) == "streaming", what='status "streaming"')
@@ -157,13 +98,13 @@ def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(
         text = doc.read_text()
         assert "agentdoc:reply" not in text and state_of(doc) == "idle"
 
-        stopped = run_cli(["stop", str(folder)], env)
+        stopped = run_cli(["stop", str(chat_folder)], env)
         assert stopped.returncode == 0, stopped.stderr
         assert daemon.wait(5) == 0
         log = daemon.log()
 
     assert "agentdoc stopped" in log
-    assert lock.find_daemon(folder) is None
+    assert lock.find_daemon(chat_folder) is None
     assert processes_with_env("HOME", env["HOME"]) == []  # no claude left behind
     parsed = document.parse(text)
     assert [t.role for t in parsed.turns] == ["user", "assistant", "user"]
@@ -174,16 +115,16 @@ def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(
 
 @pytest.mark.serial
 def test_save_to_turn_start_latency_over_sequential_turns(
-    tmp_path: Path, folder: Path, warm_sessions: int
+    tmp_path: Path, chat_folder: Path, warm_sessions: int
 ) -> None:
     """Each save reaches the API as exactly one request; the latency is printed, not asserted."""
-    doc = folder / "chat.md"
+    doc = chat_folder / "chat.md"
     script: list[ScriptEntry] = [
         [{"type": "text", "text": f"Answer number {i}."}] for i in range(LATENCY_TURNS)
     ]
     latencies: list[float] = []
     opened: list[float] = []
-    with served(tmp_path, folder, script, warm_sessions) as (api, env, _daemon):
+    with served(tmp_path, chat_folder, script, warm_sessions=warm_sessions) as (api, env, _daemon):
         for i in range(LATENCY_TURNS):
             text = doc.read_text()
             assert text.endswith("## User\n\n"), text[-200:]
@@ -202,7 +143,7 @@ def test_save_to_turn_start_latency_over_sequential_turns(
             api.wait_for_requests(i + 1)
             latencies.append(time.monotonic() - saved)
             wait_for(answered, what=f"reply {i}")
-        assert status_json(folder, env)["documents"][0]["turn"] == LATENCY_TURNS
+        assert status_json(chat_folder, env)["documents"][0]["turn"] == LATENCY_TURNS
 
     print(f"\nover {LATENCY_TURNS} sequential turns (settle step 0.1 s, polled every 20 ms):")
     print(f"  save to API request (turn start): {summary(latencies)}")

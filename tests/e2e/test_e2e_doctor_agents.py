@@ -7,60 +7,20 @@ models of its own), so it is not here."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.support.agents import agent_command, agent_env, fake_api_for
+from tests.support.agents import (
+    LOG_OUT,
+    agent_command,
+    agent_env,
+    doctor_check,
+    fake_api_for,
+)
 from tests.support.processes import base_env, kill_all, processes_with_env, run_cli
 
 pytestmark = pytest.mark.e2e
-
-
-def _without_codex_login(env: dict[str, str]) -> None:
-    # With a custom provider Codex counts as logged in whatever its key: a person without a
-    # login has its default provider (OpenAI) and no key.
-    (Path(env["CODEX_HOME"]) / "config.toml").write_text("", encoding="utf-8")
-    del env["FAKE_OPENAI_KEY"]
-
-
-def _without(key: str) -> Callable[[dict[str, str]], None]:
-    return lambda env: env.__delitem__(key)
-
-
-# How each agent's environment (`agent_env`) loses its credentials.
-LOG_OUT: dict[str, Callable[[dict[str, str]], None]] = {
-    "claude-acp": _without("ANTHROPIC_API_KEY"),
-    "gemini": _without("GEMINI_API_KEY"),
-    "codex": _without_codex_login,
-}
-
-
-def doctor_check(tmp_path: Path, name: str, logged_in: bool) -> dict[str, str]:
-    agent_home, home = tmp_path / "agent-home", tmp_path / "home"
-    agent_home.mkdir()
-    home.mkdir()
-    with fake_api_for(name) as api:
-        env = agent_env(name, api, agent_home)
-        if not logged_in:
-            LOG_OUT[name](env)
-        lines = [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
-        lines += [f"[agents.{name}.env]"]
-        lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
-        config = tmp_path / "config.toml"
-        config.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        state = str(tmp_path / "state")
-        done = run_cli(
-            ["doctor", "--json", str(tmp_path)],
-            base_env(home, AGENTDOC_CONFIG=str(config), AGENTDOC_STATE_DIR=state),
-            timeout=120,
-        )
-    leftovers = processes_with_env("HOME", str(agent_home))
-    kill_all(leftovers)
-    assert not leftovers, f"{name} outlived doctor: {leftovers}"
-    checks = json.loads(done.stdout)["checks"]
-    return next(c for c in checks if c["name"] == f"agent {name}")
 
 
 @pytest.mark.parametrize("name", sorted(LOG_OUT))

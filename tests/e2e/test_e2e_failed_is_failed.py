@@ -10,8 +10,7 @@ import pytest
 
 from agentdoc.document import parser as document
 from agentdoc.turn.status import read_status
-from tests.e2e.test_e2e_acp_oneshot import TIMEOUT, one_shot
-from tests.support.agents import fake_api_for
+from tests.support.agents import ONE_SHOT_TIMEOUT, fake_api_for, one_shot
 from tests.support.processes import kill_all, processes_with_env, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -25,7 +24,7 @@ def test_opencode_answered_400_fails_the_turn_and_keeps_the_prompt(tmp_path: Pat
         api.add({"status": 400, "message": message})
         run.doc.write_text(run.doc.read_text() + "Say something.\n")
         try:
-            done = run_cli(["run", str(run.doc)], run.env, timeout=TIMEOUT)
+            done = run_cli(["run", str(run.doc)], run.env, timeout=ONE_SHOT_TIMEOUT)
         finally:
             kill_all(processes_with_env("HOME", str(run.agent_home)))
 

@@ -21,49 +21,19 @@ from agentdoc.turn.marks import read_marks
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.undoing import undo
-from tests.e2e.test_e2e_warm import ask, warm_env
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import claude_env
+from tests.support.claude_watch import ask, warm_env
 from tests.support.clearance import own_leave
+from tests.support.history import DOC, add_prompt, reply, run, three_turns
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import run_cli, state_of, watching
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
 
-DOC = """---
-title: History
-agentdoc: {extra}
----
-
-# History
-
-## User
-
-First question?
-"""
-
-
-def reply(text: str) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": text}]
-
 
 def tool(name: str, **arguments: Any) -> list[dict[str, Any]]:
     return [{"type": "tool_use", "name": name, "input": arguments}]
-
-
-@pytest.fixture
-def settings() -> Settings:
-    return Settings(claude=str(require_claude()), flush_interval=0.05)
-
-
-def add_prompt(path: Path, prompt: str) -> None:
-    path.write_text(path.read_text() + prompt + "\n")
-
-
-def run(path: Path, settings: Settings, env: dict[str, str], **kwargs: Any) -> TurnOutcome:
-    outcome = TurnRunner(path, settings, clear=own_leave, environ=env, **kwargs).run()
-    assert outcome.state == "done", outcome
-    return outcome
 
 
 def texts(request: RecordedRequest) -> list[tuple[str, str]]:
@@ -78,13 +48,6 @@ def texts(request: RecordedRequest) -> list[tuple[str, str]]:
         if text and message["role"] in ("user", "assistant"):
             found.append((message["role"], text))
     return found
-
-
-def three_turns(path: Path, settings: Settings, env: dict[str, str]) -> None:
-    run(path, settings, env, mode="start")
-    for prompt in ("Second question?", "Third question?"):
-        add_prompt(path, prompt)
-        run(path, settings, env)
 
 
 def test_a_fork_at_turn_2_of_3_continues_the_agents_own_messages(

@@ -14,13 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_e2e_daemon import folder, paused, served, warm_sessions
-from tests.e2e.test_e2e_warm import ask
+from tests.support.claude_watch import ask, paused, served
 from tests.support.processes import run_cli, state_of
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
-__all__ = ["folder", "warm_sessions"]  # fixtures
 
 FOOTER_COST = re.compile(r"<sub>.*?\$(\d+\.\d+)")
 
@@ -34,11 +32,11 @@ def answer(text: str) -> list[dict[str, str]]:
 
 
 def test_footers_and_spent_count_each_turn_once(
-    tmp_path: Path, folder: Path, warm_sessions: int
+    tmp_path: Path, chat_folder: Path, warm_sessions: int
 ) -> None:
-    doc = folder / "chat.md"
+    doc = chat_folder / "chat.md"
     script = [answer("One."), answer("Two."), answer("Two again."), paused(10), answer("Four.")]
-    with served(tmp_path, folder, script, warm_sessions) as (api, env, _daemon):
+    with served(tmp_path, chat_folder, script, warm_sessions=warm_sessions) as (api, env, _daemon):
         ask(doc, "First?", "One.")
         ask(doc, "Second?", "Two.")
         undone = run_cli(["undo", str(doc)], env)

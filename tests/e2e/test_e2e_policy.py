@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
-from tests.e2e.test_e2e_doctor_agents import doctor_check
-from tests.support.agents import agent_command, agent_env, fake_api_for
+from tests.support.agents import agent_command, agent_env, doctor_check, fake_api_for
 from tests.support.claude_cli import claude_env, require_claude
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import (

@@ -9,12 +9,11 @@ import pytest
 
 from agentdoc.document import parser as document
 from agentdoc.turn.status import read_status
-from tests.e2e.test_e2e_daemon import DOC, folder, paused, served, warm_sessions
+from tests.support.claude_watch import TITLED_DOC, paused, served
 from tests.support.processes import roles, run_cli, state_of
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
-__all__ = ["folder", "warm_sessions"]  # fixtures
 
 
 def queued(doc: Path) -> bool:
@@ -23,12 +22,16 @@ def queued(doc: Path) -> bool:
 
 
 def test_a_prompt_queued_behind_a_cancelled_reply_is_sent(
-    tmp_path: Path, folder: Path, warm_sessions: int
+    tmp_path: Path, chat_folder: Path, warm_sessions: int
 ) -> None:
-    doc = folder / "chat.md"
+    doc = chat_folder / "chat.md"
     second = [{"type": "text", "text": "The second answer."}]
-    with served(tmp_path, folder, [paused(20), second], warm_sessions) as (api, env, _daemon):
-        doc.write_text(DOC + "First question?\n")
+    with served(tmp_path, chat_folder, [paused(20), second], warm_sessions=warm_sessions) as (
+        api,
+        env,
+        _daemon,
+    ):
+        doc.write_text(TITLED_DOC + "First question?\n")
         api.wait_paused()
         wait_for(lambda: "word19" in doc.read_text(), what="the partial reply in the file")
         doc.write_text(doc.read_text() + "\n## User\n\nSecond question?\n")

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from agentdoc.turn.status import read_status
-from tests.e2e.test_e2e_daemon import DOC, folder, served
+from tests.support.claude_watch import TITLED_DOC, served
 from tests.support.processes import roles, state_of
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
-__all__ = ["folder"]  # a fixture
 
 
 def save_read_only(path: Path, text: str) -> None:
@@ -27,11 +26,15 @@ def save_read_only(path: Path, text: str) -> None:
 
 
 def test_a_read_only_document_is_answered_once_chmod_makes_it_writable(
-    tmp_path: Path, folder: Path
+    tmp_path: Path, chat_folder: Path
 ) -> None:
-    doc = folder / "chat.md"
-    with served(tmp_path, folder, [[{"type": "text", "text": "Now it could."}]]) as (api, _, _d):
-        save_read_only(doc, DOC + "Can you answer?\n")
+    doc = chat_folder / "chat.md"
+    with served(tmp_path, chat_folder, [[{"type": "text", "text": "Now it could."}]]) as (
+        api,
+        _,
+        _d,
+    ):
+        save_read_only(doc, TITLED_DOC + "Can you answer?\n")
         wait_for(lambda: state_of(doc) == "error", what="the refusal")
         found = read_status(doc)
         assert found is not None and "read-only" in (found.error or ""), found

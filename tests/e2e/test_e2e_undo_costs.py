@@ -14,10 +14,9 @@ from agentdoc.cli import cli
 from agentdoc.config import Settings
 from agentdoc.turn.marks import spent
 from agentdoc.turn.undoing import undo
-from tests.e2e.test_e2e_history import DOC, add_prompt, reply, run, three_turns
-from tests.e2e.test_e2e_history import settings as settings  # a fixture
 from tests.support.claude_cli import claude_env
 from tests.support.clearance import own_leave
+from tests.support.history import DOC, add_prompt, reply, run, three_turns
 
 pytestmark = pytest.mark.e2e
 

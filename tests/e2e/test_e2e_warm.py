@@ -6,101 +6,28 @@ holds that test's own HOME and whose argv reads prompts from stdin (`--input-for
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import signal
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_watch import DOC, WORDS, answer, ask, served, warm_clis, warm_env
 from tests.support.processes import (
-    WatchProcess,
     alive,
-    processes_with_env,
     roles,
     run_cli,
     start_watch,
     state_of,
     watching,
-    write_config,
 )
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
-
-DOC = """---
-agentdoc: {}
----
-
-## User
-
-"""
-WORDS = " ".join(f"word{i}" for i in range(60))
-
-
-def warm_env(tmp_path: Path, api: FakeMessagesAPI, **settings: Any) -> dict[str, str]:
-    config = write_config(
-        tmp_path / "config.toml",
-        settle_step=0.1,
-        settle_max=1.0,
-        flush_interval=0.05,
-        **settings,
-    )
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    return claude_env(
-        api,
-        home,
-        CLAUDE_CODE_MAX_RETRIES="1",
-        AGENTDOC_CLAUDE=str(require_claude()),
-        AGENTDOC_CONFIG=str(config),
-    )
-
-
-def warm_clis(env: dict[str, str]) -> list[int]:
-    """The long-lived CLIs of this test, alive now."""
-    found = []
-    for pid in processes_with_env("HOME", env["HOME"]):
-        with contextlib.suppress(OSError):
-            if b"--input-format=stream-json" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-    return sorted(found)
-
-
-@contextlib.contextmanager
-def served(
-    tmp_path: Path, folder: Path, script: list[ScriptEntry], **settings: Any
-) -> Iterator[tuple[FakeMessagesAPI, dict[str, str], WatchProcess]]:
-    with FakeMessagesAPI(script) as api:
-        env = warm_env(tmp_path, api, **settings)
-        with watching(folder, env, tmp_path / "watch.log") as daemon:
-            yield api, env, daemon
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    return docs
-
-
-def answer(text: str) -> ScriptEntry:
-    return [{"type": "text", "text": text}]
-
-
-def ask(doc: Path, prompt: str, reply: str) -> None:
-    """Type a prompt under the last heading, save, and wait for `reply` and an idle status."""
-    text = doc.read_text()
-    assert text.endswith("## User\n\n"), text[-200:]
-    doc.write_text(text + prompt + "\n")
-    wait_for(lambda: reply in doc.read_text() and state_of(doc) == "idle", what=reply)
 
 
 def test_the_second_prompt_reaches_the_api_without_a_new_cli(tmp_path: Path, folder: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
-from tests.e2e.test_e2e_approvals import result_text, said, tool_results, write
-from tests.e2e.test_e2e_warm import DOC, warm_env
+from tests.support.claude_watch import DOC, warm_env
+from tests.support.messages import result_text, said, tool_results, write
 from tests.support.processes import state_of
 from tests.support.waiting import wait_for
 from tests.support.web import chromium, phone, serving

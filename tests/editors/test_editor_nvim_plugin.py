@@ -18,8 +18,8 @@ import pytest
 
 from agentdoc.cli import recipes
 from agentdoc.localstate import state_folder
-from tests.editors.test_editor_neovim import HeadlessNvim, find_nvim
 from tests.support.fake_claude import FakeClaude
+from tests.support.neovim import HeadlessNvim, find_nvim
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import state_of
 from tests.support.waiting import wait_for
@@ -335,7 +335,7 @@ def test_the_statusline_says_why_a_prompt_is_held(
     fake_claude: Callable[..., FakeClaude],
     start_nvim: Callable[[Path, FakeClaude], Nvim],
 ) -> None:
-    from tests.daemon.test_daemon import Running, make_daemon
+    from tests.support.daemon import Running, make_daemon
 
     # A prompt already pending when the daemon starts is held back, and the status says why.
     fake = fake_claude("plain_text.ndjson")

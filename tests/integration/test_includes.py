@@ -28,12 +28,8 @@ from agentdoc.turn.includes import (
     resolve,
 )
 from tests.support.clearance import leave_for, own_leave
+from tests.support.documents import PNG
 from tests.support.fake_claude import FakeClaude
-
-PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
-    "0000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
-)
 
 
 @pytest.fixture
@@ -285,7 +281,7 @@ def test_an_unreadable_file_is_refused(tree: Path) -> None:
 def test_the_daemon_shows_a_refusal_and_sends_the_fixed_prompt(
     tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
-    from tests.daemon.test_daemon import DOC, Running, make_daemon, state_of
+    from tests.support.daemon import DOC, Running, make_daemon, state_of
     from tests.support.waiting import wait_for
 
     folder = tmp_path / "docs"

@@ -141,7 +141,7 @@ def test_presets_lists_each_with_its_description_or_problem() -> None:
 def test_the_daemon_refuses_a_missing_preset_in_the_document(
     tmp_path: Path, fake: FakeClaude
 ) -> None:
-    from tests.daemon.test_daemon import Running, make_daemon
+    from tests.support.daemon import Running, make_daemon
     from tests.support.processes import state_of
     from tests.support.waiting import wait_for
 

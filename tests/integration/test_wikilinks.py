@@ -10,7 +10,7 @@ import pytest
 
 from agentdoc.turn import includes, wikilinks
 from agentdoc.turn.includes import IncludeRefused, Limits, Place, place_for, resolve
-from tests.integration.test_includes import PNG
+from tests.support.documents import PNG
 from tests.support.fake_claude import FakeClaude
 
 VAULT = [
@@ -220,7 +220,7 @@ def test_a_link_through_a_symlink_out_is_refused(vault: Path) -> None:
 def test_the_daemon_sends_the_linked_note_and_picture(
     vault: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
-    from tests.daemon.test_daemon import DOC, Running, make_daemon
+    from tests.support.daemon import DOC, Running, make_daemon
     from tests.support.waiting import wait_for
 
     doc = vault / "chats" / "chat.md"

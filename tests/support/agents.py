@@ -29,7 +29,14 @@ from agentdoc.agents.fakeapi import (
     RecordedRequest,
     parse_entry,
 )
+from agentdoc.document import parser as document
 from tests.support.paths import REPO_ROOT
+from tests.support.processes import (
+    base_env,
+    kill_all,
+    processes_with_env,
+    run_cli,
+)
 
 # `claude-acp` is no built-in: Zed's Claude adapter, configured only as `[agents.claude-acp]`.
 AGENTS = ("gemini", "codex", "opencode", "claude-acp")
@@ -504,3 +511,100 @@ def select(kind: str) -> PermissionAnswer:
         return {"outcome": "selected", "optionId": option["optionId"]}
 
     return choose
+
+
+# A new conversation with the agent NAME (`AGENT_DOC.format(name=...)`).
+AGENT_DOC = "---\nagentdoc:\n  agent: {name}\n---\n\n## User\n\n"
+
+
+def agent_config(path: Path, name: str, env: dict[str, str]) -> Path:
+    """The user's config: quick settles, and the agent's command with its offline environment."""
+    lines = ["settle_step = 0.1", "settle_max = 1.0", "flush_interval = 0.05", ""]
+    lines += [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
+    lines += [f"[agents.{name}.env]"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+ONE_SHOT_TIMEOUT = 120.0  # seconds for one `agentdoc run` of a real agent
+
+
+@dataclass
+class OneShot:
+    name: str
+    api: FakeMessagesAPI
+    env: dict[str, str]
+    agent_home: Path
+    doc: Path
+
+    def turn(self, prompt: str, reply: str) -> str:
+        """One `agentdoc run` for `prompt`, the model answering `reply`; the reply block."""
+        self.api.add([{"type": "text", "text": reply}])
+        text = self.doc.read_text()
+        assert text.endswith("## User\n\n"), text[-300:]
+        self.doc.write_text(text + prompt + "\n")
+        done = run_cli(["run", str(self.doc)], self.env, timeout=ONE_SHOT_TIMEOUT)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert not processes_with_env("HOME", str(self.agent_home))  # the run ended its agent
+        return document.parse(self.doc.read_text()).turns[-2].content
+
+    def session(self) -> str | None:
+        return document.parse(self.doc.read_text()).meta.session
+
+
+def one_shot(name: str, tmp_path: Path, api: FakeMessagesAPI) -> OneShot:
+    folder, agent_home, home = tmp_path / "docs", tmp_path / "agent-home", tmp_path / "home"
+    for made in (folder, agent_home, home):
+        made.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(AGENT_DOC.format(name=name))
+    config = agent_config(tmp_path / "config.toml", name, agent_env(name, api, agent_home))
+    env = base_env(home, AGENTDOC_CONFIG=str(config))
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH") or str(REPO_ROOT)
+    return OneShot(name, api, env, agent_home, doc)
+
+
+def _without_codex_login(env: dict[str, str]) -> None:
+    # With a custom provider Codex counts as logged in whatever its key: a person without a
+    # login has its default provider (OpenAI) and no key.
+    (Path(env["CODEX_HOME"]) / "config.toml").write_text("", encoding="utf-8")
+    del env["FAKE_OPENAI_KEY"]
+
+
+def _without(key: str) -> Callable[[dict[str, str]], None]:
+    return lambda env: env.__delitem__(key)
+
+
+# How each agent's environment (`agent_env`) loses its credentials.
+LOG_OUT: dict[str, Callable[[dict[str, str]], None]] = {
+    "claude-acp": _without("ANTHROPIC_API_KEY"),
+    "gemini": _without("GEMINI_API_KEY"),
+    "codex": _without_codex_login,
+}
+
+
+def doctor_check(tmp_path: Path, name: str, logged_in: bool) -> dict[str, str]:
+    agent_home, home = tmp_path / "agent-home", tmp_path / "home"
+    agent_home.mkdir()
+    home.mkdir()
+    with fake_api_for(name) as api:
+        env = agent_env(name, api, agent_home)
+        if not logged_in:
+            LOG_OUT[name](env)
+        lines = [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
+        lines += [f"[agents.{name}.env]"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
+        config = tmp_path / "config.toml"
+        config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        state = str(tmp_path / "state")
+        done = run_cli(
+            ["doctor", "--json", str(tmp_path)],
+            base_env(home, AGENTDOC_CONFIG=str(config), AGENTDOC_STATE_DIR=state),
+            timeout=120,
+        )
+    leftovers = processes_with_env("HOME", str(agent_home))
+    kill_all(leftovers)
+    assert not leftovers, f"{name} outlived doctor: {leftovers}"
+    checks = json.loads(done.stdout)["checks"]
+    return next(c for c in checks if c["name"] == f"agent {name}")

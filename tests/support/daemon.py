@@ -1,10 +1,22 @@
-"""An in-process daemon for a test's `with` block."""
+"""The daemon in-process: a `with` block that runs it on a thread, one built around the replaying
+fake `claude`, and what a test reads of a document it serves."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import os
 import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from watchdog.observers import inotify_c
 
 from agentdoc.daemon.service import Daemon
+from agentdoc.document import parser as document
+from agentdoc.turn import status
+from tests.support.fake_claude import FakeClaude
 
 
 class Running:
@@ -27,3 +39,51 @@ class Running:
         self.stop.set()
         self.thread.join(20)
         assert not self.thread.is_alive()
+
+
+DOC = """---
+agentdoc: {}
+---
+
+# Chat
+
+## User
+
+"""
+
+
+def state_of(path: Path) -> str | None:
+    current = status.read_status(path)
+    return current.state if current else None
+
+
+def roles(path: Path) -> list[str]:
+    return [t.role for t in document.parse(path.read_text()).turns]
+
+
+def make_daemon(folder: Path, fake: FakeClaude, **kwargs: object) -> Daemon:
+    settings = fake.settings(settle_step=0.1, settle_max=1.0)
+    return Daemon([folder], settings, environ=fake.env, rescan_interval=0.5, **kwargs)  # type: ignore[arg-type]
+
+
+def gated_document(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> tuple[Path, FakeClaude]:
+    """An empty session document, and a fake CLI whose reply stops mid-way until `gate`."""
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    return doc, fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+
+
+def refuse_watches(monkeypatch: pytest.MonkeyPatch, below: Path) -> None:
+    """inotify out of watches for `below` and every folder under it, as the kernel says it:
+    `inotify_add_watch` returns -1 with errno ENOSPC."""
+    real = inotify_c.inotify_add_watch
+
+    def add_watch(fd: int, path: bytes, mask: int) -> int:
+        if Path(os.fsdecode(path)).is_relative_to(below):
+            ctypes.set_errno(errno.ENOSPC)
+            return -1
+        return real(fd, path, mask)
+
+    monkeypatch.setattr(inotify_c, "inotify_add_watch", add_watch)

@@ -56,3 +56,13 @@ def make_fake_claude(folder: Path, transcript: str | None = None, **env: str) ->
         environ["FAKE_CLAUDE_TRANSCRIPT"] = str(TRANSCRIPTS / transcript)
     environ.update({f"FAKE_CLAUDE_{k.upper()}": v for k, v in env.items()})
     return FakeClaude(exe, log, environ)
+
+
+SECRET = "sk-ant-secret-value-0123456789"
+
+
+def fake_cli(folder: Path, script: str) -> Path:
+    exe = folder / "claude"
+    exe.write_text(f"#!/bin/sh\n{script}\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return exe

@@ -13,7 +13,7 @@ import pytest
 
 from agentdoc.agents.acp.launch import AheadProcess, WarmAcp, warm
 from agentdoc.agents.base import AgentRequest
-from tests.integration.agents.test_acp_process import caps, chunk, end_of, events_of, text_of
+from tests.support.acp import caps, chunk, end_of, events_of, text_of
 from tests.support.clearance import leave_for
 from tests.support.paths import FAKE_ACP_AGENT
 from tests.support.waiting import wait_for

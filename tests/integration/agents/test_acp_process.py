@@ -3,119 +3,28 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentdoc.agents.acp import AcpProcess, AcpTurn
+from agentdoc.agents.acp import AcpProcess
 from agentdoc.agents.acp.sessions import reopen_way
 from agentdoc.agents.base import (
-    END,
     WORD_JOINER,
     BlockDelta,
     Clearance,
-    Event,
     PermissionAsked,
     PermissionWithdrawn,
     SessionStarted,
     ToolCall,
     ToolUpdate,
-    TurnEnd,
 )
 from agentdoc.errors import AgentCannotStart
-from tests.support.paths import FAKE_ACP_AGENT
+from tests.support.acp import Agent, caps, chunk, end_of, events_of, next_of, text_of
 from tests.support.waiting import wait_for
-
-
-def chunk(text: str) -> dict[str, Any]:
-    return {
-        "update": {
-            "sessionUpdate": "agent_message_chunk",
-            "content": {"type": "text", "text": text},
-        }
-    }
-
-
-def caps(**agent_capabilities: Any) -> dict[str, Any]:
-    return {
-        "result": {
-            "protocolVersion": 1,
-            "agentCapabilities": agent_capabilities,
-            "agentInfo": {"name": "fake-acp", "version": "0.1"},
-        }
-    }
-
-
-class Agent:
-    """One fake agent process and the log of what it received."""
-
-    def __init__(self, tmp_path: Path, script: dict[str, Any], **options: Any) -> None:
-        self.log = tmp_path / "acp-log.jsonl"
-        path = tmp_path / "script.json"
-        path.write_text(json.dumps(script))
-        argv = [sys.executable, str(FAKE_ACP_AGENT), str(path), str(self.log)]
-        options.setdefault("handshake_timeout", 10.0)
-        options.setdefault("clearance", Clearance.scratch(tmp_path))
-        self.process = AcpProcess(argv, tmp_path, {"PATH": ""}, name="fake", **options)
-
-    def received(self, method: str | None = None) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        messages = [json.loads(line) for line in self.log.read_text().splitlines()]
-        return [m for m in messages if method is None or m.get("method") == method]
-
-
-@pytest.fixture
-def agent(tmp_path: Path) -> Iterator[Callable[..., Agent]]:
-    made: list[Agent] = []
-
-    def make(script: dict[str, Any], start: bool = True, **options: Any) -> Agent:
-        made.append(Agent(tmp_path, script, **options))
-        if start:
-            made[-1].process.start()
-        return made[-1]
-
-    yield make
-    for item in made:
-        item.process.close(grace=1.0)
-
-
-def events_of(turn: AcpTurn, timeout: float = 10.0) -> list[Event]:
-    """Every event of the turn, up to END."""
-    found: list[Event] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        event = turn.next_event(0.1)
-        if event is END:
-            return found
-        if event is not None:
-            found.append(event)  # type: ignore[arg-type]
-    raise AssertionError(f"the turn did not end; events so far: {found}")
-
-
-def text_of(events: list[Event]) -> str:
-    return "".join(e.text for e in events if isinstance(e, BlockDelta))
-
-
-def end_of(events: list[Event]) -> TurnEnd:
-    assert isinstance(events[-1], TurnEnd), events
-    assert sum(isinstance(e, TurnEnd) for e in events) == 1
-    return events[-1]
-
-
-def next_of(turn: AcpTurn, kind: type[Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        event = turn.next_event(0.1)
-        if isinstance(event, kind):
-            return event
-        assert event is not END, f"the turn ended before a {kind.__name__}"
-    raise AssertionError(f"no {kind.__name__}")
-
 
 # -- a turn ----------------------------------------------------------------------------------
 

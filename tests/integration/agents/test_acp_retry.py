@@ -12,10 +12,8 @@ from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.base import PermissionAsked, Retrying, TurnEnd
 from agentdoc.document import retry_words
-from tests.integration.agents.test_acp_process import Agent, agent, caps, events_of, next_of
+from tests.support.acp import Agent, caps, events_of, next_of
 from tests.support.waiting import wait_for
-
-__all__ = ["agent"]  # the fixture, shared with the process tests
 
 # A line of OpenCode 1.18's log (on stderr with OPENCODE_PRINT_LOGS=1) for a 529 it retries.
 LOG_LINE = (

@@ -229,7 +229,7 @@ def test_the_daemon_refuses_the_document_and_keeps_serving_the_others(
 ) -> None:
     from agentdoc.daemon.service import Daemon
     from agentdoc.turn import status
-    from tests.daemon.test_daemon import DOC, Running, roles
+    from tests.support.daemon import DOC, Running, roles
     from tests.support.waiting import wait_for
 
     folder = tmp_path / "docs"

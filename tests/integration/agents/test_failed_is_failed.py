@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentdoc.document import parser as document
-from tests.daemon.test_acp_turns import FakeAgent, chunk, doc_text
+from tests.support.acp import FakeAgent, chunk, doc_text
 from tests.support.processes import base_env, run_cli
 
 RETRIES = [

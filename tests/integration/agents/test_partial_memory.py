@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.test_acp_turns import FakeAgent, chunk, doc_text
+from tests.support.acp import FakeAgent, chunk, doc_text
 from tests.support.processes import CLI, base_env, run_cli
 from tests.support.waiting import wait_for
 

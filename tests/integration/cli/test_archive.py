@@ -16,18 +16,7 @@ from agentdoc.turn import archive_document as archive
 from agentdoc.turn import fork, history
 from agentdoc.turn.session import prepare_turn
 from tests.support.clearance import own_leave
-
-SESSION = "1c0e5d6a-0000-4000-8000-000000000001"
-
-
-def conversation(exchanges: int, nl: str = "\n", pending: str = "") -> str:
-    head = f"---{nl}title: Long{nl}agentdoc:{nl}  session: {SESSION}{nl}---{nl}{nl}# Long{nl}{nl}"
-    turns = "".join(
-        f"## User{nl}{nl}Question {n}?{nl}<!-- note {n} -->{nl}{nl}"
-        f"## Assistant{nl}{nl}Answer {n}.{nl}{nl}<sub>sonnet · 1 s</sub>{nl}{nl}"
-        for n in range(1, exchanges + 1)
-    )
-    return f"{head}{turns}## User{nl}{nl}{pending}"
+from tests.support.conversations import SESSION, numbered_conversation
 
 
 def full_transcript(path: Path) -> str:
@@ -38,7 +27,7 @@ def full_transcript(path: Path) -> str:
 @pytest.mark.parametrize("nl", ["\n", "\r\n"])
 def test_older_exchanges_move_byte_for_byte(tmp_path: Path, nl: str) -> None:
     doc = tmp_path / "long.md"
-    original = conversation(5, nl, pending="Next?")
+    original = numbered_conversation(5, nl, pending="Next?")
     doc.write_bytes(original.encode())
     before = parse(original)
     moved = archive(doc, keep=2)
@@ -61,7 +50,7 @@ def test_older_exchanges_move_byte_for_byte(tmp_path: Path, nl: str) -> None:
 
 def test_archiving_again_appends_and_keeps_one_link(tmp_path: Path) -> None:
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(6))
+    doc.write_text(numbered_conversation(6))
     before = parse(doc.read_text()).transcript()
     archive(doc, keep=4)
     archive(doc, keep=1)
@@ -76,14 +65,14 @@ def test_archiving_again_appends_and_keeps_one_link(tmp_path: Path) -> None:
 
 def test_a_run_that_died_before_the_document_was_written_is_repaired(tmp_path: Path) -> None:
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(5))
+    doc.write_text(numbered_conversation(5))
     archive(doc, keep=3)
     stored = archive_path(doc)
     # As if a second run wrote the archive (exchanges 3 and 4) and died before the document.
     stored.write_text(
         stored.read_text() + "## User\n\nQuestion 3?\n\n## Assistant\n\nAnswer 3.\n\n"
     )
-    assert full_transcript(doc) == parse(conversation(5)).transcript()
+    assert full_transcript(doc) == parse(numbered_conversation(5)).transcript()
     archive(doc, keep=1)
     assert archive_path(doc).read_text().count("Question 3?") == 1
 
@@ -100,7 +89,7 @@ def test_a_run_that_died_before_the_document_was_written_is_repaired(tmp_path: P
 )
 def test_a_busy_document_is_not_archived(tmp_path: Path, extra: str, says: str) -> None:
     doc = tmp_path / "long.md"
-    original = conversation(4).replace("Answer 4.", f"Answer 4.\n\n{extra}")
+    original = numbered_conversation(4).replace("Answer 4.", f"Answer 4.\n\n{extra}")
     doc.write_text(original)
     with pytest.raises(AgentdocError, match=says):
         archive(doc, keep=1)
@@ -110,14 +99,14 @@ def test_a_busy_document_is_not_archived(tmp_path: Path, extra: str, says: str) 
 
 def test_nothing_to_archive_says_so(tmp_path: Path) -> None:
     doc = tmp_path / "short.md"
-    doc.write_text(conversation(2))
+    doc.write_text(numbered_conversation(2))
     with pytest.raises(AgentdocError, match="nothing to archive"):
         archive(doc, keep=3)
 
 
 def test_someone_elses_file_of_that_name_is_left_alone(tmp_path: Path) -> None:
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(4))
+    doc.write_text(numbered_conversation(4))
     archive_path(doc).write_text("my own notes\n")
     with pytest.raises(AgentdocError, match=r"not long\.md's archive"):
         archive(doc, keep=1)
@@ -126,7 +115,7 @@ def test_someone_elses_file_of_that_name_is_left_alone(tmp_path: Path) -> None:
 
 def test_the_edit_diff_does_not_see_the_move(tmp_path: Path) -> None:
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(4, pending="Next?"))
+    doc.write_text(numbered_conversation(4, pending="Next?"))
     history.record_turn(doc, parse(doc.read_text()).transcript(3), 4, SESSION)
     archive(doc, keep=1)
     snapshot = history.read_snapshot(doc)
@@ -140,19 +129,19 @@ def test_the_edit_diff_does_not_see_the_move(tmp_path: Path) -> None:
 
 def test_a_rebuilt_session_gets_the_archived_history(tmp_path: Path) -> None:
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(4, pending="Next?"))
+    doc.write_text(numbered_conversation(4, pending="Next?"))
     archive(doc, keep=1)
     parsed = parse(doc.read_text())
     plan = prepare_turn(doc, parsed, "Next?", "start", Settings())
     assert plan.turn == 5
     assert "Question 1?" in plan.request.prompt and "Answer 3." in plan.request.prompt
     assert "Question 4?" in plan.request.prompt
-    assert plan.known == parse(conversation(4)).transcript()
+    assert plan.known == parse(numbered_conversation(4)).transcript()
 
 
 def test_a_fork_takes_the_archive_along(tmp_path: Path) -> None:
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(4, pending=""))
+    doc.write_text(numbered_conversation(4, pending=""))
     archive(doc, keep=2)
     with pytest.raises(AgentdocError, match="between 3 and 4"):
         fork(doc, tmp_path / "early.md", 1)
@@ -163,12 +152,12 @@ def test_a_fork_takes_the_archive_along(tmp_path: Path) -> None:
     assert "Question 3?" in text and "Question 4?" not in text
     assert parse(text).turn_count() == 3
     assert "Question 1?" in archive_path(new).read_text()
-    assert full_transcript(new) == parse(conversation(3)).transcript()
+    assert full_transcript(new) == parse(numbered_conversation(3)).transcript()
 
 
 def test_the_command(tmp_path: Path) -> None:
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(5))
+    doc.write_text(numbered_conversation(5))
     result = CliRunner().invoke(cli, ["archive", str(doc), "--keep", "2"])
     assert result.exit_code == 0, result.output
     assert "moved 3 exchange(s)" in result.output
@@ -178,7 +167,7 @@ def test_the_command(tmp_path: Path) -> None:
 
 
 def test_move_is_pure(tmp_path: Path) -> None:
-    text = conversation(3)
+    text = numbered_conversation(3)
     moved = move(parse(text), 0, "x.md", None)
     assert moved is not None and moved.moved == 3
     assert "Question 3?" not in moved.document
@@ -189,7 +178,7 @@ def test_a_lost_session_is_rebuilt_with_the_archived_history(tmp_path: Path) -> 
     from agentdoc.turn.session import Facts, plan_turn
 
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(4, pending="Next?"))
+    doc.write_text(numbered_conversation(4, pending="Next?"))
     archive(doc, keep=1)
     parsed = parse(doc.read_text())
     facts = Facts(session_found=False, archived=history.archived_transcript(doc, parsed))
@@ -204,13 +193,13 @@ def test_undo_after_an_archive_keeps_the_history_whole(tmp_path: Path) -> None:
     from agentdoc.turn import undo
 
     doc = tmp_path / "long.md"
-    doc.write_text(conversation(4))
+    doc.write_text(numbered_conversation(4))
     archive(doc, keep=1)
     undone = undo(doc, Settings(), environ={}, clear=own_leave)
     assert undone.turn == 4
     snapshot = history.read_snapshot(doc)
     assert snapshot is not None and snapshot.turns == 3
-    assert snapshot.transcript == parse(conversation(3)).transcript()
+    assert snapshot.transcript == parse(numbered_conversation(3)).transcript()
     with pytest.raises(AgentdocError, match="turn 3 is in its archive"):
         text = doc.read_text()
         doc.write_text(text[: text.rindex("## User")] + "## User\n\n")

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.cli.ask import last_reply, with_prompt
 from agentdoc.document import parser as document
-from tests.daemon.test_daemon import Running, gated_document, make_daemon
+from tests.support.daemon import Running, gated_document, make_daemon
 from tests.support.fake_claude import FakeClaude
 
 REPLY = "Hello! This is a plain reply from the mock."

@@ -4,54 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from agentdoc.cli import cli, doctor
-from tests.support.paths import TINY_ACP_AGENT
-
-SECRET = "sk-ant-secret-value-0123456789"
-
-
-def fake_cli(folder: Path, script: str) -> Path:
-    exe = folder / "claude"
-    exe.write_text(f"#!/bin/sh\n{script}\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    return exe
-
-
-def tiny_agent(folder: Path, name: str, mode: str = "ok") -> Path:
-    """An ACP agent program named `name` that answers `initialize` as `mode` says."""
-    exe = folder / name
-    exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TINY_ACP_AGENT}" {mode}\n')
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    return exe
-
-
-@pytest.fixture
-def healthy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A machine where every check passes: a CLI of a tested version, a login file, and the
-    built-in ACP agents on PATH (tiny stand-ins that answer the handshake)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    tested = ".".join(map(str, doctor.TESTED_MAX))
-    exe = fake_cli(bin_dir, f'echo "{tested} (Claude Code)"')
-    for program in ("gemini", "codex-acp", "opencode"):
-        tiny_agent(bin_dir, program)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
-    (home / ".claude" / ".credentials.json").write_text(json.dumps({"token": SECRET}))
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(exe))
-    for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    return exe
+from tests.support.acp import tiny_agent
+from tests.support.fake_claude import SECRET, fake_cli
 
 
 def run(*args: str) -> tuple[int, str]:

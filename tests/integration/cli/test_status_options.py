@@ -12,8 +12,7 @@ from click.testing import CliRunner
 from agentdoc.agents.base import Offer, remember
 from agentdoc.cli import cli
 from agentdoc.turn import Status, now_iso, write_status
-from tests.integration.cli.test_doctor import healthy as healthy
-from tests.integration.cli.test_doctor import tiny_agent
+from tests.support.acp import tiny_agent
 
 
 def status(*args: str) -> str:

@@ -15,18 +15,10 @@ from agentdoc.cli import cli
 from agentdoc.search import connect, key, search
 from agentdoc.search.exchanges import exchanges
 from agentdoc.search.query import fts_query
-from tests.daemon.test_daemon import Running, make_daemon
+from tests.support.conversations import conversation
+from tests.support.daemon import Running, make_daemon
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
-
-
-def conversation(pairs: list[tuple[str, str]], archived: int = 0, nl: str = "\n") -> str:
-    meta = f"{{archived: {archived}}}" if archived else "{}"
-    lines = ["---", f"agentdoc: {meta}", "---", "", "# Chat", ""]
-    for prompt, reply in pairs:
-        lines += ["## User", "", prompt, "", "## Assistant", "", reply, "", "<sub>footer</sub>", ""]
-    lines += ["## User", ""]
-    return nl.join(lines) + nl
 
 
 def archive(pairs: list[tuple[str, str]]) -> str:

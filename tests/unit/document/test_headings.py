@@ -13,51 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentdoc.document import headings, parse
-
-BLOCKS = [
-    "## User\n",
-    "## Assistant\n",
-    "  ## User\n",
-    "   ## Assistant ##\n",
-    "    ## User\n",
-    "## User #\n",
-    "##\tUser\n",
-    "## Users\n",
-    "\n",
-    "\n\n",
-    "Some text\n",
-    "more text with `code`\n",
-    "```\n",
-    "~~~python\n",
-    "````\n",
-    "    indented code\n",
-    "<!-- a comment\n",
-    "-->\n",
-    "<div>\n",
-    "</div>\n",
-    "<pre>\n",
-    "</pre>\n",
-    "<?php\n",
-    "?>\n",
-    "- item\n",
-    "  - nested\n",
-    "1. first\n",
-    "2) second\n",
-    "> quoted\n",
-    "> ## User\n",
-    ">\n",
-    "- ## User\n",
-    "  ## User\n",
-    "Title\n",
-    "===\n",
-    "---\n",
-    "***\n",
-    "[ref]: /url\n",
-    '"title\n',
-    "<https://x.y>\n",
-    "\\## User\n",
-    "* > ```\n",
-]
+from tests.support.documents import BLOCKS
 
 documents = st.lists(st.sampled_from(BLOCKS), max_size=40).map("".join)
 

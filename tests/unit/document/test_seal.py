@@ -11,7 +11,7 @@ from markdown_it import MarkdownIt
 
 from agentdoc.document import headings, seal
 from agentdoc.document.seal import seal_reply
-from tests.unit.document.test_headings import BLOCKS
+from tests.support.documents import BLOCKS
 
 EXTRA = ["\r", "1. ```\n", "> <div>\n", "  ~~~\n", "\t```\n", "text ``` not a fence\n", "<\n"]
 texts = st.lists(st.sampled_from(BLOCKS + EXTRA), max_size=30).map("".join)

@@ -7,7 +7,7 @@ from pathlib import Path
 from agentdoc.search import connect, key, search
 from agentdoc.search.index import update_document
 from agentdoc.search.query import Hit
-from tests.integration.search.test_search import conversation
+from tests.support.conversations import conversation
 
 PAIRS = [("What is a widget?", "A thing."), ("Colours?", "Red widgets."), ("Size?", "Small.")]
 
