@@ -1,16 +1,23 @@
-"""Shared fixtures: a replaying fake `claude` for fast tests, settings that never touch $HOME."""
+"""Fixtures every tier shares: the folder and document a test starts from, the replaying `claude`
+stand-in, and settings that never touch $HOME."""
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from agentdoc.document import fileio
 from tests.support import leaks
-from tests.support.fake_claude import FakeClaude, make_fake_claude
+from tests.support.daemon import DOC
+from tests.support.documents import chat_in
+from tests.support.fake_claude import FakeClaude, install_as_claude, make_fake_claude
 
 leaks.become_subreaper()
 
@@ -74,6 +81,46 @@ def folder(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     return docs
+
+
+@pytest.fixture
+def doc(folder: Path) -> Path:
+    """chat.md in `folder`: an empty conversation, waiting for its first prompt."""
+    return chat_in(folder, DOC)
+
+
+@pytest.fixture
+def plain_claude(fake_claude: Callable[..., FakeClaude]) -> FakeClaude:
+    """The replaying `claude` stand-in answering every prompt with a short plain reply."""
+    return fake_claude("plain_text.ndjson")
+
+
+@pytest.fixture
+def gated_claude(fake_claude: Callable[..., FakeClaude], gate: Path) -> FakeClaude:
+    """The stand-in streaming a long reply that stops half-way until the file `gate` exists."""
+    return fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+
+
+@pytest.fixture
+def disk_full(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """While this event is set, every write of a document's bytes fails as on a full disk."""
+    full = threading.Event()
+    real_write_all = fileio._write_all
+
+    def write_all(fd: int, data: bytes) -> None:
+        if full.is_set():
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_write_all(fd, data)
+
+    monkeypatch.setattr(fileio, "_write_all", write_all)
+    return full
+
+
+@pytest.fixture
+def claude_on_path(plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
+    """`plain_claude` as the user's `claude` for whatever this process runs (the CLI in-process)."""
+    install_as_claude(plain_claude, monkeypatch)
+    return plain_claude
 
 
 @pytest.fixture

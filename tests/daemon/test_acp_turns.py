@@ -237,10 +237,8 @@ def roles(path: Path) -> list[str]:
 
 
 def test_the_daemon_keeps_one_warm_agent_for_a_documents_turns(
-    tmp_path: Path, fake: Callable[[dict[str, Any]], FakeAgent]
+    fake: Callable[[dict[str, Any]], FakeAgent], folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     path = folder / "chat.md"
     path.write_text("---\nagentdoc: {agent: fake}\n---\n\n## User\n\n")
     script = {

@@ -38,7 +38,7 @@ from tests.support.processes import (
     start_watch,
     state_of,
     watching,
-    write_config,
+    write_quick_config,
 )
 from tests.support.waiting import wait_for
 
@@ -146,11 +146,8 @@ def env(
     tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> tuple[FakeClaude, dict[str, str]]:
     fake = fake_claude("long_stream.ndjson", delay=LINE_DELAY)
-    config = write_config(
+    config = write_quick_config(
         tmp_path / "config.toml",
-        settle_step=0.1,
-        settle_max=1.0,
-        flush_interval=0.05,
         warm_sessions=0,  # the replaying fake is one-shot; warm mode has its own e2e tests
     )
     environ = base_env(

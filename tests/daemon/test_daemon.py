@@ -21,12 +21,9 @@ from tests.support.waiting import wait_for
 
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_one_turn_per_logical_save_whatever_the_editor(
-    folder: Path, fake_claude: Callable[..., FakeClaude], strategy: str
+    folder: Path, strategy: str, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, plain_claude)):
         save(doc, DOC + "hi there\n", strategy)
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
         # Editor artefacts and our own writes trigger nothing; a second real save does.
@@ -35,37 +32,31 @@ def test_one_turn_per_logical_save_whatever_the_editor(
         save(doc, doc.read_text() + "second prompt\n", strategy)
         wait_for(lambda: len(roles(doc)) == 5, what="the second reply")
         wait_for(lambda: state_of(doc) == "idle", what="status idle")
-    assert len(fake.calls()) == 2
+    assert len(plain_claude.calls()) == 2
 
 
-def test_autosave_burst_sends_once(folder: Path, fake_claude: Callable[..., FakeClaude]) -> None:
+def test_autosave_burst_sends_once(folder: Path, doc: Path, plain_claude: FakeClaude) -> None:
     """With `settle_guard` as long as the quiet step (the setting for an editor that autosaves
     in bursts under `trigger: save`), a burst is one save: its last version is sent."""
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    settings = fake.settings(settle_step=0.1, settle_max=1.0, settle_guard=0.1)
-    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+    settings = plain_claude.settings(settle_step=0.1, settle_max=1.0, settle_guard=0.1)
+    with Running(Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0.5)):
         autosave_burst(doc, [DOC + "h", DOC + "hi", DOC + "hi th", DOC + "hi there\n"], 0.03)
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-    calls = fake.calls()
+    calls = plain_claude.calls()
     assert len(calls) == 1 and calls[0]["stdin"] == "hi there"
 
 
 @pytest.mark.parametrize("strategy", ["in_place", "vim_rename", "jetbrains"])
 def test_a_completed_save_is_sent_without_waiting_for_quiet(
-    folder: Path, fake_claude: Callable[..., FakeClaude], strategy: str
+    folder: Path, strategy: str, doc: Path, plain_claude: FakeClaude
 ) -> None:
     """The quiet step is a minute here: the turn can only start because the save was seen
     complete (close-write, or a rename into place)."""
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    settings = fake.settings(settle_step=60.0, settle_max=120.0)
-    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+    settings = plain_claude.settings(settle_step=60.0, settle_max=120.0)
+    with Running(Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0.5)):
         save(doc, DOC + "hi there\n", strategy)
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply", timeout=20)
-    assert [call["stdin"] for call in fake.calls()] == ["hi there"]
+    assert [call["stdin"] for call in plain_claude.calls()] == ["hi there"]
 
 
 def test_prompt_saved_while_streaming_is_queued_then_sent(
@@ -85,13 +76,12 @@ def test_prompt_saved_while_streaming_is_queued_then_sent(
 
 
 def test_two_documents_stream_at_once_without_cross_talk(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    folder: Path, gate: Path, gated_claude: FakeClaude
 ) -> None:
     a, b = folder / "a.md", folder / "b.md"
     a.write_text(DOC)
     b.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, gated_claude)):
         a.write_text(DOC + "prompt for a\n")
         b.write_text(DOC + "prompt for b\n")
         wait_for(lambda: "w10 " in a.read_text() and "w10 " in b.read_text(), what="both")
@@ -99,53 +89,50 @@ def test_two_documents_stream_at_once_without_cross_talk(
         for doc in (a, b):
             wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
     assert "prompt for b" not in a.read_text() and "prompt for a" not in b.read_text()
-    assert sorted(c["stdin"] for c in fake.calls()) == ["prompt for a", "prompt for b"]
+    assert sorted(c["stdin"] for c in gated_claude.calls()) == ["prompt for a", "prompt for b"]
 
 
 def test_turns_beyond_the_configured_cap_wait_and_are_told_so(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    folder: Path, gate: Path, gated_claude: FakeClaude
 ) -> None:
     a, b = folder / "a.md", folder / "b.md"
     a.write_text(DOC)
     b.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    settings = fake.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
-    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+    settings = gated_claude.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
+    with Running(Daemon([folder], settings, environ=gated_claude.env, rescan_interval=0.5)):
         a.write_text(DOC + "prompt for a\n")
         wait_for(lambda: "w10 " in a.read_text(), what="a streaming")
         b.write_text(DOC + "prompt for b\n")
         wait_for(lambda: state_of(b) == "queued", what="b told it waits")
-        assert len(fake.calls()) == 1
+        assert len(gated_claude.calls()) == 1
         gate.touch()
         for doc in (a, b):
             wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
-    assert [c["stdin"] for c in fake.calls()] == ["prompt for a", "prompt for b"]
+    assert [c["stdin"] for c in gated_claude.calls()] == ["prompt for a", "prompt for b"]
 
 
 def test_pending_prompts_at_startup_wait_for_a_save_unless_asked(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, plain_claude: FakeClaude
 ) -> None:
     doc = folder / "chat.md"
     doc.write_text(DOC + "left pending\n")
     other = folder / "other.md"
     other.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, plain_claude)):
         other.write_text(DOC + "fresh prompt\n")
         wait_for(lambda: roles(other) == ["user", "assistant", "user"])
-        assert roles(doc) == ["user"] and len(fake.calls()) == 1
-    with Running(make_daemon(folder, fake, send_pending=True)):
+        assert roles(doc) == ["user"] and len(plain_claude.calls()) == 1
+    with Running(make_daemon(folder, plain_claude, send_pending=True)):
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="--send-pending")
 
 
 def test_marker_trigger_sends_only_on_the_marker_and_removes_it(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, plain_claude: FakeClaude
 ) -> None:
     doc = folder / "chat.md"
     marked = DOC.replace("agentdoc: {}", "agentdoc:\n  trigger: marker")
     doc.write_text(marked)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, plain_claude)):
         doc.write_text(marked + "still typing\n")
         other = folder / "probe.md"  # a full settle cycle on another file: the daemon is caught up
         other.write_text(DOC + "probe\n")
@@ -154,7 +141,7 @@ def test_marker_trigger_sends_only_on_the_marker_and_removes_it(
         doc.write_text(marked + "still typing\nnow done\n/send\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the marker")
     assert "/send" not in doc.read_text()
-    stdins = [c["stdin"] for c in fake.calls()]
+    stdins = [c["stdin"] for c in plain_claude.calls()]
     assert "still typing\nnow done" in stdins
 
 
@@ -208,13 +195,12 @@ def test_a_stale_buffer_saved_over_the_reply_gets_the_reply_back(
 
 
 def test_a_deleted_document_does_not_stop_the_others(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    folder: Path, gate: Path, gated_claude: FakeClaude
 ) -> None:
     doomed, other = folder / "doomed.md", folder / "other.md"
     doomed.write_text(DOC)
     other.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    daemon = make_daemon(folder, fake)
+    daemon = make_daemon(folder, gated_claude)
     with Running(daemon):
         doomed.write_text(DOC + "going away\n")
         wait_for(lambda: "w10 " in doomed.read_text(), what="streaming")
@@ -228,21 +214,20 @@ def test_a_deleted_document_does_not_stop_the_others(
 
 
 def test_a_second_daemon_on_the_same_tree_is_refused(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, plain_claude)):
         for root in (folder, folder.parent):
             with pytest.raises(AgentdocError, match="already watches"):
-                make_daemon(root, fake).run(threading.Event())
+                make_daemon(root, plain_claude).run(threading.Event())
         sub = folder / "sub"
         sub.mkdir()
         with pytest.raises(AgentdocError, match="already watches"):
-            make_daemon(sub, fake).run(threading.Event())
+            make_daemon(sub, plain_claude).run(threading.Event())
 
 
 def test_crash_leftovers_are_marked_interrupted_and_not_resent(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, plain_claude: FakeClaude
 ) -> None:
     doc = folder / "chat.md"
     doc.write_text(
@@ -252,19 +237,17 @@ def test_crash_leftovers_are_marked_interrupted_and_not_resent(
         + " is kept) -->\n"
         + "half an ans\n<!-- agentdoc:end 0badc0de -->\n"
     )
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake, send_pending=True)):
+    with Running(make_daemon(folder, plain_claude, send_pending=True)):
         wait_for(lambda: "agentdoc:reply" not in doc.read_text(), what="recovery")
     text = doc.read_text()
     assert "half an ans" in text and "interrupted" in text
     assert roles(doc) == ["user", "assistant", "user"]
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
 
 
 def test_saves_are_served_while_the_first_walk_goes_on(
-    folder: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
+    folder: Path, monkeypatch: pytest.MonkeyPatch, plain_claude: FakeClaude
 ) -> None:
-    # A big tree of notes takes a while to walk; the daemon must not wait for it.
     from agentdoc.daemon import tree
 
     slow = folder / "archive"
@@ -281,9 +264,8 @@ def test_saves_are_served_while_the_first_walk_goes_on(
     monkeypatch.setattr(tree, "list_folder", slow_list)
     doc = folder / "chat.md"
     doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
     try:
-        with Running(make_daemon(folder, fake)):
+        with Running(make_daemon(folder, plain_claude)):
             save(doc, DOC + "hi there\n", "in_place")
             wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
             assert not release.is_set()
@@ -292,4 +274,4 @@ def test_saves_are_served_while_the_first_walk_goes_on(
     finally:
         release.set()
     # Found by the walk, and (without --send-pending) left alone.
-    assert [c["stdin"] for c in fake.calls()] == ["hi there"]
+    assert [c["stdin"] for c in plain_claude.calls()] == ["hi there"]

@@ -27,22 +27,20 @@ pytestmark = pytest.mark.filterwarnings(f"ignore:{DOUBLE_WATCH_WARNING}:RuntimeW
 @pytest.mark.parametrize("refused", ["sub", "."])
 def test_out_of_watches_a_saved_prompt_is_still_answered(
     tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
     refused: str,
+    plain_claude: FakeClaude,
 ) -> None:
     folder = tmp_path / "docs"
     (folder / "sub").mkdir(parents=True)
     doc = folder / "sub" / "chat.md"
     doc.write_text(DOC)
     refuse_watches(monkeypatch, (folder / refused).resolve())
-    fake = fake_claude("plain_text.ndjson")
-    settings = fake.settings(settle_step=0.1, settle_max=1.0)
+    settings = plain_claude.settings(settle_step=0.1, settle_max=1.0)
     # No safety rescan: only the watch (or the polling that replaces it) can see the save.
-    daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0)
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, what="start-up")
+    daemon = Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0)
+    with Running(daemon, discovered=True):
         doc.write_text(DOC + "a prompt\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
         holder = find_daemon(folder)
@@ -57,13 +55,10 @@ def test_out_of_watches_a_saved_prompt_is_still_answered(
 
 
 def test_with_watches_to_spare_status_says_nothing_of_polling(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    fake_claude: Callable[..., FakeClaude], folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     daemon = make_daemon(folder, fake_claude("plain_text.ndjson"))
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, what="start-up")
+    with Running(daemon, discovered=True):
         shown = CliRunner().invoke(cli, ["status", str(folder)], catch_exceptions=False)
         assert shown.output.startswith("daemon: pid ")
         assert "polling" not in shown.output

@@ -3,7 +3,6 @@ not the half-way states of a turn (indexing a long document costs tens of millis
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,14 @@ from tests.support.waiting import wait_for
 
 
 def test_a_saved_prompt_is_indexed_with_its_reply_not_before_it(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch, folder: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     noted: list[str] = []
     for part in (service, turning):  # the loop indexes saves; a turn's end, the reply
         monkeypatch.setattr(part, "note_changed", lambda path: noted.append(path.read_text()))
-    fake = fake_claude("plain_text.ndjson")
-    settings = fake.settings(settle_step=0.1, settle_max=1.0)
-    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+    settings = plain_claude.settings(settle_step=0.1, settle_max=1.0)
+    with Running(Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0.5)):
         doc.write_text(DOC)
         wait_for(lambda: len(noted) == 1, what="the new document in the index")
         doc.write_text(DOC + "hi there\n")

@@ -73,18 +73,14 @@ def told_error(doc: Path) -> bool:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_fault_in_one_document_leaves_the_others_served(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], kind: str
+    kind: str, folder: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     bad, good = folder / "bad.md", folder / "good.md"
     bad.write_text(DOC)
     good.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    daemon = make_daemon(folder, fake, retry_interval=0.2)
+    daemon = make_daemon(folder, plain_claude, retry_interval=0.2)
     inject(daemon, kind, bad)
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, "start-up discovery")
+    with Running(daemon, discovered=True):
         trigger(kind, bad)
         wait_for(lambda: told_error(bad), "the fault told in the status")
         good.write_text(DOC + "hello\n")

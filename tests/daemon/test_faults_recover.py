@@ -6,16 +6,12 @@ real `mv` of the folder, a real delete and re-create, through the real daemon an
 
 from __future__ import annotations
 
-import errno
-import os
 import subprocess
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from agentdoc.document import fileio
 from agentdoc.turn import status
 from agentdoc.turn.recovery import open_regions
 from tests.support.daemon import DOC, Running, make_daemon, roles
@@ -34,35 +30,17 @@ def _state(path: Path) -> str | None:
 
 
 def test_after_a_full_disk_the_reply_is_closed_and_the_next_prompt_sent(
-    tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
-    monkeypatch: pytest.MonkeyPatch,
-    gate: Path,
+    gate: Path, folder: Path, doc: Path, gated_claude: FakeClaude, disk_full: threading.Event
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    full = threading.Event()
-    real_write_all = fileio._write_all
-
-    def write_all(fd: int, data: bytes) -> None:
-        if full.is_set():
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_write_all(fd, data)
-
-    monkeypatch.setattr(fileio, "_write_all", write_all)
-    daemon = make_daemon(folder, fake, retry_interval=0.3)
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, what="start-up")
+    daemon = make_daemon(folder, gated_claude, retry_interval=0.3)
+    with Running(daemon, discovered=True):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
-        full.set()  # the disk fills up: neither the reply nor the status can be written
+        disk_full.set()  # the disk fills up: neither the reply nor the status can be written
         gate.touch()
         wait_for(lambda: daemon.turns.running() == 0, what="the turn to fail")
         assert _state(doc) == "streaming"  # what the full disk left behind
-        full.clear()  # space is freed: nobody saves, yet the reply is closed and the status told
+        disk_full.clear()  # space freed: nobody saves, yet the reply is closed and the status told
         wait_for(lambda: _closed(doc), what="the open reply closed")
         wait_for(lambda: _state(doc) == "error", what="the status rewritten")
         doc.write_text(doc.read_text() + "second\n")  # the next prompt is sent
@@ -72,17 +50,11 @@ def test_after_a_full_disk_the_reply_is_closed_and_the_next_prompt_sent(
 
 
 def test_a_document_made_writable_again_gets_its_reply_closed_at_once(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    gate: Path, folder: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
     # No periodic retry in this test: the attribute change itself must bring the close.
-    daemon = make_daemon(folder, fake, retry_interval=3600)
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, what="start-up")
+    daemon = make_daemon(folder, gated_claude, retry_interval=3600)
+    with Running(daemon, discovered=True):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
         subprocess.run(["chmod", "444", str(doc)], check=True)
@@ -95,17 +67,15 @@ def test_a_document_made_writable_again_gets_its_reply_closed_at_once(
 
 
 def test_a_renamed_folder_does_not_keep_a_streaming_status(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    tmp_path: Path, gate: Path, gated_claude: FakeClaude
 ) -> None:
     root = tmp_path / "notes"
     (root / "fra").mkdir(parents=True)
     doc = root / "fra" / "chat.md"
     moved = root / "fra-renamed" / "chat.md"
     doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    daemon = make_daemon(root, fake)
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, what="start-up")
+    daemon = make_daemon(root, gated_claude)
+    with Running(daemon, discovered=True):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
         subprocess.run(["mv", str(root / "fra"), str(root / "fra-renamed")], check=True)
@@ -118,10 +88,8 @@ def test_a_renamed_folder_does_not_keep_a_streaming_status(
 
 
 def test_a_stale_status_found_at_start_up_is_corrected(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    plain_claude: FakeClaude, folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text(DOC + "asked\n\n## Assistant\n\nanswered\n\n## User\n\n")
     dead = subprocess.Popen(["true"])
@@ -129,31 +97,24 @@ def test_a_stale_status_found_at_start_up_is_corrected(
     status.write_status(
         doc, status.Status(document=doc.name, state="streaming", updated="x", pid=dead.pid)
     )
-    with Running(make_daemon(folder, fake_claude("plain_text.ndjson"))) as daemon:
-        wait_for(daemon.discovered.is_set, what="start-up")
+    with Running(make_daemon(folder, plain_claude), discovered=True):
         wait_for(lambda: _state(doc) == "error", what="the stale status corrected")
 
 
 @pytest.mark.parametrize("wait", [True, False], ids=["after-the-turn", "at-once"])
 def test_a_deleted_then_recreated_document_is_a_new_document(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], gate: Path, wait: bool
+    gate: Path, wait: bool, folder: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    daemon = make_daemon(folder, fake)
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, what="start-up")
+    daemon = make_daemon(folder, gated_claude)
+    with Running(daemon, discovered=True):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
         subprocess.run(["rm", str(doc)], check=True)
         if wait:
             wait_for(lambda: daemon.turns.running() == 0, what="the deleted document's turn to end")
         doc.write_text(DOC.replace("# Chat", "# Another chat") + "a new question\n")
-        wait_for(lambda: len(fake.calls()) == 2, what="the new prompt sent")
+        wait_for(lambda: len(gated_claude.calls()) == 2, what="the new prompt sent")
         gate.touch()
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the new reply")
-    assert "a new question" in fake.calls()[1]["stdin"]
+    assert "a new question" in gated_claude.calls()[1]["stdin"]
     assert "first" not in doc.read_text()

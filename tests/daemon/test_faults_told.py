@@ -39,14 +39,11 @@ def _status_lines(folder: Path) -> str:
 
 
 def test_a_prompt_held_at_start_up_says_why_in_the_status(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    plain_claude: FakeClaude, folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text(DOC + "waiting since yesterday\n")
-    with Running(make_daemon(folder, fake_claude("plain_text.ndjson"))) as daemon:
-        wait_for(daemon.discovered.is_set, what="start-up")
+    with Running(make_daemon(folder, plain_claude), discovered=True):
         wait_for(lambda: status.status_path(doc).exists(), what="the status")
         held = _status(doc)
         assert held.state == "pending" and "already there when agentdoc watch started" in (
@@ -60,34 +57,27 @@ def test_a_prompt_held_at_start_up_says_why_in_the_status(
 
 
 def test_a_prompt_held_by_the_bulk_rule_says_why_in_the_status(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text(ANSWERED)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)) as daemon:
-        wait_for(daemon.discovered.is_set, what="start-up")
+    with Running(make_daemon(folder, plain_claude), discovered=True):
         # A second prompt below an unanswered one: not what typing a prompt looks like.
         doc.write_text(ANSWERED + "one\n\n## Assistant\n\nx\n\n## User\n\ntwo\n")
         wait_for(lambda: status.status_path(doc).exists(), what="the status")
         held = _status(doc)
     assert held.state == "pending" and "changed in bulk" in (held.held or "")
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
 
 
 def test_broken_frontmatter_saved_under_the_daemon_is_told(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    fake_claude: Callable[..., FakeClaude], folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text(ANSWERED)
     seen: list[Progress] = []
     daemon = make_daemon(folder, fake_claude("plain_text.ndjson"), on_progress=seen.append)
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, what="start-up")
+    with Running(daemon, discovered=True):
         broken = ANSWERED.replace("agentdoc: {}", "title: [oops\nagentdoc: {}") + "hello?\n"
         doc.write_text(broken)
         wait_for(lambda: status.status_path(doc).exists(), what="the status")
@@ -102,12 +92,8 @@ def test_broken_frontmatter_saved_under_the_daemon_is_told(
 
 
 def test_the_daemon_without_claude_says_so_at_start_and_in_the_document(
-    tmp_path: Path,
+    tmp_path: Path, folder: Path, doc: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
     env = {**os.environ, "AGENTDOC_CLAUDE": str(tmp_path / "nowhere" / "claude")}
     env.pop("PYTHONWARNINGS", None)
     errors = tmp_path / "stderr.txt"
@@ -139,11 +125,7 @@ def _watching(folder: Path) -> bool:
     return (folder / ".agentdoc" / "daemon.lock").exists()
 
 
-def test_status_leaves_out_deleted_documents_and_says_a_dead_turn_is_over(
-    tmp_path: Path,
-) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
+def test_status_leaves_out_deleted_documents_and_says_a_dead_turn_is_over(folder: Path) -> None:
     gone, alive = folder / "gone.md", folder / "alive.md"
     alive.write_text(ANSWERED)
     dead = subprocess.Popen(["true"])
@@ -185,7 +167,7 @@ def test_an_interrupted_turn_counts_the_text_it_kept(
 
 
 def test_a_document_deleted_mid_reply_ends_its_live_line_and_its_state(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, gated_claude: FakeClaude
 ) -> None:
     from agentdoc.cli.terminal import FINAL_STATES
 
@@ -194,12 +176,10 @@ def test_a_document_deleted_mid_reply_ends_its_live_line_and_its_state(
     doc = folder / "chat.md"
     doc.write_text(DOC)
     gate = tmp_path / "gate"
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
     seen: list[Progress] = []
-    daemon = make_daemon(folder, fake, on_progress=seen.append)
+    daemon = make_daemon(folder, gated_claude, on_progress=seen.append)
     try:
-        with Running(daemon):
-            wait_for(daemon.discovered.is_set, what="start-up")
+        with Running(daemon, discovered=True):
             doc.write_text(DOC + "soon gone\n")
             wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
             doc.unlink()
@@ -211,17 +191,11 @@ def test_a_document_deleted_mid_reply_ends_its_live_line_and_its_state(
 
 
 def test_a_prompt_saved_behind_a_streaming_reply_shows_as_queued(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, folder: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
     gate = tmp_path / "gate"
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
     try:
-        with Running(make_daemon(folder, fake)) as daemon:
-            wait_for(daemon.discovered.is_set, what="start-up")
+        with Running(make_daemon(folder, gated_claude), discovered=True):
             doc.write_text(DOC + "first\n")
             wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
             doc.write_text(doc.read_text() + "\n## User\n\nsecond\n")
@@ -229,7 +203,7 @@ def test_a_prompt_saved_behind_a_streaming_reply_shows_as_queued(
             assert _status(doc).state == "streaming"
             assert "queued: a prompt saved below it" in _status_lines(folder)
             gate.touch()
-            wait_for(lambda: len(fake.calls()) == 2, what="the queued prompt sent")
+            wait_for(lambda: len(gated_claude.calls()) == 2, what="the queued prompt sent")
             wait_for(lambda: _status(doc).state == "idle", what="the second reply")
     finally:
         gate.touch()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,15 @@ def _doc(*turns: str, session: str | None = None) -> document.Document:
         f"## {'User' if i % 2 == 0 else 'Assistant'}\n\n{text}\n\n" for i, text in enumerate(turns)
     )
     return document.parse(f"---\n{meta}\n---\n\n{body}")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git work tree on branch main, with no commit yet."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    return path
 
 
 @pytest.mark.parametrize(
@@ -98,23 +106,19 @@ def test_the_index_lock_says_git_is_busy(tmp_path: Path) -> None:
 
 
 def test_a_checkout_of_an_older_commit_sends_nothing_and_git_can_switch_back(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture, plain_claude: FakeClaude, repo: Path
 ) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
     doc = repo / "chat.md"
     doc.write_text(DOC + "first\n")
     git(repo, "add", "chat.md")
     git(repo, "commit", "-qm", "a question")  # the prompt is pending in this commit
-    fake = fake_claude("plain_text.ndjson")
     caplog.set_level(logging.INFO)
-    with Running(make_daemon(repo, fake)) as daemon:
+    with Running(make_daemon(repo, plain_claude)) as daemon:
         doc.write_text(DOC + "first, please\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
         wait_for(lambda: state_of(doc) == "idle", what="status idle")
         git(repo, "commit", "-qam", "answered")
-        assert len(fake.calls()) == 1
+        assert len(plain_claude.calls()) == 1
 
         checkout = git(repo, "checkout", "-q", "HEAD~1")
         assert checkout.returncode == 0, checkout.stderr
@@ -130,16 +134,13 @@ def test_a_checkout_of_an_older_commit_sends_nothing_and_git_can_switch_back(
         # A prompt the user types afterwards is sent as usual.
         doc.write_text(doc.read_text() + "second\n")
         wait_for(lambda: len(roles(doc)) == 5, what="the second reply")
-    assert len(fake.calls()) == 2
-    assert fake.calls()[1]["stdin"].endswith("second")
+    assert len(plain_claude.calls()) == 2
+    assert plain_claude.calls()[1]["stdin"].endswith("second")
 
 
 def test_a_pulled_prompt_of_someone_else_is_not_sent(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture, plain_claude: FakeClaude, repo: Path
 ) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
     doc = repo / "chat.md"
     doc.write_text(DOC)
     git(repo, "add", "chat.md")
@@ -149,13 +150,12 @@ def test_a_pulled_prompt_of_someone_else_is_not_sent(
     doc.write_text(DOC + "their question\n")
     git(repo, "commit", "-qam", "their prompt")
     git(repo, "checkout", "-q", "main")
-    fake = fake_claude("plain_text.ndjson")
     caplog.set_level(logging.INFO)
-    with Running(make_daemon(repo, fake)):
+    with Running(make_daemon(repo, plain_claude)):
         merge = git(repo, "merge", "-q", "--ff-only", "theirs")
         assert merge.returncode == 0, merge.stderr
         wait_for(lambda: "changed in bulk" in caplog.text, what="the daemon told, not sent")
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
     assert git(repo, "status", "--porcelain", "--untracked-files=no").stdout == ""
 
 

@@ -26,26 +26,8 @@ from agentdoc.document import note_own_open, parse
 from tests.support import daemon as daemon_support
 from tests.support.clearance import leave_for
 from tests.support.waiting import wait_for
-from tests.support.warm_cli import STAND_IN
+from tests.support.warm_cli import CONVERSATION, SESSION, STAND_IN, stand_in_settings
 
-SESSION = "0b7f8c52-5d1e-4c3a-9f6e-2a4b8d0c1e37"
-CONVERSATION = f"""---
-agentdoc: {{session: {SESSION}}}
----
-
-# Chat
-
-## User
-
-hello
-
-## Assistant
-
-echo hello
-
-## User
-
-"""
 LONG_AGO = 1_000_000_000  # an mtime in 2001: not "used shortly before start-up"
 
 
@@ -60,27 +42,9 @@ def claude(tmp_path: Path) -> Path:
     return exe
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    return docs
-
-
 def ahead_of(found: Settings) -> Ahead:
     """The daemon's gate's leave ahead of a prompt, with these settings."""
     return gate_for(found, None, None).ahead
-
-
-def settings(claude: Path, **overrides: object) -> Settings:
-    base: dict[str, object] = {
-        "claude": str(claude),
-        "warm_sessions": 2,
-        "settle_step": 0.1,
-        "settle_max": 1.0,
-        "flush_interval": 0.05,
-    }
-    return Settings.model_validate({**base, **overrides})
 
 
 ENV = {"PATH": os.environ.get("PATH", "")}  # no HOME: the CLI's session store is unknown
@@ -115,7 +79,7 @@ def test_awaits_prompt_is_false_after_a_reply() -> None:
 
 
 def test_next_request_resumes_the_documents_session(folder: Path, claude: Path) -> None:
-    found = settings(claude)
+    found = stand_in_settings(claude)
     request = next_request(folder / "chat.md", CONVERSATION, found, ENV, ahead_of(found))
     assert request is not None
     assert (request.resume, request.turn, request.session_id) == (SESSION, 2, None)
@@ -133,7 +97,7 @@ def test_next_request_resumes_the_documents_session(folder: Path, claude: Path) 
 def test_next_request_is_none_when_there_is_no_turn_to_prepare(
     folder: Path, claude: Path, text: str
 ) -> None:
-    found = settings(claude)
+    found = stand_in_settings(claude)
     assert next_request(folder / "chat.md", text, found, ENV, ahead_of(found)) is None
 
 
@@ -162,9 +126,9 @@ def resume(folder: Path, prompt: str = "") -> AgentRequest:
 
 def test_a_prewarmed_process_runs_the_next_turn(pool: WarmPool, folder: Path, claude: Path) -> None:
     doc = folder / "chat.md"
-    assert pool.prewarm(doc, resume(folder), settings(claude), ENV)
+    assert pool.prewarm(doc, resume(folder), stand_in_settings(claude), ENV)
     warmed = pool.pids()
-    turn = pool.begin(doc, resume(folder, "again"), settings(claude), ENV)
+    turn = pool.begin(doc, resume(folder, "again"), stand_in_settings(claude), ENV)
     assert "echo again" in [getattr(event, "text", None) for event in run_turn(turn)]
     assert turn.pid in warmed and pool.started == 1
 
@@ -179,14 +143,14 @@ def test_no_process_ahead_of_a_fork(pool: WarmPool, folder: Path, claude: Path) 
         turn=2,
         clearance=leave_for(Path(".")),
     )
-    assert not pool.prewarm(folder / "chat.md", fork, settings(claude), ENV)
+    assert not pool.prewarm(folder / "chat.md", fork, stand_in_settings(claude), ENV)
     assert pool.started == 0
 
 
 def test_a_new_sessions_first_turn_runs_in_the_process_started_ahead(
     pool: WarmPool, folder: Path, claude: Path
 ) -> None:
-    doc, config = folder / "chat.md", settings(claude)
+    doc, config = folder / "chat.md", stand_in_settings(claude)
     ahead = AgentRequest(
         "", folder, session_id="drawn-at-the-open", turn=1, clearance=leave_for(folder)
     )
@@ -205,19 +169,21 @@ def test_a_process_for_another_agent_setting_is_replaced_ahead(
     pool: WarmPool, folder: Path, claude: Path
 ) -> None:
     doc = folder / "chat.md"
-    run_turn(pool.begin(doc, resume(folder, "hi"), settings(claude), ENV))
+    run_turn(pool.begin(doc, resume(folder, "hi"), stand_in_settings(claude), ENV))
     before = pool.pids()
     # The document now names another model: its next turn needs another CLI.
     switched = dataclasses.replace(resume(folder), model="opus")
-    assert pool.prewarm(doc, switched, settings(claude), ENV)
+    assert pool.prewarm(doc, switched, stand_in_settings(claude), ENV)
     assert pool.started == 2 and pool.pids() != before
-    assert not pool.prewarm(doc, switched, settings(claude), ENV)  # it has the right one now
+    assert not pool.prewarm(
+        doc, switched, stand_in_settings(claude), ENV
+    )  # it has the right one now
 
 
 def test_a_hint_never_replaces_nor_evicts_an_unused_process(
     pool: WarmPool, folder: Path, claude: Path
 ) -> None:
-    config = settings(claude)
+    config = stand_in_settings(claude)
     assert pool.prewarm(folder / "a.md", resume(folder), config, ENV)
     assert not pool.prewarm(folder / "a.md", resume(folder), config, ENV)  # has one
     assert pool.prewarm(folder / "b.md", resume(folder), config, ENV)
@@ -228,7 +194,7 @@ def test_a_hint_never_replaces_nor_evicts_an_unused_process(
 def test_a_hint_takes_the_place_of_the_least_recently_used_process(
     pool: WarmPool, folder: Path, claude: Path
 ) -> None:
-    config = settings(claude)
+    config = stand_in_settings(claude)
     for name in ("a.md", "b.md"):  # two documents that ran a turn, "a" the longer ago
         run_turn(pool.begin(folder / name, resume(folder, "hi"), config, ENV))
     assert pool.prewarm(folder / "c.md", resume(folder), config, ENV)
@@ -236,7 +202,7 @@ def test_a_hint_takes_the_place_of_the_least_recently_used_process(
 
 
 def test_an_unused_prewarmed_process_goes_idle(pool: WarmPool, folder: Path, claude: Path) -> None:
-    assert pool.prewarm(folder / "a.md", resume(folder), settings(claude), ENV)
+    assert pool.prewarm(folder / "a.md", resume(folder), stand_in_settings(claude), ENV)
     pool.close_idle(now=float("inf"))
     assert pool.pids() == []
 
@@ -255,7 +221,7 @@ def warm_docs(daemon: Daemon) -> int:
 
 def test_an_editor_opening_a_document_warms_its_cli(folder: Path, claude: Path) -> None:
     doc = document(folder, "chat.md")
-    with running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
+    with running(Daemon([folder], stand_in_settings(claude), environ=ENV)) as daemon:
         assert daemon.pool is not None
         doc.read_text()  # an editor loading the file
         wait_for(lambda: warm_docs(daemon) == 1, what="the CLI started on the open")
@@ -267,7 +233,7 @@ def test_an_editor_opening_a_document_warms_its_cli(folder: Path, claude: Path) 
 def test_our_own_reads_warm_nothing(folder: Path, claude: Path) -> None:
     quiet = document(folder, "quiet.md")  # read by the daemon at start-up, by nobody else
     other = document(folder, "other.md")
-    with running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
+    with running(Daemon([folder], stand_in_settings(claude), environ=ENV)) as daemon:
         other.read_text()
         # Events arrive in order: once the later open is handled, the earlier reads were.
         wait_for(lambda: warm_docs(daemon) == 1, what="the CLI of the opened document")
@@ -278,7 +244,7 @@ def test_our_own_reads_warm_nothing(folder: Path, claude: Path) -> None:
 def test_a_save_leaving_an_empty_user_heading_warms_the_cli(folder: Path, claude: Path) -> None:
     done = CONVERSATION.removesuffix("## User\n\n")
     doc = document(folder, "chat.md", done)
-    with running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
+    with running(Daemon([folder], stand_in_settings(claude), environ=ENV)) as daemon:
         # The open of this write is itself a hint; an editor opened the file long ago, so
         # only the save is left to tell that a prompt is coming.
         note_own_open(doc)
@@ -291,7 +257,7 @@ def test_a_save_leaving_an_empty_user_heading_warms_the_cli(folder: Path, claude
 def test_opening_a_plain_note_reads_nothing(folder: Path, claude: Path) -> None:
     note = document(folder, "note.md", "# Just notes\n")
     doc = document(folder, "chat.md")
-    daemon = Daemon([folder], settings(claude), environ=ENV)
+    daemon = Daemon([folder], stand_in_settings(claude), environ=ENV)
     hinted: list[Path] = []
     real_hint = daemon.hints.hint
 
@@ -311,7 +277,7 @@ def test_documents_used_just_before_start_up_are_warmed(folder: Path, claude: Pa
     for name in ("a.md", "b.md", "c.md"):
         document(folder, name, old=False)
     document(folder, "old.md")
-    with running(Daemon([folder], settings(claude), environ=ENV)) as daemon:
+    with running(Daemon([folder], stand_in_settings(claude), environ=ENV)) as daemon:
         # As many as may be warm at once (warm_sessions = 2), the most recent first.
         wait_for(lambda: warm_docs(daemon) == 2, what="two CLIs started at start-up")
         assert daemon.pool is not None and daemon.pool.started == 2
@@ -321,7 +287,7 @@ def test_a_hint_plans_again_only_when_the_frontmatter_changed(
     folder: Path, claude: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pool = WarmPool(capacity=2, idle_timeout=600)
-    hints = Hints(pool, settings(claude), ENV, ahead_of(settings(claude)))
+    hints = Hints(pool, stand_in_settings(claude), ENV, ahead_of(stand_in_settings(claude)))
     planned: list[str] = []
     real = hints_module.next_request
 

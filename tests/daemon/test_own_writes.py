@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,55 +21,43 @@ from tests.support.waiting import wait_for
 
 
 def test_an_undo_is_not_taken_for_a_bulk_change_and_the_next_save_sends(
-    tmp_path: Path, fake_claude: Callable[[str], FakeClaude], caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture, folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
     caplog.set_level(logging.INFO)
-    with Running(make_daemon(folder, fake)) as daemon:
-        wait_for(daemon.discovered.is_set, "start-up discovery")
+    with Running(make_daemon(folder, plain_claude), discovered=True):
         doc.write_text(DOC + "a question\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply")
         wait_for(lambda: _state(doc) == ("idle", None), "the turn's end")
-        undo(doc, fake.settings(), fake.env, clear=own_leave)
+        undo(doc, plain_claude.settings(), plain_claude.env, clear=own_leave)
         assert roles(doc) == ["user"]
         wait_for(lambda: "after `agentdoc undo`" in (_state(doc)[1] or ""), "the undo told")
-        assert len(fake.calls()) == 1  # taken back, not sent again on its own
+        assert len(plain_claude.calls()) == 1  # taken back, not sent again on its own
         doc.write_text(doc.read_text().replace("a question", "a better question"))
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply again")
-    assert len(fake.calls()) == 2
+    assert len(plain_claude.calls()) == 2
     assert "changed in bulk" not in caplog.text
 
 
 def test_a_save_right_after_an_undo_is_judged_against_the_undo(
-    tmp_path: Path, fake_claude: Callable[[str], FakeClaude], caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture, folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
     """The person saves a new prompt before the daemon has taken the undo in (both land within
     one settle window): the save is judged against undo's version, so it is a typed prompt,
     sent; not turns gone, held, nor a stale copy that gets the reply merged back."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
     caplog.set_level(logging.INFO)
-    daemon = make_daemon(folder, fake)
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, "start-up discovery")
+    daemon = make_daemon(folder, plain_claude)
+    with Running(daemon, discovered=True):
         doc.write_text(DOC + "a question\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply")
         wait_for(lambda: _state(doc) == ("idle", None), "the turn's end")
         wait_for(lambda: not daemon._deadlines._heap, "the look after the turn")
-        undo(doc, fake.settings(), fake.env, clear=own_leave)
+        undo(doc, plain_claude.settings(), plain_claude.env, clear=own_leave)
         # No wait for the daemon to see the undo: the next save lands at once.
         doc.write_text(doc.read_text().replace("a question", "a better question"))
-        wait_for(lambda: len(fake.calls()) == 2, "the new prompt sent")
+        wait_for(lambda: len(plain_claude.calls()) == 2, "the new prompt sent")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply again")
         wait_for(lambda: _state(doc) == ("idle", None), "the second turn's end")
-    assert [call["stdin"] for call in fake.calls()] == ["a question", "a better question"]
+    assert [call["stdin"] for call in plain_claude.calls()] == ["a question", "a better question"]
     assert "a better question" in doc.read_text() and "a question\n" not in doc.read_text()
     assert "changed in bulk" not in caplog.text
     assert "older than the reply" not in caplog.text

@@ -5,7 +5,6 @@ of a long conversation costs milliseconds, and the daemon's path reads a save on
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,8 @@ MOST_PROMPT_LOOKS = 3  # the snapshot, the turn as it starts, the reply as it op
 
 
 def test_one_turn_parses_the_document_only_a_few_times(
-    folder: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
+    folder: Path, monkeypatch: pytest.MonkeyPatch, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
     calls: Counter[str] = Counter()
     original = parser._parse
     looked = parser.Document.pending_prompt
@@ -41,8 +37,7 @@ def test_one_turn_parses_the_document_only_a_few_times(
             calls["prompt"] += 1
         return looked(doc)
 
-    with Running(make_daemon(folder, fake)) as daemon:
-        wait_for(daemon.discovered.is_set, what="start-up")
+    with Running(make_daemon(folder, plain_claude), discovered=True) as daemon:
         monkeypatch.setattr(parser, "_parse", counting)
         monkeypatch.setattr(parser.Document, "pending_prompt", looking)
         doc.write_text(DOC + "hi there\n")

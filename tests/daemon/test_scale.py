@@ -13,7 +13,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -101,14 +101,13 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.mark.serial
 @pytest.mark.slow
 def test_a_vault_of_ten_thousand_notes(
-    vault: Path, tmp_path: Path, fake_claude: Callable[[str], FakeClaude]
+    vault: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
     config = write_config(tmp_path / "config.toml", settle_step=0.1, settle_max=1.0)
     env = base_env(
         tmp_path / "home",
-        **fake.env,
-        AGENTDOC_CLAUDE=str(fake.executable),
+        **plain_claude.env,
+        AGENTDOC_CLAUDE=str(plain_claude.executable),
         AGENTDOC_CONFIG=str(config),
     )
     chat, plan, diary = (vault / name for name in SESSIONS)
@@ -125,7 +124,7 @@ def test_a_vault_of_ten_thousand_notes(
         # been looked at too.
         plan.write_text(SESSION + "and one more\n", encoding="utf-8")
         wait_for(lambda: roles(plan) == ["user", "assistant", "user"], "the second reply", 60)
-        assert len(fake.calls()) == 2  # the checkout sent nothing
+        assert len(plain_claude.calls()) == 2  # the checkout sent nothing
         changed = _git(vault, "status", "--porcelain").splitlines()
         # Nothing written but the two replies: no note touched, the state folder ignored.
         assert sorted(changed) == sorted(f" M {name}" for name in SESSIONS[:2])

@@ -4,7 +4,6 @@ daemon, at start-up and on a save, and by `agentdoc run`; never in the validator
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,59 +49,48 @@ def _error_of(doc: Path) -> str:
 
 
 def test_the_daemon_tells_bad_settings_at_start_up_and_on_a_save(
-    tmp_path: Path, fake_claude: Callable[[str], FakeClaude], caplog: pytest.LogCaptureFixture
+    caplog: pytest.LogCaptureFixture, folder: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     waiting, saved = folder / "waiting.md", folder / "saved.md"
     waiting.write_text(BAD)
     saved.write_text(BAD.replace("hello\n", ""))
-    fake = fake_claude("plain_text.ndjson")
     caplog.set_level(logging.ERROR)
-    with Running(make_daemon(folder, fake)) as daemon:
-        wait_for(daemon.discovered.is_set, "start-up discovery")
+    with Running(make_daemon(folder, plain_claude), discovered=True):
         wait_for(lambda: all(t in _error_of(waiting) for t in TOLD), "the start-up's status")
         saved.write_text(BAD)
         wait_for(lambda: all(t in _error_of(saved) for t in TOLD), "the save's status")
         # The prompt waits: the document itself says why, below it.
         wait_for(lambda: "**Not sent:**" in saved.read_text(), "the notice in the document")
         assert all(t in saved.read_text() for t in TOLD[:2])
-        assert not fake.calls()
+        assert not plain_claude.calls()
         # Fixed and saved: the prompt is sent, and the reply takes the notice's place.
         saved.write_text(
             saved.read_text().replace("effort: extreme, thinking: nope, model: -rf", "")
         )
         wait_for(lambda: roles(saved) == ["user", "assistant", "user"], "the reply")
         assert "Not sent" not in saved.read_text()
-    assert len(fake.calls()) == 1
+    assert len(plain_claude.calls()) == 1
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert all(t in logged for t in TOLD) and "Input should be" not in logged
 
 
 @pytest.mark.parametrize("send_pending", [False, True])
 def test_bad_settings_found_at_start_up_are_told_with_or_without_a_prompt(
-    tmp_path: Path,
-    fake_claude: Callable[[str], FakeClaude],
-    caplog: pytest.LogCaptureFixture,
-    send_pending: bool,
+    caplog: pytest.LogCaptureFixture, send_pending: bool, folder: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     waiting, quiet = folder / "waiting.md", folder / "quiet.md"
     waiting.write_text(BAD)
     quiet.write_text(BAD.replace("hello\n", ""))
-    fake = fake_claude("plain_text.ndjson")
     caplog.set_level(logging.ERROR)
     told: list[str] = []
     daemon = make_daemon(
-        folder, fake, send_pending=send_pending, on_progress=lambda p: told.append(p.detail)
+        folder, plain_claude, send_pending=send_pending, on_progress=lambda p: told.append(p.detail)
     )
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, "start-up discovery")
+    with Running(daemon, discovered=True):
         wait_for(
             lambda: all(t in _error_of(d) for t in TOLD for d in (waiting, quiet)), "the statuses"
         )
-    assert not fake.calls()
+    assert not plain_claude.calls()
     logged = "\n".join(r.getMessage() for r in caplog.records)
     for doc in (waiting, quiet):
         assert any(doc.name in m and TOLD[0] in m for m in logged.splitlines()), logged

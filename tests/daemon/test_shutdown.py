@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +26,7 @@ from tests.support.processes import (
     processes_with_env,
     state_of,
     watching,
-    write_config,
+    write_quick_config,
 )
 from tests.support.waiting import wait_for
 
@@ -45,19 +44,9 @@ SHUTDOWN_TIMEOUT = 15.0
 STOP_WITHIN = 5.0  # seconds: SHUTDOWN_GRACE is longer, but a cancelled fake claude exits at once
 
 
-@pytest.fixture
-def gate(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "gate"
-    yield path
-    path.touch()  # never leave a fake claude waiting
-
-
 def daemon_env(tmp_path: Path, fake: FakeClaude) -> dict[str, str]:
-    config = write_config(
+    config = write_quick_config(
         tmp_path / "config.toml",
-        settle_step=0.1,
-        settle_max=1.0,
-        flush_interval=0.05,
         warm_sessions=0,  # the replaying fake is one-shot; warm mode has its own e2e tests
     )
     return base_env(
@@ -76,17 +65,15 @@ def daemon_env(tmp_path: Path, fake: FakeClaude) -> dict[str, str]:
 )
 def test_a_signal_mid_reply_stops_the_turn_and_the_daemon_cleanly(
     tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
     gate: Path,
     sig: signal.Signals,
     group: bool,
+    folder: Path,
+    gated_claude: FakeClaude,
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "story.md"
     doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    env = daemon_env(tmp_path, fake)
+    env = daemon_env(tmp_path, gated_claude)
     with watching(folder, env, tmp_path / "watch.log") as daemon:
         doc.write_text(DOC + PROMPT)
         wait_for(lambda: "w10 " in doc.read_text(), what="the reply to stream")
@@ -115,5 +102,5 @@ def test_a_signal_mid_reply_stops_the_turn_and_the_daemon_cleanly(
     assert not journal.journal_path(doc).exists()
     assert not [pid for pid in claude if alive(pid)], "claude outlived the daemon"
     assert not [pid for pid in claude if group_exists(pid)], "claude's process group is left"
-    assert processes_with_env("FAKE_CLAUDE_LOG", str(fake.log)) == []
-    assert len(fake.calls()) == 1
+    assert processes_with_env("FAKE_CLAUDE_LOG", str(gated_claude.log)) == []
+    assert len(gated_claude.calls()) == 1

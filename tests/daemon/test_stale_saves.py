@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from agentdoc.document import parser as document
-from tests.support.daemon import DOC, Running, make_daemon, roles, state_of
+from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_reply
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 
@@ -19,18 +18,11 @@ needs_vim = pytest.mark.skipif(shutil.which("vim") is None, reason="vim is not i
 
 
 def test_a_stale_copy_saved_after_the_reply_is_merged_and_its_new_prompt_sent(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, plain_claude)):
         asked = DOC + "first\n"
-        doc.write_text(asked)
-        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+        save_and_wait_reply(doc, asked)
         answered = doc.read_text()
         session = document.parse(answered).meta.session
         assert session
@@ -44,43 +36,31 @@ def test_a_stale_copy_saved_after_the_reply_is_merged_and_its_new_prompt_sent(
     assert [t.role for t in parsed.turns] == ["user", "assistant", "user", "assistant", "user"]
     assert parsed.turns[0].content.strip() == "first"
     assert parsed.turns[2].content.strip() == "second"
-    assert [call["stdin"] for call in fake.calls()] == ["first", "second"]
+    assert [call["stdin"] for call in plain_claude.calls()] == ["first", "second"]
 
 
 def test_a_stale_copy_saved_unchanged_gets_the_reply_back_and_sends_nothing(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc, other = folder / "chat.md", folder / "other.md"
     doc.write_text(DOC)
     other.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, plain_claude)):
         asked = DOC + "first\n"
-        doc.write_text(asked)
-        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+        save_and_wait_reply(doc, asked)
         answered = doc.read_text()
         doc.write_text(asked)  # Vim's `:w!` of the buffer it had before the reply
         wait_for(lambda: doc.read_text() == answered, what="the reply put back")
         other.write_text(DOC + "elsewhere\n")
         wait_for(lambda: len(roles(other)) == 3, what="the other document's reply")
-    assert [call["stdin"] for call in fake.calls()] == ["first", "elsewhere"]
+    assert [call["stdin"] for call in plain_claude.calls()] == ["first", "elsewhere"]
 
 
 def test_a_reloaded_copy_with_the_reply_removed_by_hand_stays_as_saved(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-        wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+    with Running(make_daemon(folder, plain_claude)):
+        save_and_wait_reply(doc, DOC + "first\n")
         # The person removed the reply's text but kept the session key (a reloaded copy).
         answered = doc.read_text()
         reply = document.parse(answered).turns[1].content.strip()
@@ -94,19 +74,14 @@ def test_a_reloaded_copy_with_the_reply_removed_by_hand_stays_as_saved(
 
 @needs_vim
 def test_plain_vim_writing_its_stale_buffer_keeps_the_reply_and_sends_the_new_prompt(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
     """Vim without any recipe: the prompt is saved, the reply lands on disk while the buffer
     stays as it was, a new prompt is typed and written over the file (answering `y` to Vim's
     "The file has been changed since reading it!!! Do you really want to write to it")."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
     on_disk = "join(readfile(expand('%:p')), '\\n')"
     answered = f"{on_disk} =~# 'plain reply from the mock' && {on_disk} !~# 'agentdoc:reply'"
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, plain_claude)):
         script = tmp_path / "steps.vim"
         script.write_text(
             "\n".join(
@@ -138,29 +113,24 @@ def test_plain_vim_writing_its_stale_buffer_keeps_the_reply_and_sends_the_new_pr
     contents = [t.content.strip() for t in parsed.turns]
     assert contents[0] == "first question" and contents[2] == "second question"
     assert "plain reply from the mock" in contents[1] and "plain reply" in contents[3]
-    assert [call["stdin"] for call in fake.calls()] == ["first question", "second question"]
+    assert [call["stdin"] for call in plain_claude.calls()] == ["first question", "second question"]
 
 
 def test_a_paragraph_typed_below_a_streaming_reply_goes_with_the_next_prompt(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, folder: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
     gate = tmp_path / "gate"
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
     try:
-        with Running(make_daemon(folder, fake)):
+        with Running(make_daemon(folder, gated_claude)):
             doc.write_text(DOC + "first\n")
             wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
             # Below the streaming reply: a paragraph, then the person's own next prompt.
             doc.write_text(doc.read_text() + "\nA thought.\n\n## User\n\nsecond\n")
             wait_for(lambda: "A thought." in doc.read_text(), what="the save taken in")
             gate.touch()
-            wait_for(lambda: len(fake.calls()) == 2, what="the next prompt sent")
+            wait_for(lambda: len(gated_claude.calls()) == 2, what="the next prompt sent")
             wait_for(lambda: len(roles(doc)) >= 6, what="its reply")
     finally:
         gate.touch()
-    sent = fake.calls()[1]["stdin"]
+    sent = gated_claude.calls()[1]["stdin"]
     assert "A thought." in sent and sent.endswith("second")

@@ -33,6 +33,7 @@ from agentdoc.turn import status
 from tests.support.daemon import Running
 from tests.support.paths import PACKAGE
 from tests.support.waiting import wait_for
+from tests.support.warm_cli import CONVERSATION, SESSION, stand_in_settings
 
 # A stand-in `claude` that notes each start (argv, cwd) before anything else, then answers
 # stream-json prompts (warm) or its stdin (one-shot) with "echo <prompt>".
@@ -58,24 +59,6 @@ for line in sys.stdin:
     if msg["type"] == "user":
         n += 1
         answer(msg["message"]["content"], n)
-"""
-SESSION = "0b7f8c52-5d1e-4c3a-9f6e-2a4b8d0c1e37"
-RESUMED = f"""---
-agentdoc: {{session: {SESSION}}}
----
-
-# Chat
-
-## User
-
-hello
-
-## Assistant
-
-echo hello
-
-## User
-
 """
 NEW = "---\nagentdoc: {}\n---\n\n## User\n\n"
 
@@ -107,17 +90,6 @@ def phone(tmp_path: Path) -> Path:
     return folder
 
 
-def settings(claude: Path, **overrides: object) -> Settings:
-    base: dict[str, object] = {
-        "claude": str(claude),
-        "warm_sessions": 2,
-        "settle_step": 0.1,
-        "settle_max": 1.0,
-        "flush_interval": 0.05,
-    }
-    return Settings.model_validate({**base, **overrides})
-
-
 def started(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
@@ -128,7 +100,7 @@ def env(starts: Path) -> dict[str, str]:
 
 
 def hinted_daemon(root: Path, claude: Path, env: dict[str, str], **overrides: object) -> Daemon:
-    return Daemon([root], settings(claude, **overrides), environ=env, rescan_interval=0.5)
+    return Daemon([root], stand_in_settings(claude, **overrides), environ=env, rescan_interval=0.5)
 
 
 # -- the agent layer starts nothing without leave ---------------------------------------------
@@ -155,9 +127,9 @@ def test_the_pool_starts_no_process_for_a_request_without_leave(
     request = AgentRequest("", tmp_path, session_id=SESSION, turn=1)
     try:
         with pytest.raises(NotCleared):
-            pool.prewarm(tmp_path / "a.md", request, settings(claude), env)
+            pool.prewarm(tmp_path / "a.md", request, stand_in_settings(claude), env)
         with pytest.raises(NotCleared):
-            pool.begin(tmp_path / "a.md", request, settings(claude), env)
+            pool.begin(tmp_path / "a.md", request, stand_in_settings(claude), env)
     finally:
         pool.close_all()
     assert started(starts) == []
@@ -220,9 +192,9 @@ def test_a_hint_starts_an_agent_only_in_a_trusted_folder(
     phone: Path, claude: Path, env: dict[str, str], starts: Path, way: str, trusted: bool
 ) -> None:
     doc = phone / "chat.md"
-    doc.write_text(RESUMED.removesuffix("## User\n\n") if "empty" in way else RESUMED)
+    doc.write_text(CONVERSATION.removesuffix("## User\n\n") if "empty" in way else CONVERSATION)
     local = phone.parent / "local.md"
-    local.write_text(RESUMED)
+    local.write_text(CONVERSATION)
     for path in (doc, local):  # not "used shortly before start-up"
         os.utime(path, (1_000_000_000, 1_000_000_000))
     if trusted:
@@ -260,8 +232,8 @@ def test_a_restart_starts_no_agent_for_an_untrusted_document_used_just_before(
     phone: Path, tmp_path: Path, claude: Path, env: dict[str, str], starts: Path
 ) -> None:
     local = tmp_path / "notes" / "local.md"
-    local.write_text(RESUMED)  # both used just now: both would be warmed at start-up
-    (phone / "chat.md").write_text(RESUMED)
+    local.write_text(CONVERSATION)  # both used just now: both would be warmed at start-up
+    (phone / "chat.md").write_text(CONVERSATION)
     with Running(hinted_daemon(phone.parent, claude, env)) as daemon:
         wait_for(lambda: daemon.hints.warmed == 1, what="the local document's CLI")
         daemon.hints.drain()
@@ -296,7 +268,7 @@ def test_without_folder_agent_settings_not_even_a_trusted_folders_settings_are_r
 ) -> None:
     trust_folder(phone)
     doc = phone / "new.md"
-    strict = settings(claude, warm_sessions=0, folder_agent_settings=False)
+    strict = stand_in_settings(claude, warm_sessions=0, folder_agent_settings=False)
     with Running(Daemon([phone.parent], strict, environ=env, rescan_interval=0.5)):
         doc.write_text(NEW + "hello\n")
         wait_for(lambda: "echo hello" in doc.read_text(), what="the reply")

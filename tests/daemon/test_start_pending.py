@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,54 +46,50 @@ def synced(tmp_path: Path) -> Path:
 
 
 def test_a_prompt_that_arrived_while_down_is_answered_at_start_in_a_trusted_synced_folder(
-    synced: Path, fake_claude: Callable[..., FakeClaude]
+    synced: Path, plain_claude: FakeClaude
 ) -> None:
     doc = synced / "chat.md"
     doc.write_text(ASKED)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(synced, fake)):
+    with Running(daemon(synced, plain_claude)):
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
         wait_for(lambda: state(doc) == "idle", what="the turn's end")
-    assert [c["stdin"] for c in fake.calls()] == ["written on the phone while the server slept"]
-    with Running(daemon(synced, fake)) as running:  # started again: nothing is sent twice
+    assert [c["stdin"] for c in plain_claude.calls()] == [
+        "written on the phone while the server slept"
+    ]
+    with Running(daemon(synced, plain_claude)) as running:  # started again: nothing is sent twice
         wait_for(running.discovered.is_set, what="start-up")
-    assert len(fake.calls()) == 1
+    assert len(plain_claude.calls()) == 1
 
 
 def test_a_prompt_whose_turn_already_ran_here_is_not_sent_again(
-    synced: Path, fake_claude: Callable[..., FakeClaude]
+    synced: Path, plain_claude: FakeClaude
 ) -> None:
     doc = synced / "chat.md"
     doc.write_text(ASKED)  # say an older version came back, the reply of turn 1 not in it
     write_status(doc, Status(document="chat.md", state="idle", turn=1, updated=now_iso()))
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(synced, fake)) as running:
-        wait_for(running.discovered.is_set, what="start-up")
+    with Running(daemon(synced, plain_claude), discovered=True):
         wait_for(lambda: "already there" in held_why(doc), what="the held status")
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
 
 
 def test_an_untrusted_synced_folder_still_holds_it_until_trusted(
-    synced: Path, fake_claude: Callable[..., FakeClaude]
+    synced: Path, plain_claude: FakeClaude
 ) -> None:
     doc = synced / "chat.md"
     doc.write_text(ASKED)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(synced, fake, trusted=False)):
+    with Running(daemon(synced, plain_claude, trusted=False)):
         wait_for(lambda: "does not trust" in held_why(doc), what="the held status")
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
 
 
 def test_an_ordinary_folder_keeps_the_rule_save_it_again(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     doc = tmp_path / "chat.md"
     doc.write_text(ASKED)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(tmp_path, fake)) as running:
-        wait_for(running.discovered.is_set, what="start-up")
+    with Running(daemon(tmp_path, plain_claude), discovered=True):
         wait_for(lambda: "already there" in held_why(doc), what="the held status")
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
 
 
 def git(folder: Path, *args: str) -> None:
@@ -102,7 +97,7 @@ def git(folder: Path, *args: str) -> None:
 
 
 def test_a_prompt_a_checkout_brought_back_is_not_sent(
-    synced: Path, fake_claude: Callable[..., FakeClaude]
+    synced: Path, plain_claude: FakeClaude
 ) -> None:
     doc = synced / "chat.md"
     git(synced, "init", "-q")
@@ -114,33 +109,27 @@ def test_a_prompt_a_checkout_brought_back_is_not_sent(
     doc.write_text(ASKED + "\n## Assistant\n\nold answer\n\n## User\n\n")
     git(synced, "commit", "-qam", "answered")
     git(synced, "checkout", "-q", "HEAD~1")  # the asked version is back, while no daemon runs
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(synced, fake)) as running:
-        wait_for(running.discovered.is_set, what="start-up")
+    with Running(daemon(synced, plain_claude), discovered=True):
         wait_for(lambda: "already there" in held_why(doc), what="the held status")
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
 
 
-def test_a_git_sync_document_is_answered_at_start(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
-) -> None:
+def test_a_git_sync_document_is_answered_at_start(tmp_path: Path, plain_claude: FakeClaude) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
     doc = repo / "chat.md"
     doc.write_text(ASKED.replace("agentdoc: {}", "agentdoc: {git: sync}"))
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(repo, fake)):
+    with Running(daemon(repo, plain_claude)):
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-    assert len(fake.calls()) == 1
+    assert len(plain_claude.calls()) == 1
 
 
 def test_a_reboot_of_the_server_loses_no_prompt_written_meanwhile(
-    synced: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    synced: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     """As processes: a daemon serves the folder, stops (a reboot); the phone's prompt lands while
     it is down; the daemon started again answers it, and a third start sends nothing more."""
-    fake = fake_claude("plain_text.ndjson")
     config = write_config(
         tmp_path / "config.toml", settle_step=0.1, settle_max=1.0, claim_wait=0, warm_sessions=0
     )
@@ -148,8 +137,8 @@ def test_a_reboot_of_the_server_loses_no_prompt_written_meanwhile(
         toml.write(f"trusted = [{json.dumps(str(synced))}]\n")
     environ = base_env(
         tmp_path / "home",
-        **fake.env,
-        AGENTDOC_CLAUDE=str(fake.executable),
+        **plain_claude.env,
+        AGENTDOC_CLAUDE=str(plain_claude.executable),
         AGENTDOC_CONFIG=str(config),
         AGENTDOC_STATE_DIR=os.environ["AGENTDOC_STATE_DIR"],
     )
@@ -164,5 +153,7 @@ def test_a_reboot_of_the_server_loses_no_prompt_written_meanwhile(
         wait_for(lambda: state(doc) == "idle", what="the turn's end")
     with watching(synced, environ, tmp_path / "third.log") as third:
         assert "unsent prompt" not in third.log()
-    assert [c["stdin"] for c in fake.calls()] == ["written on the phone while the server slept"]
+    assert [c["stdin"] for c in plain_claude.calls()] == [
+        "written on the phone while the server slept"
+    ]
     assert not (synced / ".agentdoc").exists()  # this machine's state stayed out of the sync

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,22 +43,21 @@ def answered(doc: Path, fake: FakeClaude) -> None:
 
 
 def test_a_claim_file_of_garbage_is_told_kept_and_counts_for_no_machine(
-    synced: Path, fake_claude: Callable[..., FakeClaude], caplog: pytest.LogCaptureFixture
+    synced: Path, caplog: pytest.LogCaptureFixture, plain_claude: FakeClaude
 ) -> None:
     trust(synced)
     garbage = synced / CLAIMS / "chat.md.0123456789abcdef.json"
     garbage.parent.mkdir()
     garbage.write_bytes(b"\x00\xffnot json{")
-    fake = fake_claude("plain_text.ndjson")
-    with caplog.at_level(logging.WARNING), Running(daemon(synced, fake)):
-        answered(synced / "chat.md", fake)
+    with caplog.at_level(logging.WARNING), Running(daemon(synced, plain_claude)):
+        answered(synced / "chat.md", plain_claude)
     assert garbage.read_bytes() == b"\x00\xffnot json{"
     told = [r.getMessage() for r in caplog.records if "not a readable claim" in r.getMessage()]
     assert len(told) == 1 and str(garbage) in told[0] and "agentdoc adopt" in told[0]
 
 
 def test_a_stignore_that_is_not_text_is_told_and_left_as_it_is(
-    synced: Path, fake_claude: Callable[..., FakeClaude]
+    synced: Path, plain_claude: FakeClaude
 ) -> None:
     stignore = synced / ".stignore"
     stignore.write_bytes(b"(?d).DS_Store\n\xff\xfe broken\n")
@@ -70,26 +68,21 @@ def test_a_stignore_that_is_not_text_is_told_and_left_as_it_is(
     assert stignore.read_bytes() == b"(?d).DS_Store\n\xff\xfe broken\n"
     # The daemon never needs the ignore file: its own state is out of the folder anyway.
     trust(synced)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(synced, fake)):
-        answered(synced / "chat.md", fake)
+    with Running(daemon(synced, plain_claude)):
+        answered(synced / "chat.md", plain_claude)
     assert not (synced / ".agentdoc").exists()
 
 
 def test_a_trusted_folder_that_is_gone_is_told_and_the_others_still_served(
-    synced: Path,
-    tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
-    caplog: pytest.LogCaptureFixture,
+    synced: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, plain_claude: FakeClaude
 ) -> None:
     gone = tmp_path / "was-here"
     trust(gone, synced)
     listed = CliRunner().invoke(cli, ["trust", "--list"])
     assert listed.exit_code == 0
     assert f"{gone} (no longer exists)" in listed.output and f"{synced}\n" in listed.output
-    fake = fake_claude("plain_text.ndjson")
-    with caplog.at_level(logging.WARNING), Running(daemon(synced, fake)):
-        answered(synced / "chat.md", fake)
+    with caplog.at_level(logging.WARNING), Running(daemon(synced, plain_claude)):
+        answered(synced / "chat.md", plain_claude)
     told = [r.getMessage() for r in caplog.records if "no longer exists" in r.getMessage()]
     assert len(told) == 1 and f"agentdoc trust --remove {gone}" in told[0]
     assert str(gone) in config_path().read_text()  # kept: the person decides

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -128,51 +127,35 @@ def test_the_budget_counts_the_last_hour() -> None:
 # -- the daemon ------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    return docs
-
-
 def test_an_untrusted_synced_folder_holds_until_trusted(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(folder, fake, synced=True, claim_wait=0)):
+    with Running(daemon(folder, plain_claude, synced=True, claim_wait=0)):
         doc.write_text(DOC + "hi from the phone\n")
         wait_for(lambda: "does not trust" in (held_why(doc) or ""), what="the held status")
         assert f"`agentdoc trust {folder}`" in (held_why(doc) or "")
-        assert fake.calls() == []
+        assert plain_claude.calls() == []
         assert CliRunner().invoke(cli, ["trust", str(folder)]).exit_code == 0
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
-    assert [c["stdin"] for c in fake.calls()] == ["hi from the phone"]
+    assert [c["stdin"] for c in plain_claude.calls()] == ["hi from the phone"]
 
 
 def test_a_folder_that_is_not_synced_needs_no_trust(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(folder, fake)):
+    with Running(daemon(folder, plain_claude)):
         doc.write_text(DOC + "hi\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
 
 
 def test_the_budget_holds_the_extra_prompt_until_the_hour_moves_on(
-    folder: Path, fake_claude: Callable[..., FakeClaude], tmp_path: Path
+    folder: Path, tmp_path: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
     log = tmp_path / "notes.jsonl"
     script = tmp_path / "note.py"
     script.write_text(NOTE)
     made = daemon(
-        folder, fake, max_turns_per_hour=1, notify=(sys.executable, str(script), str(log))
+        folder, plain_claude, max_turns_per_hour=1, notify=(sys.executable, str(script), str(log))
     )
     now = [1000.0]
     made.gate.clock = lambda: now[0]
@@ -181,7 +164,7 @@ def test_the_budget_holds_the_extra_prompt_until_the_hour_moves_on(
         wait_for(lambda: len(roles(doc)) == 3, what="the first reply")
         doc.write_text(doc.read_text() + "second\n")
         wait_for(lambda: "max_turns_per_hour" in (held_why(doc) or ""), what="the held status")
-        assert len(fake.calls()) == 1
+        assert len(plain_claude.calls()) == 1
         now[0] += HOUR
         wait_for(lambda: len(roles(doc)) == 5, what="the second reply")
         wait_for(lambda: len(notes(log)) == 3, what="three notifications")
@@ -271,18 +254,15 @@ def test_a_new_document_waits_for_a_rival_claim_and_yields_to_the_lower_id(
 
 
 def test_another_machine_s_document_waits_for_adopt(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
     write_claim(doc, Claim("aaaa", "desk-a", 1))
-    fake = fake_claude("plain_text.ndjson")
     trust_folder(folder)
-    with Running(daemon(folder, fake, synced=True)):
+    with Running(daemon(folder, plain_claude, synced=True)):
         doc.write_text(DOC + "hi\n")
         wait_for(lambda: "desk-a (aaaa) answers" in (held_why(doc) or ""), what="the hold")
         assert f"agentdoc adopt {doc}" in (held_why(doc) or "")
-        assert fake.calls() == []
+        assert plain_claude.calls() == []
         adopted = CliRunner().invoke(cli, ["adopt", str(doc)])
         assert adopted.exit_code == 0, adopted.output
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
@@ -319,7 +299,7 @@ def test_a_held_prompt_is_told_once_per_kind_of_reason(tmp_path: Path) -> None:
 
 
 def test_another_machine_s_streaming_reply_is_never_closed_here(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, plain_claude: FakeClaude
 ) -> None:
     """What a desktop that does not answer a document sees while the one that does streams."""
     doc = folder / "chat.md"
@@ -328,9 +308,7 @@ def test_another_machine_s_streaming_reply_is_never_closed_here(
     doc.write_text(streaming)  # as found at start-up
     write_claim(doc, Claim("aaaa", "desk-a", 1))
     trust_folder(folder)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(daemon(folder, fake, synced=True, claim_wait=0)) as running:
-        wait_for(running.discovered.is_set, what="start-up")
+    with Running(daemon(folder, plain_claude, synced=True, claim_wait=0), discovered=True):
         grown = streaming.replace("<!-- agentdoc:end", "Half a reply\n<!-- agentdoc:end", 1)
         doc.write_text(grown)  # the next version arrives through the sync
         # A later prompt in another document of the folder: once it is answered, the change
@@ -338,7 +316,7 @@ def test_another_machine_s_streaming_reply_is_never_closed_here(
         (folder / "later.md").write_text(DOC + "later\n")
         wait_for(lambda: len(roles(folder / "later.md")) == 3, what="the later reply")
     assert doc.read_text() == grown and open_regions(grown)
-    assert [c["stdin"] for c in fake.calls()] == ["later"]
+    assert [c["stdin"] for c in plain_claude.calls()] == ["later"]
 
 
 def test_adopt_refuses_a_document_no_other_machine_can_answer(tmp_path: Path) -> None:

@@ -76,11 +76,11 @@ def _fails(daemon: Daemon) -> AgentdocError:
 @pytest.mark.parametrize("when", [_before_watch, _during_walk])
 def test_a_vanished_sub_folder_is_skipped_and_the_rest_served(
     tmp_path: Path,
-    fake_claude: Callable[[str], FakeClaude],
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
     uncaught: list[str],
     when: Callable[[pytest.MonkeyPatch, Path], None],
+    plain_claude: FakeClaude,
 ) -> None:
     folder = tmp_path / "docs"
     sub = folder / "sub"
@@ -88,14 +88,12 @@ def test_a_vanished_sub_folder_is_skipped_and_the_rest_served(
     (sub / "deeper" / "note.md").write_text("# a note\n")
     doc = folder / "chat.md"
     doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
     when(monkeypatch, sub.resolve())
     caplog.set_level(logging.INFO)
     # The sub-folder named as a root too: its own watch is the one that cannot be set up.
-    daemon = make_daemon(folder, fake)
+    daemon = make_daemon(folder, plain_claude)
     daemon.roots = [folder, sub]
-    with Running(daemon):
-        wait_for(daemon.discovered.is_set, "start-up discovery")
+    with Running(daemon, discovered=True):
         doc.write_text(DOC + "still here?\n")
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], "the reply")
     assert not uncaught
@@ -121,13 +119,11 @@ def test_a_root_gone_before_its_watch_is_an_agentdoc_error(
 
 
 def test_a_root_gone_during_the_first_walk_is_an_agentdoc_error(
-    tmp_path: Path,
     fake_claude: Callable[[str], FakeClaude],
     monkeypatch: pytest.MonkeyPatch,
     uncaught: list[str],
+    folder: Path,
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     (folder / "chat.md").write_text(DOC)
     _during_walk(monkeypatch, folder.resolve())
     error = _fails(make_daemon(folder, fake_claude("plain_text.ndjson")))

@@ -7,18 +7,14 @@ next turn appended below the open region.
 
 from __future__ import annotations
 
-import errno
 import logging
-import os
 import subprocess
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from agentdoc.cli import main
-from agentdoc.document import fileio
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import journal, status
@@ -26,7 +22,7 @@ from agentdoc.turn.recovery import open_regions
 from agentdoc.turn.runner import TurnRunner
 from tests.support.clearance import own_leave
 from tests.support.daemon import DOC, Running, make_daemon
-from tests.support.fake_claude import FakeClaude
+from tests.support.fake_claude import FakeClaude, install_as_claude
 from tests.support.waiting import wait_for
 
 
@@ -37,24 +33,15 @@ def _closed(path: Path) -> bool:
 
 def test_a_full_disk_mid_reply_fails_the_turn_and_the_next_run_closes_it(
     tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
     monkeypatch: pytest.MonkeyPatch,
     gate: Path,
+    gated_claude: FakeClaude,
+    disk_full: threading.Event,
 ) -> None:
     doc = tmp_path / "chat.md"
     doc.write_text(DOC + "first\n")
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    full = threading.Event()
-    real_write_all = fileio._write_all
-
-    def write_all(fd: int, data: bytes) -> None:
-        if full.is_set():
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_write_all(fd, data)
-
-    monkeypatch.setattr(fileio, "_write_all", write_all)
     raised: list[BaseException] = []
-    runner = TurnRunner(doc, fake.settings(), clear=own_leave, environ=fake.env)
+    runner = TurnRunner(doc, gated_claude.settings(), clear=own_leave, environ=gated_claude.env)
 
     def run() -> None:
         try:
@@ -65,7 +52,7 @@ def test_a_full_disk_mid_reply_fails_the_turn_and_the_next_run_closes_it(
     thread = threading.Thread(target=run)
     thread.start()
     wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
-    full.set()  # the disk fills up
+    disk_full.set()  # the disk fills up
     gate.touch()
     thread.join(30)
     assert not thread.is_alive()
@@ -76,12 +63,10 @@ def test_a_full_disk_mid_reply_fails_the_turn_and_the_next_run_closes_it(
     entry = journal.read_journal(doc)
     assert entry is not None and "w10 " in entry.text
 
-    full.clear()  # space is freed; the next run closes the open reply before anything else
+    disk_full.clear()  # space is freed; the next run closes the open reply before anything else
     with doc.open("a") as f:
         f.write("\nsecond\n")
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
+    install_as_claude(gated_claude, monkeypatch)
     assert main(["run", str(doc)]) == 0
     text = doc.read_text()
     assert not open_regions(text)
@@ -93,18 +78,12 @@ def test_a_full_disk_mid_reply_fails_the_turn_and_the_next_run_closes_it(
 
 
 def test_a_document_moved_mid_reply_ends_the_turn_and_is_closed_where_it_went(
-    tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
-    gate: Path,
-    caplog: pytest.LogCaptureFixture,
+    gate: Path, caplog: pytest.LogCaptureFixture, folder: Path, gated_claude: FakeClaude
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc, moved = folder / "chat.md", folder / "renamed.md"
     doc.write_text(DOC)
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
     caplog.set_level(logging.INFO)
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, gated_claude)):
         doc.write_text(DOC + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
         subprocess.run(["mv", str(doc), str(moved)], check=True)

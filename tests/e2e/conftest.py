@@ -12,6 +12,7 @@ from tests.support.claude_cli import require_claude
 from tests.support.claude_watch import (
     TITLED_DOC,
 )
+from tests.support.documents import chat_in
 
 
 @pytest.fixture(params=[4, 0], ids=["warm", "cold"])
@@ -23,10 +24,7 @@ def warm_sessions(request: pytest.FixtureRequest) -> int:
 @pytest.fixture
 def chat_folder(tmp_path: Path) -> Path:
     """A folder holding chat.md, an empty titled conversation, before any daemon starts."""
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "chat.md").write_text(TITLED_DOC)
-    return docs
+    return chat_in(tmp_path / "docs", TITLED_DOC).parent
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from agentdoc.document import parser as document
 from agentdoc.localstate import state_folder
 from agentdoc.userstate import user_state_dir
 from tests.support.claude_cli import claude_env, require_claude
-from tests.support.processes import WatchProcess, watching, write_config
+from tests.support.processes import WatchProcess, watching, write_quick_config
 from tests.support.syncthing import Syncthing, needs_syncthing, syncthing_pair, wait_in_sync
 from tests.support.waiting import wait_for
 
@@ -60,11 +60,8 @@ def served(
             (folder / ".stignore").write_text(".agentdoc\n")
     (server_dir / "chat.md").write_text(DOC)
     wait_for(lambda: _text(phone_dir / "chat.md") == DOC, "the document on the phone", SYNC)
-    config = write_config(
+    config = write_quick_config(
         tmp_path / "config.toml",
-        settle_step=0.1,
-        settle_max=1.0,
-        flush_interval=0.05,
         sync_flush_interval=1.0,
         claim_wait=0,  # one machine answers here: no rival claim to wait for
     )

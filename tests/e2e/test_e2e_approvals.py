@@ -16,6 +16,7 @@ import pytest
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
 from tests.support.claude_watch import DOC, warm_clis, warm_env
+from tests.support.documents import chat_in
 from tests.support.messages import result_text, said, tool_results, write
 from tests.support.processes import run_cli, state_of, status_json, watching
 from tests.support.waiting import wait_for
@@ -47,10 +48,7 @@ def reply_of(doc: Path, n: int = 1) -> str:
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "chat.md").write_text(DOC)
-    return docs
+    return chat_in(tmp_path / "docs", DOC).parent
 
 
 def test_a_write_allowed_by_ticking_the_box(tmp_path: Path, folder: Path) -> None:

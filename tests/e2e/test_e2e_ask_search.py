@@ -16,7 +16,7 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import agentdoc_env
 from tests.support.processes import CLI, run_cli, watching, write_config
 
 pytestmark = pytest.mark.e2e
@@ -40,15 +40,7 @@ def env(tmp_path: Path, api: FakeMessagesAPI) -> dict[str, str]:
     config = write_config(
         tmp_path / "config" / "config.toml", settle_step=0.1, settle_max=1.0, flush_interval=0.05
     )
-    home = tmp_path / "home"
-    home.mkdir()
-    return claude_env(
-        api,
-        home,
-        AGENTDOC_CLAUDE=str(require_claude()),
-        AGENTDOC_CONFIG=str(config),
-        AGENTDOC_STATE_DIR=str(tmp_path / "state"),
-    )
+    return agentdoc_env(tmp_path, api, config, AGENTDOC_STATE_DIR=str(tmp_path / "state"))
 
 
 def prompts_sent(api: FakeMessagesAPI) -> list[str]:
@@ -82,10 +74,8 @@ def test_ask_without_a_daemon_runs_the_turn_and_prints_the_reply(
 
 
 def test_ask_hands_the_prompt_to_a_running_daemon(
-    tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str]
+    tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str], folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     path = folder / "chat.md"
     path.write_text(DOC)
     with watching(folder, env, tmp_path / "watch.log") as daemon:
@@ -145,10 +135,8 @@ def test_a_preset_starts_a_new_document_and_may_not_set_permissions(
 
 
 def test_search_finds_exchanges_in_archives_crlf_and_non_utf8_names(
-    tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str]
+    api: FakeMessagesAPI, env: dict[str, str], folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     crlf = folder / "crlf.md"
     crlf.write_bytes(DOC.replace("\n", "\r\n").encode())
     cafe = folder / "cafe.md"

@@ -29,13 +29,6 @@ def started_with_session(pid: int) -> str | None:
     return None
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    return docs
-
-
 def test_a_new_document_has_its_cli_before_its_first_prompt(tmp_path: Path, folder: Path) -> None:
     doc = folder / "idea.md"
     with served(tmp_path, folder, [answer("A fresh answer.")]) as (api, env, _daemon):

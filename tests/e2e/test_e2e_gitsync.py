@@ -12,7 +12,13 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.turn import status
 from tests.support.claude_cli import claude_env, require_claude
 from tests.support.git import DOC, IDENTITY, git, make_repos, pulled, roles_in
-from tests.support.processes import WatchProcess, run_cli, state_of, watching, write_config
+from tests.support.processes import (
+    WatchProcess,
+    run_cli,
+    state_of,
+    watching,
+    write_quick_config,
+)
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -35,11 +41,8 @@ def served(
     tmp_path: Path, repos: tuple[Path, Path, Path], request: pytest.FixtureRequest
 ) -> Iterator[tuple[FakeMessagesAPI, WatchProcess, dict[str, str]]]:
     script: list[ScriptEntry] = request.param
-    config = write_config(
+    config = write_quick_config(
         tmp_path / "config.toml",
-        settle_step=0.1,
-        settle_max=1.0,
-        flush_interval=0.05,
         git_sync_interval=0.5,
     )
     home = tmp_path / "home"

@@ -340,10 +340,8 @@ def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(
 
 
 def test_under_the_daemon_undo_waits_for_a_save_and_the_warm_turns_can_branch(
-    tmp_path: Path,
+    tmp_path: Path, folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text("---\nagentdoc: {}\n---\n\n## User\n\n")
     script = [reply("Warm one."), reply("Warm two."), reply("Warm three."), reply("Again.")]

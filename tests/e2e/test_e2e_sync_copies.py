@@ -22,7 +22,7 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.document import parser as document
 from agentdoc.localstate import state_folder
 from agentdoc.turn import open_regions
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import agentdoc_env, claude_env, require_claude
 from tests.support.processes import state_of, watching
 from tests.support.waiting import wait_for
 
@@ -123,14 +123,7 @@ def test_both_sides_renamed_are_rebuilt_into_the_document_and_answered_once(
 def serve(
     tmp_path: Path, folder: Path, api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    return claude_env(
-        api,
-        home,
-        AGENTDOC_CLAUDE=str(require_claude()),
-        AGENTDOC_CONFIG=str(config(tmp_path / "config.toml", folder, monkeypatch)),
-    )
+    return agentdoc_env(tmp_path, api, config(tmp_path / "config.toml", folder, monkeypatch))
 
 
 def test_a_copy_under_any_name_is_merged_back_never_run_as_a_second_conversation(

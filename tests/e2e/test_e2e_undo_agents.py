@@ -22,7 +22,7 @@ from agentdoc.document import parser as document
 from tests.support.agents import (
     AGENTS,
     WRITE_TOOLS,
-    agent_command,
+    agent_config,
     agent_env,
     fake_api_for,
     is_claude_side_request,
@@ -49,15 +49,6 @@ ALLOW = {"gemini": "Allow", "codex": "Yes, proceed", "opencode": "Allow once", "
 FORKS = {"codex", "opencode", "claude-acp"}
 # Each agent's own calls beside a turn (titles, suggestions), not the turn's request.
 _SIDE_CALLS = {"codex": is_codex_title_request, "claude-acp": is_claude_side_request}
-
-
-def _config(path: Path, name: str, env: dict[str, str]) -> Path:
-    lines = ["settle_step = 0.1", "settle_max = 1.0", "flush_interval = 0.05", ""]
-    lines += [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
-    lines += [f"[agents.{name}.env]"]
-    lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def _ask(doc: Path, prompt: str) -> None:
@@ -112,7 +103,7 @@ def test_undo_takes_back_an_acp_agents_write(name: str, tmp_path: Path) -> None:
     doc.write_text(f"---\nagentdoc:\n  agent: {name}\n---\n\n## User\n\n")
     out = folder / "written.txt"
     with fake_api_for(name) as api:
-        config = _config(tmp_path / "config.toml", name, agent_env(name, api, agent_home))
+        config = agent_config(tmp_path / "config.toml", name, agent_env(name, api, agent_home))
         env = base_env(home, AGENTDOC_CONFIG=str(config))
         with watching(folder, env, tmp_path / "watch.log") as daemon:
             api.add([{"type": "text", "text": "Hello there."}])

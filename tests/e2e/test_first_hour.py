@@ -16,7 +16,8 @@ import pytest
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.document import parser as document
 from agentdoc.turn import status
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import agentdoc_env
+from tests.support.documents import chat_in
 from tests.support.processes import (
     CLI,
     processes_with_env,
@@ -57,24 +58,12 @@ def env(tmp_path: Path, api: FakeMessagesAPI) -> dict[str, str]:
     config = write_config(
         tmp_path / "config.toml", settle_step=0.1, settle_max=1.0, flush_interval=0.05
     )
-    home = tmp_path / "home"
-    home.mkdir()
-    return claude_env(
-        api,
-        home,
-        CLAUDE_CODE_MAX_RETRIES="0",
-        AGENTDOC_CLAUDE=str(require_claude()),
-        AGENTDOC_CONFIG=str(config),
-    )
+    return agentdoc_env(tmp_path, api, config, CLAUDE_CODE_MAX_RETRIES="0")
 
 
 @pytest.fixture
 def doc(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    path = folder / "chat.md"
-    path.write_text(DOC)
-    return path
+    return chat_in(tmp_path / "docs", DOC)
 
 
 def sent_prompts(api: FakeMessagesAPI) -> list[str]:

@@ -133,17 +133,14 @@ def test_frontmatter_values_ride_in_one_token_each(
     assert call["stdin"] == "hello"
 
 
-def test_permission_flags_come_only_from_settings(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
-) -> None:
+def test_permission_flags_come_only_from_settings(tmp_path: Path, plain_claude: FakeClaude) -> None:
     asks = (
         "{permission_mode: bypassPermissions, dangerously_skip_permissions: true,"
         " allowed_tools: [Bash], add_dirs: [/], permission-mode: bypassPermissions}"
     )
-    fake = fake_claude("plain_text.ndjson")
     call, _ = run_turn(
         tmp_path,
-        fake,
+        plain_claude,
         document("hello", asks),
         permission_mode="acceptEdits",
         allowed_tools=("Read", "Bash(git *)"),

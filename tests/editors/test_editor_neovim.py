@@ -102,13 +102,6 @@ def neovim(tmp_path: Path) -> Iterator[Callable[[Path], Neovim]]:
         editor.quit()
 
 
-@pytest.fixture
-def gate(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "gate"
-    yield path
-    path.touch()  # never leave a fake claude waiting
-
-
 @contextlib.contextmanager
 def running(daemon: Daemon) -> Iterator[Daemon]:
     stop = threading.Event()
@@ -124,13 +117,11 @@ def running(daemon: Daemon) -> Iterator[Daemon]:
 
 
 def test_neovim_types_and_saves_while_a_reply_streams(
-    tmp_path: Path,
     fake_claude: Callable[..., FakeClaude],
     neovim: Callable[[Path], Neovim],
     gate: Path,
+    folder: Path,
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text(DOC)
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at=GATE_AT)
@@ -171,14 +162,12 @@ def test_neovim_types_and_saves_while_a_reply_streams(
 
 
 def test_a_forced_save_of_a_stale_buffer_mid_stream_is_merged(
-    tmp_path: Path,
     fake_claude: Callable[..., FakeClaude],
     neovim: Callable[[Path], Neovim],
     gate: Path,
+    folder: Path,
 ) -> None:
     """The recipe's promise: type while the reply streams, then `:w!` the unreloaded buffer."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text(DOC)
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="1800", delay="0.002")
@@ -223,13 +212,11 @@ def _is_temp_beside(fd: int, doc: Path) -> bool:
 
 
 def test_a_save_landing_between_the_check_and_the_rename_is_not_overwritten(
-    tmp_path: Path,
     fake_claude: Callable[..., FakeClaude],
     gate: Path,
     monkeypatch: pytest.MonkeyPatch,
+    folder: Path,
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     doc.write_text(DOC)
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at=GATE_AT)

@@ -18,6 +18,7 @@ import pytest
 
 from agentdoc.cli import recipes
 from agentdoc.localstate import state_folder
+from tests.support.documents import chat_in
 from tests.support.fake_claude import FakeClaude
 from tests.support.neovim import HeadlessNvim, find_nvim
 from tests.support.paths import REPO_ROOT
@@ -89,20 +90,13 @@ def start_nvim(tmp_path: Path) -> Iterator[Callable[..., Nvim]]:
 @pytest.fixture
 def document(tmp_path: Path) -> Path:
     # Real editors write under the system temp dir in place; keep the document elsewhere.
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    path = folder / "chat.md"
-    path.write_text(DOC)
-    return path
+    return chat_in(tmp_path / "docs", DOC)
 
 
 def test_run_streams_the_reply_into_the_buffer(
-    document: Path,
-    fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[..., Nvim],
+    document: Path, start_nvim: Callable[..., Nvim], plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
-    editor = start_nvim(document, fake)
+    editor = start_nvim(document, plain_claude)
     assert editor.expr("exists(':AgentdocRun') && get(b:, 'agentdoc', 0)") == 1
     editor.command("AgentdocRun")
     wait_for(lambda: "plain reply from the mock" in document.read_text(), what="the reply")
@@ -115,14 +109,10 @@ def test_run_streams_the_reply_into_the_buffer(
 
 
 def test_cancel_stops_the_reply_and_the_buffer_follows(
-    document: Path,
-    fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[..., Nvim],
-    tmp_path: Path,
+    document: Path, start_nvim: Callable[..., Nvim], tmp_path: Path, gated_claude: FakeClaude
 ) -> None:
     gate = tmp_path / "gate"
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    editor = start_nvim(document, fake)
+    editor = start_nvim(document, gated_claude)
     try:
         editor.command("AgentdocRun")
         wait_for(lambda: "w295 " in editor.buffer(), what="the reply streaming into the buffer")
@@ -139,12 +129,9 @@ def test_cancel_stops_the_reply_and_the_buffer_follows(
 
 
 def test_undo_takes_the_turn_back_and_the_buffer_follows(
-    document: Path,
-    fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[[Path, FakeClaude], Nvim],
+    document: Path, start_nvim: Callable[[Path, FakeClaude], Nvim], plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
-    editor = start_nvim(document, fake)
+    editor = start_nvim(document, plain_claude)
     editor.command("AgentdocRun")
     wait_for(lambda: state_of(document) == "idle" and "## Assistant" in editor.buffer(), "a reply")
     wait_for(lambda: editor.notes() == [DONE], what="the reply's end to be told")
@@ -209,15 +196,14 @@ def test_checkhealth_runs_doctor(
 @pytest.mark.parametrize(("keys", "line"), [("G", "last"), ("gg", "first")])
 def test_the_view_follows_the_reply_while_the_cursor_is_at_the_end(
     document: Path,
-    fake_claude: Callable[..., FakeClaude],
     start_nvim: Callable[..., Nvim],
     tmp_path: Path,
     keys: str,
     line: str,
+    gated_claude: FakeClaude,
 ) -> None:
     gate = tmp_path / "gate"
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    editor = start_nvim(document, fake)
+    editor = start_nvim(document, gated_claude)
     try:
         editor.type(f"<Esc>{keys}")
         editor.command("AgentdocRun")
@@ -331,30 +317,24 @@ def test_approve_and_deny_answer_through_the_cli(
 
 
 def test_the_statusline_says_why_a_prompt_is_held(
-    document: Path,
-    fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[[Path, FakeClaude], Nvim],
+    document: Path, start_nvim: Callable[[Path, FakeClaude], Nvim], plain_claude: FakeClaude
 ) -> None:
     from tests.support.daemon import Running, make_daemon
 
     # A prompt already pending when the daemon starts is held back, and the status says why.
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(document.parent, fake)) as daemon:
-        wait_for(daemon.discovered.is_set, what="start-up")
+    with Running(make_daemon(document.parent, plain_claude), discovered=True):
         wait_for(lambda: state_of(document) == "pending", what="the held prompt")
-        editor = start_nvim(document, fake)
+        editor = start_nvim(document, plain_claude)
         line = editor.expr("v:lua.require'agentdoc'.statusline()")
     assert line.startswith("agentdoc: pending: the prompt was already there"), line
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
 
 
 def test_archive_moves_older_exchanges_and_reloads_the_buffer(
-    tmp_path: Path,
     fake_claude: Callable[..., FakeClaude],
     start_nvim: Callable[[Path, FakeClaude], Nvim],
+    folder: Path,
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     path = folder / "long.md"
     exchanges = "".join(
         f"## User\n\nQuestion {n}?\n\n## Assistant\n\nAnswer {n}.\n\n" for n in range(1, 5)
@@ -398,12 +378,10 @@ def test_search_fills_the_quickfix_list(
 
 
 def test_undo_n_takes_several_turns_back(
-    tmp_path: Path,
     fake_claude: Callable[..., FakeClaude],
     start_nvim: Callable[[Path, FakeClaude], Nvim],
+    folder: Path,
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     path = folder / "three.md"
     exchanges = "".join(
         f"## User\n\nQuestion {n}?\n\n## Assistant\n\nAnswer {n}.\n\n" for n in range(1, 4)

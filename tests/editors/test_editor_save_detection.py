@@ -158,13 +158,12 @@ def test_a_real_editor_opening_the_document_is_reported(
 
 
 def test_the_daemon_sends_a_prompt_vim_saved_without_waiting_for_quiet(
-    folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, plain_claude: FakeClaude
 ) -> None:
     argv = editor("vim")
     doc = folder / "chat.md"
-    fake = fake_claude("plain_text.ndjson")
-    settings = fake.settings(settle_step=60.0, settle_max=120.0)
-    daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0)
+    settings = plain_claude.settings(settle_step=60.0, settle_max=120.0)
+    daemon = Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0)
     stop = threading.Event()
     thread = threading.Thread(target=daemon.run, args=(stop,))
     thread.start()
@@ -175,4 +174,4 @@ def test_the_daemon_sends_a_prompt_vim_saved_without_waiting_for_quiet(
     finally:
         stop.set()
         thread.join(TIMEOUT)
-    assert [call["stdin"] for call in fake.calls()] == [PROMPT]
+    assert [call["stdin"] for call in plain_claude.calls()] == [PROMPT]

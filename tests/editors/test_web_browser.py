@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_claude import FakeClaude
-from tests.support.processes import base_env, run_cli, state_of, write_config
+from tests.support.processes import base_env, run_cli, state_of, write_quick_config
 from tests.support.waiting import wait_for
 from tests.support.web import chromium, phone, serving, status_of
 
@@ -22,11 +22,8 @@ DOC = "---\nagentdoc: {}\n---\n# Chat\n\n## User\n\n"
 
 
 def environ(tmp_path: Path, fake: FakeClaude, **settings: float | str | bool) -> dict[str, str]:
-    config = write_config(
+    config = write_quick_config(
         tmp_path / "config.toml",
-        settle_step=0.1,
-        settle_max=1.0,
-        flush_interval=0.05,
         warm_sessions=0,  # the replaying fake is one-shot
         **settings,
     )

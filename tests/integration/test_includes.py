@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -279,7 +278,7 @@ def test_an_unreadable_file_is_refused(tree: Path) -> None:
 
 
 def test_the_daemon_shows_a_refusal_and_sends_the_fixed_prompt(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     from tests.support.daemon import DOC, Running, make_daemon, state_of
     from tests.support.waiting import wait_for
@@ -290,21 +289,20 @@ def test_the_daemon_shows_a_refusal_and_sends_the_fixed_prompt(
     (folder / "ok.txt").write_text("fine\n")
     doc = folder / "chat.md"
     doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(folder, fake)) as daemon:
+    with Running(make_daemon(folder, plain_claude)) as daemon:
         doc.write_text(DOC + "Read @x\n@../secret.txt\n")
         wait_for(lambda: "**Not sent:**" in doc.read_text(), what="the refusal notice")
         wait_for(lambda: state_of(doc) == "error", what="the error status")
         # A save racing the daemon's bookkeeping of the failure would count as already seen.
         wait_for(lambda: daemon._docs[doc].thread is None, what="the daemon to settle the turn")
-        assert fake.calls() == []
+        assert plain_claude.calls() == []
         parsed = parse(doc.read_text())
         assert parsed.pending_prompt() == "Read @x\n@../secret.txt"
         text = doc.read_text().replace("@../secret.txt", "@ok.txt")
         doc.write_text(text)
         wait_for(lambda: "plain reply from the mock" in doc.read_text(), what="the reply")
     assert "**Not sent:**" not in doc.read_text()
-    [call] = fake.calls()
+    [call] = plain_claude.calls()
     assert "fine" in call["stdin"] and "SECRET" not in call["stdin"]
 
 

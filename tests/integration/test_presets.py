@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -83,16 +82,9 @@ def test_bad_values_and_missing_presets_are_refused_by_name() -> None:
         load_preset("broken")
 
 
-@pytest.fixture
-def fake(fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
-    made = fake_claude("plain_text.ndjson")
-    for key, value in made.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(made.executable))
-    return made
-
-
-def test_new_with_a_preset_sends_its_settings_and_files(tmp_path: Path, fake: FakeClaude) -> None:
+def test_new_with_a_preset_sends_its_settings_and_files(
+    tmp_path: Path, claude_on_path: FakeClaude
+) -> None:
     write_preset("reviewer", REVIEWER)
     (tmp_path / "CONTRIBUTING.md").write_text("Tabs, never spaces.\n")
     path = tmp_path / "review.md"
@@ -102,18 +94,20 @@ def test_new_with_a_preset_sends_its_settings_and_files(tmp_path: Path, fake: Fa
     assert document.parse(path.read_text()).meta.preset == "reviewer"
     result = runner.invoke(cli, ["ask", str(path), "Review main.py"])
     assert result.exit_code == 0, result.output
-    [call] = fake.calls()
+    [call] = claude_on_path.calls()
     assert "--model=opus" in call["argv"] and "--effort=high" in call["argv"]
     assert any(a.startswith("--append-system-prompt=You review code.") for a in call["argv"])
     assert "Tabs, never spaces." in call["stdin"] and "Review main.py" in call["stdin"]
 
 
-def test_a_missing_preset_is_refused_in_the_document(tmp_path: Path, fake: FakeClaude) -> None:
+def test_a_missing_preset_is_refused_in_the_document(
+    tmp_path: Path, claude_on_path: FakeClaude
+) -> None:
     path = tmp_path / "chat.md"
     path.write_text("---\nagentdoc: {preset: gone}\n---\n\n## User\n\nHi\n")
     result = CliRunner().invoke(cli, ["run", str(path)])
     assert result.exit_code != 0 and "preset 'gone'" in result.output
-    assert fake.calls() == []
+    assert claude_on_path.calls() == []
     text = path.read_text()
     assert "**Not sent:** preset 'gone'" in text
     assert document.parse(text).pending_prompt() == "Hi"
@@ -139,7 +133,7 @@ def test_presets_lists_each_with_its_description_or_problem() -> None:
 
 
 def test_the_daemon_refuses_a_missing_preset_in_the_document(
-    tmp_path: Path, fake: FakeClaude
+    tmp_path: Path, claude_on_path: FakeClaude
 ) -> None:
     from tests.support.daemon import Running, make_daemon
     from tests.support.processes import state_of
@@ -149,11 +143,11 @@ def test_the_daemon_refuses_a_missing_preset_in_the_document(
     folder.mkdir()
     path = folder / "chat.md"
     path.write_text("---\nagentdoc: {preset: gone}\n---\n\n## User\n\n")
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, claude_on_path)):
         path.write_text(path.read_text() + "Hi\n")
         wait_for(lambda: "**Not sent:**" in path.read_text(), what="the refusal in the document")
         wait_for(lambda: state_of(path) == "error", what="the refusal in the status")
-    assert fake.calls() == []
+    assert claude_on_path.calls() == []
     assert (
         "preset 'gone'"
         in json.loads((folder / ".agentdoc" / "chat.md.status.json").read_text())["error"]

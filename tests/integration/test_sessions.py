@@ -383,12 +383,11 @@ def chat(tmp_path: Path) -> Path:
 
 
 def test_lost_session_is_rebuilt_from_the_transcript(
-    chat: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    chat: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
-    env = {**fake.env, "HOME": str(tmp_path / "home")}  # a store without the session
-    outcome = run_turn(chat, fake, env)
-    (call,) = fake.calls()
+    env = {**plain_claude.env, "HOME": str(tmp_path / "home")}  # a store without the session
+    outcome = run_turn(chat, plain_claude, env)
+    (call,) = plain_claude.calls()
     assert not any(a.startswith("--resume") for a in call["argv"])
     chosen = next(a for a in call["argv"] if a.startswith("--session-id="))
     assert chosen.split("=", 1)[1] != OLD
@@ -403,13 +402,12 @@ def test_lost_session_is_rebuilt_from_the_transcript(
 
 
 def test_a_session_in_the_store_is_resumed(
-    chat: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    chat: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
     home = tmp_path / "home"
     store_session(home, OLD, chat.parent)
-    run_turn(chat, fake, {**fake.env, "HOME": str(home)})
-    (call,) = fake.calls()
+    run_turn(chat, plain_claude, {**plain_claude.env, "HOME": str(home)})
+    (call,) = plain_claude.calls()
     assert f"--resume={OLD}" in call["argv"]
     assert not any(a.startswith("--session-id") for a in call["argv"])
     assert call["stdin"] == "second question"
@@ -417,14 +415,13 @@ def test_a_session_in_the_store_is_resumed(
 
 
 def test_explicit_session_not_in_the_store_is_refused_before_anything_runs(
-    chat: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    chat: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
     other = "99999999-2222-4333-8444-555555555555"
-    env = {**fake.env, "HOME": str(tmp_path / "home")}
+    env = {**plain_claude.env, "HOME": str(tmp_path / "home")}
     with pytest.raises(AgentdocError, match="not found"):
-        run_turn(chat, fake, env, mode="resume", session=other)
-    assert fake.calls() == [] and chat.read_text() == ONE
+        run_turn(chat, plain_claude, env, mode="resume", session=other)
+    assert plain_claude.calls() == [] and chat.read_text() == ONE
 
 
 def routing_claude(tmp_path: Path, fake: FakeClaude) -> Path:
@@ -477,46 +474,44 @@ def test_no_conversation_found_for_an_explicit_session_stays_an_error(
 
 
 def test_interrupted_reply_is_sent_with_the_next_prompt(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude], plain_claude: FakeClaude
 ) -> None:
     path = tmp_path / "chat.md"
     path.write_text(conversation(pending="hi there", session=None))
     killed = fake_claude("signal_sigterm_midstream.ndjson", exit="143")
     assert run_turn(path, killed, killed.env).state == "interrupted"
     path.write_text(path.read_text() + "and then?\n")
-    fake = fake_claude("plain_text.ndjson")
-    run_turn(path, fake, fake.env)
-    stdin = fake.calls()[-1]["stdin"]
+    run_turn(path, plain_claude, plain_claude.env)
+    stdin = plain_claude.calls()[-1]["stdin"]
     assert "interrupted" in stdin and "<partial-answer>\ns0\n</partial-answer>" in stdin
     assert stdin.endswith("and then?")
-    assert any(a.startswith("--resume=") for a in fake.calls()[-1]["argv"])
+    assert any(a.startswith("--resume=") for a in plain_claude.calls()[-1]["argv"])
 
 
 def test_edited_history_is_sent_as_a_diff_with_the_next_prompt(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     path = tmp_path / "chat.md"
     path.write_text(conversation(pending="hi there", session=None))
-    fake = fake_claude("plain_text.ndjson")
-    run_turn(path, fake, fake.env)
+    run_turn(path, plain_claude, plain_claude.env)
     snapshot = history.read_snapshot(path)
     assert snapshot is not None and snapshot.session == PLAIN_SESSION and snapshot.turns == 1
     assert snapshot.transcript.startswith("User: hi there\n\nAssistant: ")
 
     path.write_text(path.read_text() + "unchanged history\n")
-    run_turn(path, fake, fake.env)
-    assert fake.calls()[-1]["stdin"] == "unchanged history"
+    run_turn(path, plain_claude, plain_claude.env)
+    assert plain_claude.calls()[-1]["stdin"] == "unchanged history"
 
     edited = path.read_text().replace("hi there", "hello there, edited")
     path.write_text(edited + "edited history\n")
-    run_turn(path, fake, fake.env)
-    stdin = fake.calls()[-1]["stdin"]
+    run_turn(path, plain_claude, plain_claude.env)
+    stdin = plain_claude.calls()[-1]["stdin"]
     assert "```diff" in stdin and "-User: hi there\n+User: hello there, edited" in stdin
     assert stdin.endswith("edited history")
     # The model knows the edit now: the next turn does not send it again.
     path.write_text(path.read_text() + "one more\n")
-    run_turn(path, fake, fake.env)
-    assert fake.calls()[-1]["stdin"] == "one more"
+    run_turn(path, plain_claude, plain_claude.env)
+    assert plain_claude.calls()[-1]["stdin"] == "one more"
 
 
 # --- whether the session already holds an interrupted reply ---------------------------------

@@ -205,16 +205,13 @@ def test_no_pending_prompt_is_an_error_and_leaves_the_file(
     assert path.read_text() == original
 
 
-def test_a_plain_markdown_file_is_never_touched(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
-) -> None:
+def test_a_plain_markdown_file_is_never_touched(tmp_path: Path, plain_claude: FakeClaude) -> None:
     path = tmp_path / "plain.md"
     path.write_text("# Notes\n\n## User\n\nhello\n")
-    fake = fake_claude("plain_text.ndjson")
     with pytest.raises(AgentdocError, match="agentdoc"):
-        run(path, fake)
+        run(path, plain_claude)
     assert path.read_text() == "# Notes\n\n## User\n\nhello\n"
-    assert fake.calls() == []
+    assert plain_claude.calls() == []
 
 
 def test_crlf_and_bom_document_keeps_its_bytes_outside_the_reply(
@@ -235,14 +232,11 @@ def test_crlf_and_bom_document_keeps_its_bytes_outside_the_reply(
     assert frontmatter.read_meta(data) is not None
 
 
-def test_argv_and_prompt_reach_the_cli_safely(
-    doc: Path, fake_claude: Callable[..., FakeClaude]
-) -> None:
+def test_argv_and_prompt_reach_the_cli_safely(doc: Path, plain_claude: FakeClaude) -> None:
     path = doc
     path.write_text(DOC.replace("hi there", "--dangerously-skip-permissions please"))
-    fake = fake_claude("plain_text.ndjson")
-    run(path, fake)
-    (call,) = fake.calls()
+    run(path, plain_claude)
+    (call,) = plain_claude.calls()
     argv = call["argv"]
     assert argv[:4] == [
         "-p",

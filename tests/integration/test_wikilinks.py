@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -218,18 +217,17 @@ def test_a_link_through_a_symlink_out_is_refused(vault: Path) -> None:
 
 
 def test_the_daemon_sends_the_linked_note_and_picture(
-    vault: Path, fake_claude: Callable[..., FakeClaude]
+    vault: Path, plain_claude: FakeClaude
 ) -> None:
     from tests.support.daemon import DOC, Running, make_daemon
     from tests.support.waiting import wait_for
 
     doc = vault / "chats" / "chat.md"
     doc.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    with Running(make_daemon(vault / "chats", fake)):
+    with Running(make_daemon(vault / "chats", plain_claude)):
         doc.write_text(DOC + "What does [[Roadmap]] say?\n\n![[Pasted image 20260101.png]]\n")
         wait_for(lambda: "plain reply from the mock" in doc.read_text(), what="the reply")
-    [call] = fake.calls()
+    [call] = plain_claude.calls()
     assert "ROADMAP-TEXT" in call["stdin"]
     assert "Contents of `projects/alpha/Roadmap.md`" in call["stdin"]
     assert base64.b64encode(PNG).decode("ascii") in call["stdin"]

@@ -520,11 +520,15 @@ AGENT_DOC = "---\nagentdoc:\n  agent: {name}\n---\n\n## User\n\n"
 def agent_config(path: Path, name: str, env: dict[str, str]) -> Path:
     """The user's config: quick settles, and the agent's command with its offline environment."""
     lines = ["settle_step = 0.1", "settle_max = 1.0", "flush_interval = 0.05", ""]
-    lines += [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
-    lines += [f"[agents.{name}.env]"]
-    lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("\n".join(lines + agent_entry(name, env)) + "\n", encoding="utf-8")
     return path
+
+
+def agent_entry(name: str, env: dict[str, str]) -> list[str]:
+    """The config's `[agents.NAME]` table: the agent's command and its offline environment."""
+    lines = [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
+    lines += [f"[agents.{name}.env]"]
+    return lines + [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
 
 
 ONE_SHOT_TIMEOUT = 120.0  # seconds for one `agentdoc run` of a real agent
@@ -592,11 +596,8 @@ def doctor_check(tmp_path: Path, name: str, logged_in: bool) -> dict[str, str]:
         env = agent_env(name, api, agent_home)
         if not logged_in:
             LOG_OUT[name](env)
-        lines = [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}", ""]
-        lines += [f"[agents.{name}.env]"]
-        lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
         config = tmp_path / "config.toml"
-        config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        config.write_text("\n".join(agent_entry(name, env)) + "\n", encoding="utf-8")
         state = str(tmp_path / "state")
         done = run_cli(
             ["doctor", "--json", str(tmp_path)],

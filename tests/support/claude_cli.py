@@ -57,3 +57,15 @@ def claude_env(api: FakeMessagesAPI, home: Path, **extra: str) -> dict[str, str]
         env["AGENTDOC_STATE_DIR"] = state
     env.update(extra)
     return env
+
+
+def agentdoc_env(
+    tmp_path: Path, api: FakeMessagesAPI, config: Path, **extra: str
+) -> dict[str, str]:
+    """The environment of an `agentdoc` process that runs the real CLI against `api`: a scratch
+    HOME under `tmp_path`, and the user config at `config`."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return claude_env(
+        api, home, AGENTDOC_CLAUDE=str(require_claude()), AGENTDOC_CONFIG=str(config), **extra
+    )

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import agentdoc_env
 from tests.support.processes import (
     WatchProcess,
     processes_with_env,
     state_of,
     watching,
-    write_config,
+    write_quick_config,
 )
 from tests.support.waiting import wait_for
 
@@ -32,22 +32,11 @@ WORDS = " ".join(f"word{i}" for i in range(60))
 
 
 def warm_env(tmp_path: Path, api: FakeMessagesAPI, **settings: Any) -> dict[str, str]:
-    config = write_config(
+    config = write_quick_config(
         tmp_path / "config.toml",
-        settle_step=0.1,
-        settle_max=1.0,
-        flush_interval=0.05,
         **settings,
     )
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    return claude_env(
-        api,
-        home,
-        CLAUDE_CODE_MAX_RETRIES="1",
-        AGENTDOC_CLAUDE=str(require_claude()),
-        AGENTDOC_CONFIG=str(config),
-    )
+    return agentdoc_env(tmp_path, api, config, CLAUDE_CODE_MAX_RETRIES="1")
 
 
 def warm_clis(env: dict[str, str]) -> list[int]:

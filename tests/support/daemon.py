@@ -17,6 +17,7 @@ from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.turn import status
 from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
 
 
 class Running:
@@ -31,8 +32,10 @@ class Running:
 
     def __enter__(self) -> Daemon:
         self.thread.start()
-        started = self.daemon.discovered if self.discovered else self.daemon.ready
-        assert started.wait(10), "daemon did not start"
+        if self.discovered:
+            assert self.daemon.discovered.wait(30), "the daemon's first walk did not end"
+        else:
+            assert self.daemon.ready.wait(10), "daemon did not start"
         return self.daemon
 
     def __exit__(self, *exc: object) -> None:
@@ -87,3 +90,11 @@ def refuse_watches(monkeypatch: pytest.MonkeyPatch, below: Path) -> None:
         return real(fd, path, mask)
 
     monkeypatch.setattr(inotify_c, "inotify_add_watch", add_watch)
+
+
+def save_and_wait_reply(doc: Path, text: str) -> None:
+    """Save `text` (a prompt at its end) as the document and wait for the daemon's reply and the
+    turn's end: the first exchange of most daemon tests."""
+    doc.write_text(text)
+    wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+    wait_for(lambda: state_of(doc) == "idle", what="the turn's end")

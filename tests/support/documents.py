@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
     "0000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
@@ -52,3 +54,11 @@ BLOCKS = [
     "\\## User\n",
     "* > ```\n",
 ]
+
+
+def chat_in(folder: Path, text: str) -> Path:
+    """`folder`/chat.md holding `text`, the folder made first if need be."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "chat.md"
+    path.write_text(text)
+    return path

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentdoc.config import Settings
 from tests.support.paths import FAKE_CLAUDE, TRANSCRIPTS
 
@@ -66,3 +68,10 @@ def fake_cli(folder: Path, script: str) -> Path:
     exe.write_text(f"#!/bin/sh\n{script}\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return exe
+
+
+def install_as_claude(fake: FakeClaude, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make `fake` the user's `claude` for what this process runs (the CLI in-process)."""
+    for key, value in fake.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))

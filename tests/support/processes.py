@@ -38,6 +38,19 @@ def write_config(path: Path, **settings: float | str | bool) -> Path:
     return path
 
 
+# Settles and flushes quick enough for a test, slow enough for a loaded machine.
+QUICK_SETTINGS: dict[str, float | str | bool] = {
+    "settle_step": 0.1,
+    "settle_max": 1.0,
+    "flush_interval": 0.05,
+}
+
+
+def write_quick_config(path: Path, **settings: float | str | bool) -> Path:
+    """A user config file with QUICK_SETTINGS, and `settings` beside or over them."""
+    return write_config(path, **(QUICK_SETTINGS | settings))
+
+
 def run_cli(
     args: Sequence[str], env: Mapping[str, str], timeout: float = 30.0
 ) -> subprocess.CompletedProcess[str]:

@@ -2,6 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from agentdoc.config import Settings
+from tests.support.processes import QUICK_SETTINGS
+
+# A conversation a stand-in that echoes its prompts has had, in its session SESSION.
+SESSION = "0b7f8c52-5d1e-4c3a-9f6e-2a4b8d0c1e37"
+CONVERSATION = f"""---
+agentdoc: {{session: {SESSION}}}
+---
+
+# Chat
+
+## User
+
+hello
+
+## Assistant
+
+echo hello
+
+## User
+
+"""
+
 STAND_IN = r"""
 import json, os, sys
 def out(obj):
@@ -32,3 +57,9 @@ for line in sys.stdin:
             "subtype": "success", "request_id": msg["request_id"]}})
         out({"type": "result", "subtype": "error_during_execution", "session_id": "s-1"})
 """
+
+
+def stand_in_settings(claude: Path, **overrides: object) -> Settings:
+    """A daemon's settings with the stand-in at `claude`: two warm sessions, quick settles."""
+    base: dict[str, object] = {"claude": str(claude), "warm_sessions": 2, **QUICK_SETTINGS}
+    return Settings.model_validate({**base, **overrides})

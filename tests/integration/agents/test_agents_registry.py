@@ -7,7 +7,6 @@ untouched). Commands and their environment come only from the user's config.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -163,37 +162,24 @@ def _document(tmp_path: Path, agent_line: str) -> Path:
     ],
 )
 def test_run_refuses_a_document_that_names_no_known_agent(
-    tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
-    monkeypatch: pytest.MonkeyPatch,
-    agent_line: str,
+    tmp_path: Path, agent_line: str, claude_on_path: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
     path = _document(tmp_path, agent_line)
     before = path.read_bytes()
     result = CliRunner().invoke(cli, ["run", str(path)], catch_exceptions=False)
     assert result.exit_code == 1, result.output
     assert f"known agents: {BUILTIN_NAMES}" in result.output
     assert path.read_bytes() == before
-    assert fake.calls() == []  # nothing ran
+    assert claude_on_path.calls() == []  # nothing ran
     state = tmp_path / ".agentdoc"
     assert not state.exists() or {p.name for p in state.iterdir()} <= {".gitignore"}
 
 
-def test_run_with_agent_claude_named_explicitly(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = fake_claude("plain_text.ndjson")
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
+def test_run_with_agent_claude_named_explicitly(tmp_path: Path, claude_on_path: FakeClaude) -> None:
     path = _document(tmp_path, "agent: claude")
     result = CliRunner().invoke(cli, ["run", str(path)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert len(fake.calls()) == 1
+    assert len(claude_on_path.calls()) == 1
 
 
 def test_new_with_an_agent_writes_its_name(tmp_path: Path) -> None:
@@ -225,7 +211,7 @@ def test_new_refuses_an_unknown_agent_and_creates_nothing(tmp_path: Path, agent:
 
 
 def test_the_daemon_refuses_the_document_and_keeps_serving_the_others(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     from agentdoc.daemon.service import Daemon
     from agentdoc.turn import status
@@ -237,8 +223,9 @@ def test_the_daemon_refuses_the_document_and_keeps_serving_the_others(
     bad, good = folder / "bad.md", folder / "good.md"
     bad.write_text(DOC.replace("agentdoc: {}", "agentdoc: {agent: gemini --yolo}"))
     good.write_text(DOC)
-    fake = fake_claude("plain_text.ndjson")
-    daemon = Daemon([folder], fake.settings(settle_step=0.1, settle_max=1.0), environ=fake.env)
+    daemon = Daemon(
+        [folder], plain_claude.settings(settle_step=0.1, settle_max=1.0), environ=plain_claude.env
+    )
     with Running(daemon):
         before = bad.read_text() + "hello\n"
         bad.write_text(before)
@@ -248,4 +235,4 @@ def test_the_daemon_refuses_the_document_and_keeps_serving_the_others(
         good.write_text(DOC + "still served?\n")
         wait_for(lambda: roles(good) == ["user", "assistant", "user"], what="the other document")
     assert bad.read_text() == before
-    assert len(fake.calls()) == 1
+    assert len(plain_claude.calls()) == 1

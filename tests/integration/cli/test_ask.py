@@ -41,16 +41,9 @@ def test_last_reply_leaves_out_the_footer_and_comments() -> None:
     assert last_reply(DOC) == ""
 
 
-@pytest.fixture
-def fake(fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
-    made = fake_claude("plain_text.ndjson")
-    for key, value in made.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(made.executable))
-    return made
-
-
-def test_ask_new_runs_one_shot_and_prints_the_reply(tmp_path: Path, fake: FakeClaude) -> None:
+def test_ask_new_runs_one_shot_and_prints_the_reply(
+    tmp_path: Path, claude_on_path: FakeClaude
+) -> None:
     path = tmp_path / "notes" / "q.md"
     result = CliRunner().invoke(cli, ["ask", "--new", str(path), "What is 2+2?"])
     assert result.exit_code == 0, result.output
@@ -58,10 +51,10 @@ def test_ask_new_runs_one_shot_and_prints_the_reply(tmp_path: Path, fake: FakeCl
     doc = document.parse(path.read_text())
     assert [t.role for t in doc.turns] == ["user", "assistant", "user"]
     assert doc.turns[0].content.strip() == "What is 2+2?"
-    assert fake.calls()[0]["stdin"].count("What is 2+2?") == 1
+    assert claude_on_path.calls()[0]["stdin"].count("What is 2+2?") == 1
 
 
-def test_ask_reads_the_prompt_from_stdin(tmp_path: Path, fake: FakeClaude) -> None:
+def test_ask_reads_the_prompt_from_stdin(tmp_path: Path, claude_on_path: FakeClaude) -> None:
     path = tmp_path / "q.md"
     path.write_text(DOC)
     result = CliRunner().invoke(cli, ["ask", str(path), "-"], input="from a pipe\n")
@@ -78,12 +71,12 @@ def test_ask_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "stdin is empty" in result.output
 
 
-def test_ask_hands_the_prompt_to_the_running_daemon(tmp_path: Path, fake: FakeClaude) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
+def test_ask_hands_the_prompt_to_the_running_daemon(
+    claude_on_path: FakeClaude, folder: Path
+) -> None:
     path = folder / "chat.md"
     path.write_text(ANSWERED)
-    with Running(make_daemon(folder, fake)) as daemon:
+    with Running(make_daemon(folder, claude_on_path)) as daemon:
         result = CliRunner().invoke(cli, ["ask", str(path), "Second?"])
         assert result.exit_code == 0, result.output
     assert "handed to agentdoc watch" in result.stderr
@@ -91,18 +84,18 @@ def test_ask_hands_the_prompt_to_the_running_daemon(tmp_path: Path, fake: FakeCl
     doc = document.parse(path.read_text())
     assert [t.role for t in doc.turns] == ["user", "assistant", "user", "assistant", "user"]
     assert doc.turns[2].content.strip() == "Second?"
-    assert len(fake.calls()) == 1  # the daemon ran it; `ask` did not run a turn of its own
+    assert (
+        len(claude_on_path.calls()) == 1
+    )  # the daemon ran it; `ask` did not run a turn of its own
     assert daemon is not None
 
 
 def test_ask_marks_the_prompt_for_a_daemon_that_waits_for_the_marker(
-    tmp_path: Path, fake: FakeClaude
+    claude_on_path: FakeClaude, folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     path = folder / "chat.md"
     path.write_text(DOC.replace("agentdoc: {}", "agentdoc: {trigger: marker}"))
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, claude_on_path)):
         result = CliRunner().invoke(cli, ["ask", str(path), "Marked?"])
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == REPLY
@@ -170,19 +163,19 @@ def in_terminal(args: list[str], timeout: float = 60) -> tuple[int, str, str]:
     return proc.returncode, shown.decode(errors="replace"), err.decode(errors="replace")
 
 
-def test_ask_prints_the_daemon_s_reply_in_a_terminal_too(tmp_path: Path, fake: FakeClaude) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
+def test_ask_prints_the_daemon_s_reply_in_a_terminal_too(
+    claude_on_path: FakeClaude, folder: Path
+) -> None:
     path = folder / "chat.md"
     path.write_text(ANSWERED)
-    with Running(make_daemon(folder, fake)):
+    with Running(make_daemon(folder, claude_on_path)):
         code, shown, err = in_terminal(["ask", str(path), "Second?"])
     assert code == 0, err
     assert REPLY in shown  # without --print, as `llm` prints its answer
 
 
 def test_ask_in_a_terminal_prints_the_reply_of_a_turn_it_runs(
-    tmp_path: Path, fake: FakeClaude
+    tmp_path: Path, claude_on_path: FakeClaude
 ) -> None:
     path = tmp_path / "q.md"
     path.write_text(DOC)

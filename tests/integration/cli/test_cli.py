@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli, main
 from agentdoc.document import parser as document
-from tests.support.fake_claude import FakeClaude
+from tests.support.fake_claude import FakeClaude, install_as_claude
 
 
 @pytest.fixture
@@ -22,9 +22,7 @@ def prompted_document(
     runner: CliRunner, tmp_path: Path, fake: FakeClaude, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     """A new document with a pending prompt, and the fake CLI in the environment."""
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
+    install_as_claude(fake, monkeypatch)
     path = tmp_path / "chat.md"
     runner.invoke(cli, ["new", str(path)], catch_exceptions=False)
     path.write_text(path.read_text() + "hi there\n")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -153,21 +152,18 @@ def test_presets_agents_and_editors_complete(tmp_path: Path) -> None:
     assert complete("agentdoc editor v", tmp_path) == ["vim", "vscode"]
 
 
-def test_watch_keeps_a_log_file_that_logs_shows(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
-) -> None:
+def test_watch_keeps_a_log_file_that_logs_shows(tmp_path: Path, plain_claude: FakeClaude) -> None:
     from tests.support.processes import base_env, run_cli, watching, write_config
     from tests.support.waiting import wait_for
 
-    fake = fake_claude("plain_text.ndjson")
     state = tmp_path / "state"
     config = write_config(tmp_path / "config.toml", warm_sessions=0)
     env = base_env(
         tmp_path,
         AGENTDOC_STATE_DIR=str(state),
         AGENTDOC_CONFIG=str(config),
-        AGENTDOC_CLAUDE=str(fake.executable),
-        **fake.env,
+        AGENTDOC_CLAUDE=str(plain_claude.executable),
+        **plain_claude.env,
     )
     env["PATH"] = os.environ["PATH"]
     root = tmp_path / "notes"
@@ -242,12 +238,8 @@ def test_logs_follow_goes_on_across_a_rotation(tmp_path: Path) -> None:
 
 
 def test_two_chat_md_are_told_apart_in_status_and_the_live_lines(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, claude_on_path: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
     monkeypatch.chdir(tmp_path)
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()

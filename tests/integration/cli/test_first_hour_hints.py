@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,25 +46,25 @@ def test_run_with_a_near_miss_heading_names_it(
 
 
 def test_a_typo_under_agentdoc_is_named_with_the_known_keys(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
     path = tmp_path / "chat.md"
     path.write_text("---\nagentdoc:\n  sesion: abc\n---\n\n## User\n\nhi\n")
     with caplog.at_level(logging.WARNING):
-        TurnRunner(path, fake.settings(), clear=own_leave, environ=fake.env).run()
+        TurnRunner(path, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
     warned = " ".join(r.getMessage() for r in caplog.records)
     assert "unknown key under `agentdoc:`: sesion" in warned
     assert "session, model" in warned
 
 
 def test_the_status_reports_the_clis_own_token_count_at_the_end(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
     path = tmp_path / "chat.md"
     path.write_text(HEAD + "## User\n\nhi\n")
-    outcome = TurnRunner(path, fake.settings(), clear=own_leave, environ=fake.env).run()
+    outcome = TurnRunner(
+        path, plain_claude.settings(), clear=own_leave, environ=plain_claude.env
+    ).run()
     shown = status.read_status(path)
     assert outcome.reply.usage is not None and shown is not None
     assert shown.tokens == outcome.reply.usage.output_tokens

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,14 +112,15 @@ def test_fork_at_an_earlier_turn(parent: Path, tmp_path: Path) -> None:
 
 
 def test_fork_first_prompt_continues_the_parent_session_as_a_fork(
-    parent: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    parent: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     new = tmp_path / "branch.md"
     fork(parent, new)
     new.write_text(new.read_text() + "what about statics?\n")
-    fake = fake_claude("plain_text.ndjson")
-    outcome = TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
-    (call,) = fake.calls()
+    outcome = TurnRunner(
+        new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env
+    ).run()
+    (call,) = plain_claude.calls()
     argv = argv_of(call)
     assert f"--resume={PARENT_SESSION}" in argv and "--fork-session" in argv
     (chosen,) = [a.split("=", 1)[1] for a in argv if a.startswith("--session-id=")]
@@ -135,20 +135,19 @@ def test_fork_first_prompt_continues_the_parent_session_as_a_fork(
     assert parent.read_text() == PARENT
     # From now on the fork resumes its own session, never the parent's.
     new.write_text(new.read_text() + "and then?\n")
-    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
-    argv = argv_of(fake.calls()[-1])
+    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    argv = argv_of(plain_claude.calls()[-1])
     assert f"--resume={after.meta.session}" in argv and "--fork-session" not in argv
 
 
 def test_fork_at_an_earlier_turn_starts_a_session_seeded_with_turns_1_to_n(
-    parent: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    parent: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     new = tmp_path / "early.md"
     fork(parent, new, turn=1)
     new.write_text(new.read_text() + "something else entirely\n")
-    fake = fake_claude("plain_text.ndjson")
-    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
-    (call,) = fake.calls()
+    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    (call,) = plain_claude.calls()
     argv = argv_of(call)
     assert not any(a.startswith("--resume") for a in argv) and "--fork-session" not in argv
     assert any(a.startswith("--session-id=") for a in argv)
@@ -160,7 +159,7 @@ def test_fork_at_an_earlier_turn_starts_a_session_seeded_with_turns_1_to_n(
 
 
 def test_fork_of_a_document_without_a_session_is_seeded(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     parent = tmp_path / "chat.md"
     parent.write_text(PARENT.replace(f"  session: {PARENT_SESSION}\n", ""))
@@ -168,33 +167,29 @@ def test_fork_of_a_document_without_a_session_is_seeded(
     plan = fork(parent, new)
     assert plan.lineage.session is None and not plan.lineage.fork_session
     new.write_text(new.read_text() + "go\n")
-    fake = fake_claude("plain_text.ndjson")
-    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
-    (call,) = fake.calls()
+    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    (call,) = plain_claude.calls()
     assert not any(a.startswith("--resume") for a in argv_of(call))
     assert "second answer" in call["stdin"]
 
 
 def test_lost_parent_session_rebuilds_the_fork_from_its_transcript(
-    parent: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    parent: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     new = tmp_path / "branch.md"
     fork(parent, new)
     new.write_text(new.read_text() + "go\n")
-    fake = fake_claude("plain_text.ndjson")
-    env = {**fake.env, "HOME": str(tmp_path / "empty-home")}
-    TurnRunner(new, fake.settings(), clear=own_leave, environ=env).run()
-    (call,) = fake.calls()
+    env = {**plain_claude.env, "HOME": str(tmp_path / "empty-home")}
+    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=env).run()
+    (call,) = plain_claude.calls()
     assert not any(a.startswith("--resume") for a in argv_of(call))
     assert "second answer" in call["stdin"]
     assert "the previous one was not found" in new.read_text()
 
 
 def test_fork_outside_the_parents_tree_starts_its_own_session(
-    parent: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    parent: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    # Continuing the parent's session would need the CLI to run in the parent's folder, which
-    # is outside the fork's own tree: a document may not send the CLI there by default.
     sub = tmp_path / "branches" / "deep"
     sub.mkdir(parents=True)
     new = sub / "branch.md"
@@ -206,16 +201,15 @@ def test_fork_outside_the_parents_tree_starts_its_own_session(
     assert doc.meta.forked_from["fork_session"] is False
     assert "[thinking](../../chat.thinking.md#turn-2)" in new.read_text()
     new.write_text(new.read_text() + "go\n")
-    fake = fake_claude("plain_text.ndjson")
-    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
-    (call,) = fake.calls()
+    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    (call,) = plain_claude.calls()
     assert call["cwd"] == str(sub)
     assert not any(a.startswith("--resume") for a in argv_of(call))
     assert "second answer" in call["stdin"]
 
 
 def test_fork_into_another_folder_runs_in_the_parents_folder_when_allowed(
-    parent: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    parent: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     sub = tmp_path / "branches" / "deep"
     sub.mkdir(parents=True)
@@ -225,14 +219,13 @@ def test_fork_into_another_folder_runs_in_the_parents_folder_when_allowed(
     assert doc.meta.cwd == "../.."
     assert working_dir(new, doc, allow_outside=True) == parent.parent.resolve()
     new.write_text(new.read_text() + "go\n")
-    fake = fake_claude("plain_text.ndjson")
-    settings = fake.settings(allow_cwd_outside=True)
-    TurnRunner(new, settings, clear=own_leave, environ=fake.env).run()
-    assert fake.calls()[0]["cwd"] == str(parent.parent.resolve())
+    settings = plain_claude.settings(allow_cwd_outside=True)
+    TurnRunner(new, settings, clear=own_leave, environ=plain_claude.env).run()
+    assert plain_claude.calls()[0]["cwd"] == str(parent.parent.resolve())
     # Without the user's permission the same document is refused, not run elsewhere.
     new.write_text(new.read_text() + "again\n")
     with pytest.raises(AgentdocError, match="outside the document's folder"):
-        TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
+        TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
 
 
 def test_fork_keeps_a_parent_cwd_working(tmp_path: Path) -> None:
@@ -324,7 +317,7 @@ def test_fork_never_overwrites_an_existing_file(parent: Path, tmp_path: Path) ->
 
 
 def test_fork_carries_the_snapshot_so_parent_edits_are_still_sent(
-    parent: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    parent: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
     known = document.parse(PARENT).transcript()
     history.write_snapshot(parent, history.Snapshot(PARENT_SESSION, 2, known))
@@ -332,11 +325,10 @@ def test_fork_carries_the_snapshot_so_parent_edits_are_still_sent(
     new = tmp_path / "branch.md"
     fork(parent, new)
     new.write_text(new.read_text() + "go\n")
-    fake = fake_claude("plain_text.ndjson")
-    TurnRunner(new, fake.settings(), clear=own_leave, environ=fake.env).run()
-    stdin = fake.calls()[0]["stdin"]
+    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    stdin = plain_claude.calls()[0]["stdin"]
     assert "-Assistant: first answer\n+Assistant: first answer, corrected" in stdin
-    assert "--fork-session" in argv_of(fake.calls()[0])
+    assert "--fork-session" in argv_of(plain_claude.calls()[0])
 
 
 def test_cli_fork(parent: Path, tmp_path: Path) -> None:

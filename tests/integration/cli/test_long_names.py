@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from agentdoc.cli import main
 from agentdoc.document import fitting_name, sidecar_path
 from agentdoc.turn import read_status, request_cancel
 from agentdoc.turn.status import cancel_path, status_path
-from tests.support.fake_claude import FakeClaude
+from tests.support.fake_claude import FakeClaude, install_as_claude
 
 
 def test_new_with_a_name_too_long_for_the_filesystem_is_a_one_line_error(
@@ -47,18 +46,15 @@ def test_a_state_file_name_always_fits_and_stays_unique(name: str, suffix: str) 
 
 def test_a_document_with_a_255_byte_name_runs_with_its_state_files(
     tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    plain_claude: FakeClaude,
 ) -> None:
     doc = tmp_path / ("b" * 252 + ".md")
     assert main(["new", str(doc)]) == 0
     with doc.open("a") as f:
         f.write("Hello?\n")
-    fake = fake_claude("plain_text.ndjson")
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
+    install_as_claude(plain_claude, monkeypatch)
     assert main(["run", str(doc)]) == 0, capsys.readouterr().err
     assert "## Assistant" in doc.read_text()
     assert status_path(doc).exists()

@@ -81,14 +81,11 @@ def test_piped_stdout_carries_exactly_the_reply(
     assert "turn 1: done" in done.stderr
 
 
-def test_quiet_prints_nothing_on_success(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
-) -> None:
-    fake = fake_claude("plain_text.ndjson")
+def test_quiet_prints_nothing_on_success(tmp_path: Path, plain_claude: FakeClaude) -> None:
     path = make_document(tmp_path)
     done = subprocess.run(
         [str(AGENTDOC), "run", "--quiet", str(path)],
-        env=environment(fake, tmp_path),
+        env=environment(plain_claude, tmp_path),
         capture_output=True,
         text=True,
         timeout=120,
@@ -210,12 +207,13 @@ def test_print_streams_the_reply_into_the_terminal(
 
 @pytest.mark.parametrize("variable", [{"NO_COLOR": "1"}, {"TERM": "dumb"}])
 def test_no_color_and_dumb_terminals_get_no_colour(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude], variable: dict[str, str]
+    tmp_path: Path, variable: dict[str, str], plain_claude: FakeClaude
 ) -> None:
-    fake = fake_claude("plain_text.ndjson")
     path = make_document(tmp_path)
     raw, screen = run_in_terminal(
-        [str(AGENTDOC), "run", str(path)], environment(fake, tmp_path, **variable), columns=80
+        [str(AGENTDOC), "run", str(path)],
+        environment(plain_claude, tmp_path, **variable),
+        columns=80,
     )
     assert b"\x1b[3" not in raw  # no foreground colours
     if variable.get("TERM") == "dumb":

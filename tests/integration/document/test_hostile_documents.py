@@ -25,7 +25,8 @@ from agentdoc.cli import main
 from agentdoc.document import fileio
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError, DocumentGone
-from tests.support.fake_claude import FakeClaude
+from tests.support.documents import chat_in
+from tests.support.fake_claude import FakeClaude, install_as_claude
 from tests.support.paths import HOSTILE
 
 GOOD = "---\ntitle: Fine\nagentdoc: {}\n---\n\n# Fine\n\n## User\n\nhello\n"
@@ -149,15 +150,10 @@ CASES: dict[str, Case] = {
 
 
 @pytest.fixture
-def claude_log(
-    fake_claude: Callable[..., FakeClaude], monkeypatch: pytest.MonkeyPatch
-) -> FakeClaude:
-    """A fake CLI that answers any turn; none of these documents may ever reach it."""
-    fake = fake_claude("plain_text.ndjson")
-    for key, value in fake.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("AGENTDOC_CLAUDE", str(fake.executable))
-    return fake
+def claude_log(monkeypatch: pytest.MonkeyPatch, plain_claude: FakeClaude) -> FakeClaude:
+    """A plain_claude CLI that answers any turn; none of these documents may ever reach it."""
+    install_as_claude(plain_claude, monkeypatch)
+    return plain_claude
 
 
 @dataclass(frozen=True)
@@ -194,13 +190,8 @@ def run_cli(argv: list[str], timeout: float = 60.0) -> int:
     [pytest.param(case, id=name, marks=case.marks) for name, case in CASES.items()],
 )
 def test_hostile_document_is_refused_and_left_alone(
-    case: Case,
-    tmp_path: Path,
-    claude_log: FakeClaude,
-    capsys: pytest.CaptureFixture[str],
+    case: Case, claude_log: FakeClaude, capsys: pytest.CaptureFixture[str], folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     path = case.make(folder)
     before = Snapshot.of(path)
     listing = sorted(p.name for p in folder.iterdir())
@@ -237,11 +228,7 @@ def added_files(folder: Path, before: list[str]) -> list[str]:
 
 
 def writable_document(tmp_path: Path) -> Path:
-    folder = tmp_path / "shared"
-    folder.mkdir()
-    path = folder / "chat.md"
-    path.write_text(GOOD)
-    return path
+    return chat_in(tmp_path / "shared", GOOD)
 
 
 def test_read_only_folder(

@@ -142,10 +142,8 @@ def test_the_index_follows_edits_and_deletions(tree: Path) -> None:
 
 
 def test_the_daemon_indexes_what_changes(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    fake_claude: Callable[..., FakeClaude], folder: Path
 ) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
     doc = folder / "chat.md"
     with Running(make_daemon(folder, fake_claude("plain_text.ndjson"))):
         doc.write_text(conversation([]) + "Tell me about quasars\n")
