@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,14 @@ from agentdoc.cli import cli
 from agentdoc.daemon.service import Daemon
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import status
-from tests.support.daemon import DOC, Running, gated_document, make_daemon, roles, state_of
+from tests.support.daemon import (
+    DOC,
+    Running,
+    make_daemon,
+    roles,
+    save_and_wait_streaming,
+    state_of,
+)
 from tests.support.editor_saves import STRATEGIES, autosave_burst, save
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
@@ -60,19 +66,17 @@ def test_a_completed_save_is_sent_without_waiting_for_quiet(
 
 
 def test_prompt_saved_while_streaming_is_queued_then_sent(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    folder: Path, gate: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
-    doc, fake = gated_document(folder, fake_claude, gate)
-    with Running(make_daemon(folder, fake)):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+    with Running(make_daemon(folder, gated_claude)):
+        save_and_wait_streaming(doc, DOC + "first\n")
         doc.write_text(doc.read_text() + "\n## User\n\nsecond\n")
-        wait_for(lambda: len(fake.calls()) == 1 and "second" in doc.read_text())
+        wait_for(lambda: len(gated_claude.calls()) == 1 and "second" in doc.read_text())
         gate.touch()
-        wait_for(lambda: len(fake.calls()) == 2, what="the queued prompt")
+        wait_for(lambda: len(gated_claude.calls()) == 2, what="the queued prompt")
         wait_for(lambda: roles(doc) == ["user", "assistant"] * 2 + ["user"], what="two replies")
-    assert fake.calls()[0]["stdin"] == "first"
-    assert fake.calls()[1]["stdin"].endswith("second")
+    assert gated_claude.calls()[0]["stdin"] == "first"
+    assert gated_claude.calls()[1]["stdin"].endswith("second")
 
 
 def test_two_documents_stream_at_once_without_cross_talk(
@@ -146,12 +150,10 @@ def test_marker_trigger_sends_only_on_the_marker_and_removes_it(
 
 
 def test_cancel_command_stops_the_turn_and_keeps_partial_text(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    folder: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
-    doc, fake = gated_document(folder, fake_claude, gate)
-    with Running(make_daemon(folder, fake)):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+    with Running(make_daemon(folder, gated_claude)):
+        save_and_wait_streaming(doc, DOC + "first\n")
         wait_for(lambda: state_of(doc) == "streaming", what="status streaming")
         # `cancel` itself fails unless the turn stops within its --wait (5 s).
         result = CliRunner().invoke(cli, ["cancel", str(doc)], catch_exceptions=False)
@@ -163,26 +165,22 @@ def test_cancel_command_stops_the_turn_and_keeps_partial_text(
 
 
 def test_deleting_the_streaming_block_cancels_the_turn(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    folder: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
-    doc, fake = gated_document(folder, fake_claude, gate)
-    daemon = make_daemon(folder, fake)
+    daemon = make_daemon(folder, gated_claude)
     with Running(daemon):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        save_and_wait_streaming(doc, DOC + "first\n")
         doc.write_text(DOC + "first\n")  # the block deleted, nothing else changed
         wait_for(lambda: daemon.turns.running() == 0, what="the turn to stop")
-        assert len(fake.calls()) == 1  # the save that deleted it did not send it again
+        assert len(gated_claude.calls()) == 1  # the save that deleted it did not send it again
     assert doc.read_text() == DOC + "first\n"
 
 
 def test_a_stale_buffer_saved_over_the_reply_gets_the_reply_back(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    folder: Path, gate: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
-    doc, fake = gated_document(folder, fake_claude, gate)
-    with Running(make_daemon(folder, fake)):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+    with Running(make_daemon(folder, gated_claude)):
+        save_and_wait_streaming(doc, DOC + "first\n")
         # An editor that never reloaded saves its copy: the prompt plus a note typed since.
         doc.write_text(DOC.replace("# Chat\n", "# Chat\n\nA note typed meanwhile.\n") + "first\n")
         wait_for(lambda: "w10 " in doc.read_text(), what="the reply put back")

@@ -14,7 +14,7 @@ import pytest
 
 from agentdoc.turn import status
 from agentdoc.turn.recovery import open_regions
-from tests.support.daemon import DOC, Running, make_daemon, roles
+from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_streaming
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 
@@ -34,8 +34,7 @@ def test_after_a_full_disk_the_reply_is_closed_and_the_next_prompt_sent(
 ) -> None:
     daemon = make_daemon(folder, gated_claude, retry_interval=0.3)
     with Running(daemon, discovered=True):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        save_and_wait_streaming(doc, DOC + "first\n")
         disk_full.set()  # the disk fills up: neither the reply nor the status can be written
         gate.touch()
         wait_for(lambda: daemon.turns.running() == 0, what="the turn to fail")
@@ -55,8 +54,7 @@ def test_a_document_made_writable_again_gets_its_reply_closed_at_once(
     # No periodic retry in this test: the attribute change itself must bring the close.
     daemon = make_daemon(folder, gated_claude, retry_interval=3600)
     with Running(daemon, discovered=True):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        save_and_wait_streaming(doc, DOC + "first\n")
         subprocess.run(["chmod", "444", str(doc)], check=True)
         gate.touch()
         wait_for(lambda: daemon.repairs.owes(doc), what="the turn to fail, owing a close")
@@ -76,8 +74,7 @@ def test_a_renamed_folder_does_not_keep_a_streaming_status(
     doc.write_text(DOC)
     daemon = make_daemon(root, gated_claude)
     with Running(daemon, discovered=True):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        save_and_wait_streaming(doc, DOC + "first\n")
         subprocess.run(["mv", str(root / "fra"), str(root / "fra-renamed")], check=True)
         wait_for(lambda: _closed(moved), what="the moved reply closed")
         wait_for(lambda: _state(moved) == "error", what="the moved status corrected")
@@ -107,8 +104,7 @@ def test_a_deleted_then_recreated_document_is_a_new_document(
 ) -> None:
     daemon = make_daemon(folder, gated_claude)
     with Running(daemon, discovered=True):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        save_and_wait_streaming(doc, DOC + "first\n")
         subprocess.run(["rm", str(doc)], check=True)
         if wait:
             wait_for(lambda: daemon.turns.running() == 0, what="the deleted document's turn to end")

@@ -18,7 +18,7 @@ from agentdoc.cli import cli
 from agentdoc.document import parser as document
 from agentdoc.turn import Progress, status
 from tests.support.clearance import own_leave
-from tests.support.daemon import DOC, Running, make_daemon, roles
+from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_streaming
 from tests.support.fake_claude import FakeClaude
 from tests.support.paths import TRANSCRIPTS
 from tests.support.waiting import wait_for
@@ -180,8 +180,7 @@ def test_a_document_deleted_mid_reply_ends_its_live_line_and_its_state(
     daemon = make_daemon(folder, gated_claude, on_progress=seen.append)
     try:
         with Running(daemon, discovered=True):
-            doc.write_text(DOC + "soon gone\n")
-            wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+            save_and_wait_streaming(doc, DOC + "soon gone\n")
             doc.unlink()
             wait_for(lambda: seen[-1].state in FINAL_STATES, what="the live line to end")
             wait_for(lambda: not (folder / ".agentdoc" / "chat.md.status.json").exists())
@@ -196,8 +195,7 @@ def test_a_prompt_saved_behind_a_streaming_reply_shows_as_queued(
     gate = tmp_path / "gate"
     try:
         with Running(make_daemon(folder, gated_claude), discovered=True):
-            doc.write_text(DOC + "first\n")
-            wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+            save_and_wait_streaming(doc, DOC + "first\n")
             doc.write_text(doc.read_text() + "\n## User\n\nsecond\n")
             wait_for(lambda: _status(doc).queued, what="queued in the status")
             assert _status(doc).state == "streaming"

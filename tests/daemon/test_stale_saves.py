@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import parser as document
-from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_reply
+from tests.support.daemon import (
+    DOC,
+    Running,
+    make_daemon,
+    roles,
+    save_and_wait_reply,
+    save_and_wait_streaming,
+)
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 
@@ -122,8 +129,7 @@ def test_a_paragraph_typed_below_a_streaming_reply_goes_with_the_next_prompt(
     gate = tmp_path / "gate"
     try:
         with Running(make_daemon(folder, gated_claude)):
-            doc.write_text(DOC + "first\n")
-            wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+            save_and_wait_streaming(doc, DOC + "first\n")
             # Below the streaming reply: a paragraph, then the person's own next prompt.
             doc.write_text(doc.read_text() + "\nA thought.\n\n## User\n\nsecond\n")
             wait_for(lambda: "A thought." in doc.read_text(), what="the save taken in")

@@ -21,7 +21,7 @@ from agentdoc.turn import journal, status
 from agentdoc.turn.recovery import open_regions
 from agentdoc.turn.runner import TurnRunner
 from tests.support.clearance import own_leave
-from tests.support.daemon import DOC, Running, make_daemon
+from tests.support.daemon import DOC, Running, make_daemon, save_and_wait_streaming
 from tests.support.fake_claude import FakeClaude, install_as_claude
 from tests.support.waiting import wait_for
 
@@ -84,8 +84,7 @@ def test_a_document_moved_mid_reply_ends_the_turn_and_is_closed_where_it_went(
     doc.write_text(DOC)
     caplog.set_level(logging.INFO)
     with Running(make_daemon(folder, gated_claude)):
-        doc.write_text(DOC + "first\n")
-        wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+        save_and_wait_streaming(doc, DOC + "first\n")
         subprocess.run(["mv", str(doc), str(moved)], check=True)
         wait_for(lambda: _closed(moved), what="the moved reply closed")
         # The old name's state is gone with it.

@@ -7,7 +7,6 @@ import ctypes
 import errno
 import os
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,15 +68,6 @@ def make_daemon(folder: Path, fake: FakeClaude, **kwargs: object) -> Daemon:
     return Daemon([folder], settings, environ=fake.env, rescan_interval=0.5, **kwargs)  # type: ignore[arg-type]
 
 
-def gated_document(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
-) -> tuple[Path, FakeClaude]:
-    """An empty session document, and a fake CLI whose reply stops mid-way until `gate`."""
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
-    return doc, fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-
-
 def refuse_watches(monkeypatch: pytest.MonkeyPatch, below: Path) -> None:
     """inotify out of watches for `below` and every folder under it, as the kernel says it:
     `inotify_add_watch` returns -1 with errno ENOSPC."""
@@ -98,3 +88,10 @@ def save_and_wait_reply(doc: Path, text: str) -> None:
     doc.write_text(text)
     wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
     wait_for(lambda: state_of(doc) == "idle", what="the turn's end")
+
+
+def save_and_wait_streaming(doc: Path, text: str) -> None:
+    """Save `text` (a prompt at its end) as the document and wait until the reply streams into it
+    (the long transcript's tenth line is in)."""
+    doc.write_text(text)
+    wait_for(lambda: "w10 " in doc.read_text(), what="streaming")

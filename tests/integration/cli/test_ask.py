@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ from click.testing import CliRunner
 from agentdoc.cli import cli
 from agentdoc.cli.ask import last_reply, with_prompt
 from agentdoc.document import parser as document
-from tests.support.daemon import Running, gated_document, make_daemon
+from tests.support.daemon import Running, make_daemon
 from tests.support.fake_claude import FakeClaude
 
 REPLY = "Hello! This is a plain reply from the mock."
@@ -185,7 +184,7 @@ def test_ask_in_a_terminal_prints_the_reply_of_a_turn_it_runs(
 
 
 def test_ctrl_c_while_ask_waits_cancels_the_daemon_s_turn(
-    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, doc: Path, gated_claude: FakeClaude
 ) -> None:
     import signal
     import subprocess
@@ -193,23 +192,20 @@ def test_ctrl_c_while_ask_waits_cancels_the_daemon_s_turn(
     from tests.support.processes import CLI, state_of
     from tests.support.waiting import wait_for
 
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    gate = tmp_path / "gate"  # never opened: the reply waits mid-way until cancelled
-    path, fake = gated_document(folder, fake_claude, gate)
-    with Running(make_daemon(folder, fake)):
+    # The gate stays shut: the reply waits mid-way until cancelled.
+    with Running(make_daemon(folder, gated_claude)):
         asking = subprocess.Popen(
-            [*CLI, "ask", str(path), "Tell me a long story"],
+            [*CLI, "ask", str(doc), "Tell me a long story"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         # Some of the reply is in (the CLI is up and streaming), the rest waits on the gate.
-        wait_for(lambda: len(path.read_text()) > len(DOC) + 400, "the start of the reply")
+        wait_for(lambda: len(doc.read_text()) > len(DOC) + 400, "the start of the reply")
         asking.send_signal(signal.SIGINT)
         _, err = asking.communicate(timeout=30)
         assert asking.returncode == 130, err
         assert "the turn was cancelled; the partial reply is kept" in err
-        wait_for(lambda: state_of(path) == "idle", "the turn's end")
-    assert "**The reply was interrupted**" in path.read_text()
-    assert len(fake.calls()) == 1
+        wait_for(lambda: state_of(doc) == "idle", "the turn's end")
+    assert "**The reply was interrupted**" in doc.read_text()
+    assert len(gated_claude.calls()) == 1
