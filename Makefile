@@ -101,7 +101,7 @@ editors:
 # stream, sessions, thinking, approvals, the warm CLI, history, context, big output, the
 # daemon). The newer end-to-end files (synced folders, undo, search, first turns) build on those
 # and run on the pinned release only.
-OLDEST_E2E := $(addprefix tests/test_e2e_,turns.py sessions.py thinking.py approvals.py warm.py \
+OLDEST_E2E := $(addprefix tests/e2e/test_e2e_,turns.py sessions.py thinking.py approvals.py warm.py \
 	history.py context.py big_output.py daemon.py)
 
 # The quick loop: lint, type checks and the unit tier (pure logic: no process, no daemon).

@@ -26,7 +26,7 @@ from agentdoc.daemon.service import Daemon
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # the tests' offline set-up of each agent
-from tests.agents_support import (  # noqa: E402
+from tests.support.agents import (  # noqa: E402
     AGENTS,
     agent_env,
     fake_api_for,

@@ -1,9 +1,9 @@
 """Benchmarks with real processes and threads: a whole turn, and a daemon's save-to-turn latency.
 
-Both use the replaying fake `claude` of the test suite (tests/fake_claude.py), started through a
-small shell wrapper that first appends a line to a call log. The wrapper's log line is the
-earliest moment a turn is observably under way, earlier than anything the fake itself writes
-(which must first start Python and read its stdin).
+Both use the replaying fake `claude` of the test suite (tests/support/scripts/fake_claude.py),
+started through a small shell wrapper that first appends a line to a call log. The wrapper's log
+line is the earliest moment a turn is observably under way, earlier than anything the fake itself
+writes (which must first start Python and read its stdin).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from agentdoc.turn.outcome import Progress
 from agentdoc.turn.runner import TurnRunner
 
 REPO = Path(__file__).resolve().parent.parent
-FAKE = REPO / "tests" / "fake_claude.py"
+FAKE = REPO / "tests" / "support" / "scripts" / "fake_claude.py"
 TRANSCRIPT = REPO / "tests" / "fixtures" / "transcripts" / "plain_text.ndjson"
 EXPECTED = "Hello! This is a plain reply from the mock."
 PROMPT = "hi there"

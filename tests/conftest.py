@@ -1,27 +1,23 @@
-"""Shared fixtures: a replaying fake `claude` for fast tests, settings that never touch $HOME."""
+"""Fixtures every tier shares: the folder and document a test starts from, the replaying `claude`
+stand-in, and settings that never touch $HOME."""
 
 from __future__ import annotations
 
-import json
+import errno
 import os
 import signal
-import stat
-import sys
-import time
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from agentdoc.config import Settings
-from tests import leaks
-
-TESTS = Path(__file__).parent
-TRANSCRIPTS = TESTS / "fixtures" / "transcripts"
-
+from agentdoc.document import fileio
+from tests.support import leaks
+from tests.support.daemon import DOC
+from tests.support.documents import chat_in
+from tests.support.fake_claude import FakeClaude, install_as_claude, make_fake_claude
 
 leaks.become_subreaper()
 
@@ -38,43 +34,15 @@ settings.register_profile("suite", suppress_health_check=[HealthCheck.too_slow],
 settings.load_profile("suite")
 
 
-# The unit tier (`make check`): modules that test pure logic and start no process, no thread and
-# no daemon, so the quick loop stays under a minute. The property-based fuzzing of the merge is
-# pure too but takes minutes: it runs with everything else in `make test`.
-UNIT_TIER = frozenset(
-    {
-        "test_acp_approval",
-        "test_acp_options",
-        "test_acp_store",
-        "test_acp_translate",
-        "test_capture",
-        "test_classify",
-        "test_claude_turn",
-        "test_context_used",
-        "test_document",
-        "test_fileio",
-        "test_frontmatter",
-        "test_headings",
-        "test_outcome",
-        "test_paced_reads",
-        "test_reattach",
-        "test_rebase",
-        "test_reply",
-        "test_reply_neutral",
-        "test_seal",
-        "test_search_increments",
-        "test_splice",
-        "test_stream",
-        "test_tool_blocks",
-        "test_turn_figures",
-        "test_turn_reasons",
-    }
-)
+# The unit tier (`make check`) is the folder unit/: modules that test pure logic and start no
+# process, no thread and no daemon, so the quick loop stays under a minute. Pure tests that take
+# minutes (the property-based fuzzing of the merge) sit in integration/ and run in `make test`.
+UNIT_TIER = Path(__file__).parent / "unit"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.path.stem in UNIT_TIER:
+        if item.path.is_relative_to(UNIT_TIER):
             item.add_marker(pytest.mark.unit)
 
 
@@ -98,66 +66,65 @@ def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTDOC_STATE_DIR", str(tmp_path / "agentdoc-state"))
 
 
-def wait_for(predicate: Callable[[], bool], what: str = "", timeout: float = 30.0) -> None:
-    """Poll `predicate` until it holds (the tests' alternative to sleeping); fail after
-    `timeout` seconds, naming `what` was awaited."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what or predicate}")
-        time.sleep(0.01)
-
-
-@dataclass
-class FakeClaude:
-    executable: Path
-    log: Path
-    env: dict[str, str]
-
-    def settings(self, **overrides: Any) -> Settings:
-        # The replaying fake is a one-shot process: it reads stdin to its end.
-        base: dict[str, Any] = {
-            "claude": str(self.executable),
-            "flush_interval": 0.05,
-            "warm_sessions": 0,
-        }
-        base.update(overrides)
-        return Settings.model_validate(base)
-
-    def calls(self) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
-
-
 @pytest.fixture
 def fake_claude(tmp_path: Path) -> Callable[..., FakeClaude]:
+    """Makes the replaying stand-in for `claude`: fake_claude("plain_text.ndjson", gate=...)."""
+
     def make(transcript: str | None = None, **env: str) -> FakeClaude:
-        bin_dir = tmp_path / "bin"
-        bin_dir.mkdir(exist_ok=True)
-        exe = bin_dir / "claude"
-        exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{TESTS / "fake_claude.py"}" "$@"\n')
-        exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-        log = tmp_path / "claude-calls.jsonl"
-        environ = {"PATH": os.environ.get("PATH", ""), "FAKE_CLAUDE_LOG": str(log)}
-        if transcript is not None:
-            environ["FAKE_CLAUDE_TRANSCRIPT"] = str(TRANSCRIPTS / transcript)
-        environ.update({f"FAKE_CLAUDE_{k.upper()}": v for k, v in env.items()})
-        return FakeClaude(exe, log, environ)
+        return make_fake_claude(tmp_path, transcript, **env)
 
     return make
 
 
-def own_leave(cwd: Path, doc: Any) -> Any:
-    """The gate's leave for a turn a test runs itself: what `agentdoc run` gets (the user's own
-    command), so a test's turn starts its agent as the CLI's would."""
-    from agentdoc.daemon import own_command
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    return docs
 
-    return own_command(cwd, Settings())(cwd, doc)
+
+@pytest.fixture
+def doc(folder: Path) -> Path:
+    """chat.md in `folder`: an empty conversation, waiting for its first prompt."""
+    return chat_in(folder, DOC)
 
 
-def leave_for(cwd: Path | str) -> Any:
-    """Leave to start an agent in a test's own folder, for a request a test builds itself."""
-    from agentdoc.agents import Clearance
+@pytest.fixture
+def plain_claude(fake_claude: Callable[..., FakeClaude]) -> FakeClaude:
+    """The replaying `claude` stand-in answering every prompt with a short plain reply."""
+    return fake_claude("plain_text.ndjson")
 
-    return Clearance.scratch(Path(cwd))
+
+@pytest.fixture
+def gated_claude(fake_claude: Callable[..., FakeClaude], gate: Path) -> FakeClaude:
+    """The stand-in streaming a long reply that stops half-way until the file `gate` exists."""
+    return fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+
+
+@pytest.fixture
+def disk_full(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """While this event is set, every write of a document's bytes fails as on a full disk."""
+    full = threading.Event()
+    real_write_all = fileio._write_all
+
+    def write_all(fd: int, data: bytes) -> None:
+        if full.is_set():
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_write_all(fd, data)
+
+    monkeypatch.setattr(fileio, "_write_all", write_all)
+    return full
+
+
+@pytest.fixture
+def claude_on_path(plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
+    """`plain_claude` as the user's `claude` for whatever this process runs (the CLI in-process)."""
+    install_as_claude(plain_claude, monkeypatch)
+    return plain_claude
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "gate"
+    yield path
+    path.touch()  # never leave a fake claude waiting

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "agentdoc"
+from tests.support.paths import PACKAGE
 
 # Highest first: each may import only from its own entry and those after it.
 LAYERS: list[set[str]] = [
@@ -472,3 +472,59 @@ def test_the_daemons_decision_is_pure() -> None:
 def test_the_purity_rule_catches_io() -> None:
     assert impure_imports("agentdoc.daemon.capture")  # git, the ledger, read_stable
     assert impure_imports("agentdoc.daemon.synced.gitguard")  # subprocess
+
+
+# The tests' own layout: what a test needs from elsewhere comes from tests/support/ or a
+# conftest.py fixture, never from another test module (whose set-up would then run, and whose
+# tests a reader would have to know, to understand this one).
+TESTS_FOLDER = PACKAGE.parent / "tests"
+
+
+def _is_test_module(dotted: str) -> bool:
+    last = dotted.rsplit(".", 1)[-1]
+    return last.startswith("test_") or last == "conftest"
+
+
+def imports_of_test_modules(path: Path, tests: Path = TESTS_FOLDER) -> list[str]:
+    """Each import in the file at `path` of a test module or a conftest.py, as `file: module`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(path.relative_to(tests.parent).parent.parts)
+    found = []
+    for node in ast.walk(tree):  # imports inside functions count too
+        named: list[str] = []
+        if isinstance(node, ast.Import):
+            named = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from its own package upward
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            named = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        found += [name for name in named if name.startswith("tests") and _is_test_module(name)]
+    return [f"{path.relative_to(tests.parent)}: {name}" for name in sorted(set(found))]
+
+
+def test_no_test_module_imports_another() -> None:
+    found = [
+        hit for path in sorted(TESTS_FOLDER.rglob("*.py")) for hit in imports_of_test_modules(path)
+    ]
+    assert not found, "import it from tests/support/ or make it a fixture:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from tests.daemon.test_daemon import DOC\n",
+        "import tests.e2e.test_e2e_warm\n",
+        "from tests.e2e import test_e2e_warm\n",
+        "from .test_daemon import DOC\n",
+        "def f():\n    from tests.conftest import wait_for\n",
+    ],
+)
+def test_the_layout_rule_catches_a_test_module_import(tmp_path: Path, source: str) -> None:
+    module = tmp_path / "tests" / "daemon" / "test_new.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(source)
+    assert imports_of_test_modules(module, tmp_path / "tests")
+    module.write_text("from tests.support.daemon import DOC\nfrom . import helpers\n")
+    assert not imports_of_test_modules(module, tmp_path / "tests")

@@ -1,0 +1,304 @@
+"""The watch daemon with a real watchdog observer and a replaying fake `claude`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentdoc.cli import cli
+from agentdoc.daemon.service import Daemon
+from agentdoc.errors import AgentdocError
+from agentdoc.records import status
+from tests.support.daemon import (
+    DOC,
+    Running,
+    make_daemon,
+    roles,
+    save_and_wait_streaming,
+    state_of,
+)
+from tests.support.editor_saves import STRATEGIES, autosave_burst, save
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_one_turn_per_logical_save_whatever_the_editor(
+    folder: Path, strategy: str, doc: Path, plain_claude: FakeClaude
+) -> None:
+    with Running(make_daemon(folder, plain_claude)):
+        save(doc, DOC + "hi there\n", strategy)
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        # Editor artefacts and our own writes trigger nothing; a second real save does.
+        (folder / ".chat.md.swp").write_text("swap")
+        (folder / "4913").write_text("")
+        save(doc, doc.read_text() + "second prompt\n", strategy)
+        wait_for(lambda: len(roles(doc)) == 5, what="the second reply")
+        wait_for(lambda: state_of(doc) == "idle", what="status idle")
+    assert len(plain_claude.calls()) == 2
+
+
+def test_autosave_burst_sends_once(folder: Path, doc: Path, plain_claude: FakeClaude) -> None:
+    """With `settle_guard` as long as the quiet step (the setting for an editor that autosaves
+    in bursts under `trigger: save`), a burst is one save: its last version is sent."""
+    settings = plain_claude.settings(settle_step=0.1, settle_max=1.0, settle_guard=0.1)
+    with Running(Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0.5)):
+        autosave_burst(doc, [DOC + "h", DOC + "hi", DOC + "hi th", DOC + "hi there\n"], 0.03)
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+    calls = plain_claude.calls()
+    assert len(calls) == 1 and calls[0]["stdin"] == "hi there"
+
+
+@pytest.mark.parametrize("strategy", ["in_place", "vim_rename", "jetbrains"])
+def test_a_completed_save_is_sent_without_waiting_for_quiet(
+    folder: Path, strategy: str, doc: Path, plain_claude: FakeClaude
+) -> None:
+    """The quiet step is a minute here: the turn can only start because the save was seen
+    complete (close-write, or a rename into place)."""
+    settings = plain_claude.settings(settle_step=60.0, settle_max=120.0)
+    with Running(Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0.5)):
+        save(doc, DOC + "hi there\n", strategy)
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply", timeout=20)
+    assert [call["stdin"] for call in plain_claude.calls()] == ["hi there"]
+
+
+def test_prompt_saved_while_streaming_is_queued_then_sent(
+    folder: Path, gate: Path, doc: Path, gated_claude: FakeClaude
+) -> None:
+    with Running(make_daemon(folder, gated_claude)):
+        save_and_wait_streaming(doc, DOC + "first\n")
+        doc.write_text(doc.read_text() + "\n## User\n\nsecond\n")
+        wait_for(lambda: len(gated_claude.calls()) == 1 and "second" in doc.read_text())
+        gate.touch()
+        wait_for(lambda: len(gated_claude.calls()) == 2, what="the queued prompt")
+        wait_for(lambda: roles(doc) == ["user", "assistant"] * 2 + ["user"], what="two replies")
+    assert gated_claude.calls()[0]["stdin"] == "first"
+    assert gated_claude.calls()[1]["stdin"].endswith("second")
+
+
+def test_two_documents_stream_at_once_without_cross_talk(
+    folder: Path, gate: Path, gated_claude: FakeClaude
+) -> None:
+    a, b = folder / "a.md", folder / "b.md"
+    a.write_text(DOC)
+    b.write_text(DOC)
+    with Running(make_daemon(folder, gated_claude)):
+        a.write_text(DOC + "prompt for a\n")
+        b.write_text(DOC + "prompt for b\n")
+        wait_for(lambda: "w10 " in a.read_text() and "w10 " in b.read_text(), what="both")
+        gate.touch()
+        for doc in (a, b):
+            wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
+    assert "prompt for b" not in a.read_text() and "prompt for a" not in b.read_text()
+    assert sorted(c["stdin"] for c in gated_claude.calls()) == ["prompt for a", "prompt for b"]
+
+
+def test_turns_beyond_the_configured_cap_wait_and_are_told_so(
+    folder: Path, gate: Path, gated_claude: FakeClaude
+) -> None:
+    a, b = folder / "a.md", folder / "b.md"
+    a.write_text(DOC)
+    b.write_text(DOC)
+    settings = gated_claude.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
+    with Running(Daemon([folder], settings, environ=gated_claude.env, rescan_interval=0.5)):
+        a.write_text(DOC + "prompt for a\n")
+        wait_for(lambda: "w10 " in a.read_text(), what="a streaming")
+        b.write_text(DOC + "prompt for b\n")
+        wait_for(lambda: state_of(b) == "queued", what="b told it waits")
+        assert len(gated_claude.calls()) == 1
+        gate.touch()
+        for doc in (a, b):
+            wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
+    assert [c["stdin"] for c in gated_claude.calls()] == ["prompt for a", "prompt for b"]
+
+
+def test_queued_turns_go_in_the_order_saved_and_each_is_told_its_place(
+    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+) -> None:
+    """Not in the order the daemon first saw the documents: c is saved before b."""
+    docs = [folder / f"{name}.md" for name in "abc"]
+    for doc in docs:
+        doc.write_text(DOC)
+    a, b, c = docs
+    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
+    settings = fake.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
+    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+        a.write_text(DOC + "prompt for a\n")
+        wait_for(lambda: "w10 " in a.read_text(), what="a streaming")
+        c.write_text(DOC + "prompt for c\n")
+        wait_for(lambda: state_of(c) == "queued", what="c told it waits")
+        b.write_text(DOC + "prompt for b\n")
+        wait_for(lambda: state_of(b) == "queued", what="b told it waits")
+        places = [status.read_status(doc) for doc in (c, b)]
+        assert [found.place if found else None for found in places] == [1, 2]
+        assert "2nd in line" in (places[1].describe() if places[1] else "")
+        gate.touch()
+        wait_for(lambda: roles(c) == ["user", "assistant", "user"], what="c answered")
+        found = status.read_status(b)
+        assert found is not None and (found.state != "queued" or found.place == 1), found
+        wait_for(lambda: roles(b) == ["user", "assistant", "user"], what="b answered")
+    assert [c["stdin"] for c in fake.calls()] == ["prompt for a", "prompt for c", "prompt for b"]
+
+
+def test_pending_prompts_at_startup_wait_for_a_save_unless_asked(
+    folder: Path, plain_claude: FakeClaude
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC + "left pending\n")
+    other = folder / "other.md"
+    other.write_text(DOC)
+    with Running(make_daemon(folder, plain_claude)):
+        other.write_text(DOC + "fresh prompt\n")
+        wait_for(lambda: roles(other) == ["user", "assistant", "user"])
+        assert roles(doc) == ["user"] and len(plain_claude.calls()) == 1
+    with Running(make_daemon(folder, plain_claude, send_pending=True)):
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="--send-pending")
+
+
+def test_marker_trigger_sends_only_on_the_marker_and_removes_it(
+    folder: Path, plain_claude: FakeClaude
+) -> None:
+    doc = folder / "chat.md"
+    marked = DOC.replace("agentdoc: {}", "agentdoc:\n  trigger: marker")
+    doc.write_text(marked)
+    with Running(make_daemon(folder, plain_claude)):
+        doc.write_text(marked + "still typing\n")
+        other = folder / "probe.md"  # a full settle cycle on another file: the daemon is caught up
+        other.write_text(DOC + "probe\n")
+        wait_for(lambda: roles(other) == ["user", "assistant", "user"])
+        assert roles(doc) == ["user"]
+        doc.write_text(marked + "still typing\nnow done\n/send\n")
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the marker")
+    assert "/send" not in doc.read_text()
+    stdins = [c["stdin"] for c in plain_claude.calls()]
+    assert "still typing\nnow done" in stdins
+
+
+def test_cancel_command_stops_the_turn_and_keeps_partial_text(
+    folder: Path, doc: Path, gated_claude: FakeClaude
+) -> None:
+    with Running(make_daemon(folder, gated_claude)):
+        save_and_wait_streaming(doc, DOC + "first\n")
+        wait_for(lambda: state_of(doc) == "streaming", what="status streaming")
+        # `cancel` itself fails unless the turn stops within its --wait (5 s).
+        result = CliRunner().invoke(cli, ["cancel", str(doc)], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        wait_for(lambda: "agentdoc:reply" not in doc.read_text(), what="closed region")
+    text = doc.read_text()
+    assert "interrupted" in text and "w10 " in text
+    assert roles(doc) == ["user", "assistant", "user"]
+
+
+def test_deleting_the_streaming_block_cancels_the_turn(
+    folder: Path, doc: Path, gated_claude: FakeClaude
+) -> None:
+    daemon = make_daemon(folder, gated_claude)
+    with Running(daemon):
+        save_and_wait_streaming(doc, DOC + "first\n")
+        doc.write_text(DOC + "first\n")  # the block deleted, nothing else changed
+        wait_for(lambda: daemon.turns.running() == 0, what="the turn to stop")
+        assert len(gated_claude.calls()) == 1  # the save that deleted it did not send it again
+    assert doc.read_text() == DOC + "first\n"
+
+
+def test_a_stale_buffer_saved_over_the_reply_gets_the_reply_back(
+    folder: Path, gate: Path, doc: Path, gated_claude: FakeClaude
+) -> None:
+    with Running(make_daemon(folder, gated_claude)):
+        save_and_wait_streaming(doc, DOC + "first\n")
+        # An editor that never reloaded saves its copy: the prompt plus a note typed since.
+        doc.write_text(DOC.replace("# Chat\n", "# Chat\n\nA note typed meanwhile.\n") + "first\n")
+        wait_for(lambda: "w10 " in doc.read_text(), what="the reply put back")
+        gate.touch()
+        wait_for(lambda: "agentdoc:reply" not in doc.read_text(), what="the end of the turn")
+    text = doc.read_text()
+    assert "A note typed meanwhile." in text
+    assert text.count("w1999") == 1 and "w0 w1 w2" in text
+    assert roles(doc) == ["user", "assistant", "user"]
+
+
+def test_a_deleted_document_does_not_stop_the_others(
+    folder: Path, gate: Path, gated_claude: FakeClaude
+) -> None:
+    doomed, other = folder / "doomed.md", folder / "other.md"
+    doomed.write_text(DOC)
+    other.write_text(DOC)
+    daemon = make_daemon(folder, gated_claude)
+    with Running(daemon):
+        doomed.write_text(DOC + "going away\n")
+        wait_for(lambda: "w10 " in doomed.read_text(), what="streaming")
+        doomed.unlink()
+        gate.touch()
+        wait_for(lambda: daemon.turns.running() == 0, what="the turn to end")
+        # A deleted document leaves nothing in `.agentdoc/` that `agentdoc status` would list.
+        wait_for(lambda: not status.status_path(doomed).exists(), what="its status removed")
+        other.write_text(DOC + "still served?\n")
+        wait_for(lambda: roles(other) == ["user", "assistant", "user"], what="the other doc")
+
+
+def test_a_second_daemon_on_the_same_tree_is_refused(
+    folder: Path, plain_claude: FakeClaude
+) -> None:
+    with Running(make_daemon(folder, plain_claude)):
+        for root in (folder, folder.parent):
+            with pytest.raises(AgentdocError, match="already watches"):
+                make_daemon(root, plain_claude).run(threading.Event())
+        sub = folder / "sub"
+        sub.mkdir()
+        with pytest.raises(AgentdocError, match="already watches"):
+            make_daemon(sub, plain_claude).run(threading.Event())
+
+
+def test_crash_leftovers_are_marked_interrupted_and_not_resent(
+    folder: Path, plain_claude: FakeClaude
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(
+        DOC
+        + "asked before the crash\n\n## Assistant\n\n"
+        + "<!-- agentdoc:reply 0badc0de (streaming; text you type between these markers"
+        + " is kept) -->\n"
+        + "half an ans\n<!-- agentdoc:end 0badc0de -->\n"
+    )
+    with Running(make_daemon(folder, plain_claude, send_pending=True)):
+        wait_for(lambda: "agentdoc:reply" not in doc.read_text(), what="recovery")
+    text = doc.read_text()
+    assert "half an ans" in text and "interrupted" in text
+    assert roles(doc) == ["user", "assistant", "user"]
+    assert plain_claude.calls() == []
+
+
+def test_saves_are_served_while_the_first_walk_goes_on(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, plain_claude: FakeClaude
+) -> None:
+    from agentdoc.daemon.watch import tree
+
+    slow = folder / "archive"
+    slow.mkdir()
+    (slow / "old.md").write_text(DOC + "an old pending prompt\n")
+    release = threading.Event()
+    real_list = tree.list_folder
+
+    def slow_list(path: str) -> tree.Folder | None:
+        if path == str(slow):
+            release.wait(30)
+        return real_list(path)
+
+    monkeypatch.setattr(tree, "list_folder", slow_list)
+    doc = folder / "chat.md"
+    doc.write_text(DOC)
+    try:
+        with Running(make_daemon(folder, plain_claude)):
+            save(doc, DOC + "hi there\n", "in_place")
+            wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+            assert not release.is_set()
+            release.set()
+            wait_for(lambda: state_of(doc) == "idle", what="status idle")
+    finally:
+        release.set()
+    # Found by the walk, and (without --send-pending) left alone.
+    assert [c["stdin"] for c in plain_claude.calls()] == ["hi there"]

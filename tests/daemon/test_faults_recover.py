@@ -1,0 +1,116 @@
+"""Every fault under `agentdoc watch` recovers by itself, without the person repairing anything.
+
+Each test does what happened to a user: a disk that fills up and is freed, a real `chmod`, a
+real `mv` of the folder, a real delete and re-create, through the real daemon and its watcher.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from agentdoc.records import status
+from agentdoc.records.recovery import open_regions
+from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_streaming
+from tests.support.fake_claude import FakeClaude
+from tests.support.waiting import wait_for
+
+
+def _closed(path: Path) -> bool:
+    text = path.read_text()
+    return not open_regions(text) and "The reply was interrupted" in text
+
+
+def _state(path: Path) -> str | None:
+    current = status.read_status(path)
+    return current.state if current else None
+
+
+def test_after_a_full_disk_the_reply_is_closed_and_the_next_prompt_sent(
+    gate: Path, folder: Path, doc: Path, gated_claude: FakeClaude, disk_full: threading.Event
+) -> None:
+    daemon = make_daemon(folder, gated_claude, retry_interval=0.3)
+    with Running(daemon, discovered=True):
+        save_and_wait_streaming(doc, DOC + "first\n")
+        disk_full.set()  # the disk fills up: neither the reply nor the status can be written
+        gate.touch()
+        wait_for(lambda: daemon.turns.running() == 0, what="the turn to fail")
+        assert _state(doc) == "streaming"  # what the full disk left behind
+        disk_full.clear()  # space freed: nobody saves, yet the reply is closed and the status told
+        wait_for(lambda: _closed(doc), what="the open reply closed")
+        wait_for(lambda: _state(doc) == "error", what="the status rewritten")
+        doc.write_text(doc.read_text() + "second\n")  # the next prompt is sent
+        wait_for(lambda: roles(doc) == ["user", "assistant"] * 2 + ["user"], what="2nd reply")
+    assert not open_regions(doc.read_text())
+    assert _state(doc) == "idle"
+
+
+def test_a_document_made_writable_again_gets_its_reply_closed_at_once(
+    gate: Path, folder: Path, doc: Path, gated_claude: FakeClaude
+) -> None:
+    # No periodic retry in this test: the attribute change itself must bring the close.
+    daemon = make_daemon(folder, gated_claude, retry_interval=3600)
+    with Running(daemon, discovered=True):
+        save_and_wait_streaming(doc, DOC + "first\n")
+        subprocess.run(["chmod", "444", str(doc)], check=True)
+        gate.touch()
+        wait_for(lambda: daemon.repairs.owes(doc), what="the turn to fail, owing a close")
+        assert open_regions(doc.read_text())
+        subprocess.run(["chmod", "644", str(doc)], check=True)
+        wait_for(lambda: _closed(doc), what="the reply closed after chmod 644")
+        assert _state(doc) == "error"
+
+
+def test_a_renamed_folder_does_not_keep_a_streaming_status(
+    tmp_path: Path, gate: Path, gated_claude: FakeClaude
+) -> None:
+    root = tmp_path / "notes"
+    (root / "fra").mkdir(parents=True)
+    doc = root / "fra" / "chat.md"
+    moved = root / "fra-renamed" / "chat.md"
+    doc.write_text(DOC)
+    daemon = make_daemon(root, gated_claude)
+    with Running(daemon, discovered=True):
+        save_and_wait_streaming(doc, DOC + "first\n")
+        subprocess.run(["mv", str(root / "fra"), str(root / "fra-renamed")], check=True)
+        wait_for(lambda: _closed(moved), what="the moved reply closed")
+        wait_for(lambda: _state(moved) == "error", what="the moved status corrected")
+        gate.touch()
+        wait_for(lambda: daemon.turns.running() == 0, what="the old turn to end")
+    current = status.read_status(moved)
+    assert current is not None and current.pid is None and "interrupted" in (current.error or "")
+
+
+def test_a_stale_status_found_at_start_up_is_corrected(
+    plain_claude: FakeClaude, folder: Path
+) -> None:
+    doc = folder / "chat.md"
+    doc.write_text(DOC + "asked\n\n## Assistant\n\nanswered\n\n## User\n\n")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    status.write_status(
+        doc, status.Status(document=doc.name, state="streaming", updated="x", pid=dead.pid)
+    )
+    with Running(make_daemon(folder, plain_claude), discovered=True):
+        wait_for(lambda: _state(doc) == "error", what="the stale status corrected")
+
+
+@pytest.mark.parametrize("wait", [True, False], ids=["after-the-turn", "at-once"])
+def test_a_deleted_then_recreated_document_is_a_new_document(
+    gate: Path, wait: bool, folder: Path, doc: Path, gated_claude: FakeClaude
+) -> None:
+    daemon = make_daemon(folder, gated_claude)
+    with Running(daemon, discovered=True):
+        save_and_wait_streaming(doc, DOC + "first\n")
+        subprocess.run(["rm", str(doc)], check=True)
+        if wait:
+            wait_for(lambda: daemon.turns.running() == 0, what="the deleted document's turn to end")
+        doc.write_text(DOC.replace("# Chat", "# Another chat") + "a new question\n")
+        wait_for(lambda: len(gated_claude.calls()) == 2, what="the new prompt sent")
+        gate.touch()
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the new reply")
+    assert "a new question" in gated_claude.calls()[1]["stdin"]
+    assert "first" not in doc.read_text()

@@ -1,0 +1,149 @@
+"""The long-lived CLI process, against a small stand-in that speaks the stdin protocol.
+
+The stand-in answers each `user` line with an init, one text line and a result; it answers an
+`interrupt` control request (or, with IGNORE_INTERRUPT, does not), and says whatever a test
+writes to it. The real CLI is covered end to end in test_e2e_warm.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from agentdoc.agents import END, AgentRequest, Clearance
+from agentdoc.agents.claude.warm import WarmProcess
+from agentdoc.config import Settings
+from agentdoc.daemon.pool import WarmPool
+from tests.support.clearance import leave_for
+from tests.support.processes import alive
+from tests.support.waiting import wait_for
+from tests.support.warm_cli import STAND_IN
+
+
+@pytest.fixture
+def stand_in(tmp_path: Path) -> Path:
+    path = tmp_path / "stand_in.py"
+    path.write_text(STAND_IN)
+    return path
+
+
+def start(stand_in: Path, **env: str) -> WarmProcess:
+    return WarmProcess(
+        [sys.executable, str(stand_in)],
+        stand_in.parent,
+        dict(env),
+        Clearance.scratch(stand_in.parent),
+    ).start()
+
+
+def lines_of(turn: object) -> list[dict[str, object]]:
+    found = []
+    while (line := turn.next_line(10)) not in (b"", None):  # type: ignore[attr-defined]
+        found.append(line if isinstance(line, dict) else json.loads(line))
+    return found
+
+
+def test_turns_end_at_their_result_and_share_the_process(stand_in: Path) -> None:
+    proc = start(stand_in)
+    try:
+        first = proc.begin("one")
+        assert [e["type"] for e in lines_of(first)] == ["system", "assistant", "result"]
+        assert first.wait() == 0 and proc.session_id == "s-1" and not proc.busy
+        second = proc.begin("two")
+        assert lines_of(second)[1]["message"]["content"][0]["text"] == "echo two"  # type: ignore[index]
+        assert second.wait() == 0 and proc.alive() and proc.turns == 2
+    finally:
+        proc.close()
+    assert not proc.alive()
+
+
+def test_a_turns_tools_wait_until_it_lets_them_run(stand_in: Path) -> None:
+    """The CLI calls agentdoc's hook before every tool (registered when the process starts);
+    the answer waits for the turn's `tools_after`, so what must happen first (the undo
+    snapshot, running beside the request) is done before the first tool runs."""
+    proc = start(stand_in)
+    ran = stand_in.parent / "tool-ran"
+    try:
+        snapshot_done = threading.Event()
+        turn = proc.begin("tool", tools_after=snapshot_done)
+        init = turn.next_line(10)
+        assert isinstance(init, dict) and init["subtype"] == "init"
+        # The stand-in has asked (it asks right after the init) and waits for the answer.
+        assert turn.next_line(0.3) is None and not ran.exists()
+        snapshot_done.set()
+        assert lines_of(turn)[-1]["subtype"] == "success" and ran.exists()
+        assert turn.wait() == 0
+        # A turn with nothing to wait for: the hook is answered at once.
+        ran.unlink()
+        again = proc.begin("tool")
+        assert lines_of(again)[-1]["subtype"] == "success" and ran.exists()
+    finally:
+        proc.close()
+
+
+def test_an_interrupt_ends_the_turn_and_keeps_the_process(stand_in: Path) -> None:
+    proc = start(stand_in)
+    try:
+        turn = proc.begin("hang")
+        init = turn.next_line(10)
+        assert isinstance(init, dict) and init["subtype"] == "init"  # read into its object once
+        turn.stop()
+        assert [e["type"] for e in lines_of(turn)] == ["result"]
+        assert turn.wait() == 0 and proc.alive()
+        after = proc.begin("again")
+        assert lines_of(after)[-1]["subtype"] == "success"
+    finally:
+        proc.close()
+
+
+def test_a_process_that_ignores_the_interrupt_is_stopped(stand_in: Path) -> None:
+    proc = start(stand_in, IGNORE_INTERRUPT="1")
+    turn = proc.begin("hang")
+    assert turn.next_line(10) is not None
+    turn.stop(grace=0.5)
+    assert turn.next_line(0) == b""
+    assert turn.wait() != 0 and not proc.alive()
+    assert proc.pid is not None and not alive(proc.pid)
+
+
+def test_a_process_gone_before_the_turn_ends_it_at_once(stand_in: Path) -> None:
+    proc = start(stand_in)
+    proc.kill()
+    turn = proc.begin("anyone there?")
+    assert lines_of(turn) == [] and turn.wait() != 0
+
+
+def test_the_pool_trims_to_its_limit_once_busy_processes_are_idle(
+    stand_in: Path, tmp_path: Path
+) -> None:
+    exe = tmp_path / "claude"
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {stand_in} "$@"\n')
+    exe.chmod(0o755)
+    pool = WarmPool(capacity=1, idle_timeout=600)
+    settings = Settings(claude=str(exe))
+    try:
+        turns = [
+            pool.begin(
+                tmp_path / name,
+                AgentRequest("hi", tmp_path, turn=1, clearance=leave_for(tmp_path)),
+                settings,
+                {},
+            )
+            for name in ("a.md", "b.md")
+        ]
+        assert len(pool.pids()) == 2  # both busy: nothing to evict yet
+        for turn in turns:
+            while (event := turn.next_event(10)) is not END and event is not None:
+                pass
+            turn.close(5)
+        first = turns[0].pid
+        pool.close_idle()
+        assert pool.pids() == [turns[1].pid]
+        assert first is not None
+        wait_for(lambda: not alive(first), "the least recently used process to close")
+    finally:
+        pool.close_all()
