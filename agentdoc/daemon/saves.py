@@ -74,6 +74,9 @@ class Saves:
                 doc.queued_save = snap.text
             elif snap.session:
                 if (rebased := self._rebased(path, doc, previous, snap)) is None:
+                    # Not taken in: the save that landed meanwhile is judged against what was
+                    # known before, or it would look like no change and its prompt be lost.
+                    doc.seen, doc.text = seen, previous
                     return
                 if rebased is not snap:  # saved from a copy older than the reply: merged
                     snap, known = rebased, Known("merged", doc.seen, previous, owes=known.owes)
@@ -87,10 +90,12 @@ class Saves:
         data = read_stable(path)
         if data is not None and (doc := self.loop.docs.get(path)) is not None:
             snap = capture.of_bytes(path, self.loop.settings, self.loop.ledger, data, settled=False)
-            previous, doc.seen, doc.text = doc.text, snap.digest, snap.loose_text
+            seen, previous = doc.seen, doc.text
+            doc.seen, doc.text = snap.digest, snap.loose_text
             if snap.own_command is None and not snap.own_content and snap.text is not None:
                 # A save that landed as the turn ended, maybe from a copy older than the reply.
                 if (rebased := self._rebased(path, doc, previous, snap)) is None:
+                    doc.seen, doc.text = seen, previous  # the save that landed meanwhile decides
                     return
                 snap = rebased
             # The turn's own writes changed the structure, so only git is looked for: a

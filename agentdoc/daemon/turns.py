@@ -85,9 +85,9 @@ class Turns:
             note_changed(path)  # the prompt, in the search index
             # What the turn could not write (its close, its status) is owed until it can be.
             self.loop.repairs.owe(path, failure)
-            self.mend(path)
+            mended = self.mend(path)
             doc.locked = outcome == "read-only" and not writable(path)
-            if after_unfinished(path, doc, outcome):
+            if after_unfinished(path, doc, outcome, reread=not mended):
                 self.loop.after_settling(Changed(path))
             elif outcome == "read-only" and not doc.locked:
                 # Made writable before this end was taken in: its prompt is due now.
@@ -225,15 +225,18 @@ def begin(
     doc.thread.start()
 
 
-def after_unfinished(path: Path, doc: DocState, outcome: str) -> bool:
+def after_unfinished(path: Path, doc: DocState, outcome: str, *, reread: bool = True) -> bool:
     """Take in the file a turn that did not finish left; True if another document took its
-    place (deleted and created anew while the reply streamed)."""
+    place (deleted and created anew while the reply streamed). Without `reread`, the version
+    known is the close the daemon itself just wrote (`Turns.mend`): a save made since, read
+    here, would be taken in unseen and its prompt never sent."""
     # The save that deleted the streaming block (or the cancel request) is not a new
     # submission, even though the prompt is pending again; nor is a prompt that a failed turn
     # left pending: it is sent again on the user's next save.
-    data = read_stable(path)
-    doc.seen = digest(data) if data is not None else None
-    doc.text = data.decode("utf-8", "replace") if data is not None else None
+    if reread:
+        data = read_stable(path)
+        doc.seen = digest(data) if data is not None else None
+        doc.text = data.decode("utf-8", "replace") if data is not None else None
     if outcome == "held":
         hold(path, "typed while the reply streamed: save the document to send it")
     if doc.text is None or not replaced(doc.text, doc.prompt):
