@@ -27,6 +27,10 @@ from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.sessions import Refused
 from agentdoc.agents.base import Clearance, Environ, Known, Offer, recall, remember
 
+# Seconds to wait for an agent that pushes its login to tell it (claude-agent-acp bounds its
+# own probe by 5 s): deciding sooner would take "not told yet" for "logged in".
+LOGIN_WAIT = 6.0
+
 
 def inspect(
     name: str,
@@ -47,6 +51,7 @@ def inspect(
         )  # fmt: skip
         try:
             opened = process.start().open_session(None)
+            process.wait_for_login(LOGIN_WAIT)
             if process.logged_out:
                 # The agent opens sessions without a login and says so aside (its first
                 # prompt would fail): not ready, whatever the session looks like.

@@ -60,6 +60,7 @@ class AcpPeer:
         self.info: InitializeResult | None = None
         # The agent's words for having no login, when it said so (see schema.AUTH_STATUS).
         self.logged_out: str | None = None
+        self.login_told = threading.Event()  # an AUTH_STATUS notification came
         self._ready_lock = threading.Lock()
 
     # -- start ------------------------------------------------------------------------------
@@ -181,6 +182,13 @@ class AcpPeer:
     def _on_update(self, method: str, params: dict[str, Any]) -> None:
         if method == AUTH_STATUS:
             self.logged_out = logged_out(params)
+            self.login_told.set()
+
+    def wait_for_login(self, timeout: float) -> None:
+        """Give an agent that pushes its login (see `AgentCapabilities.pushes_login`) up to
+        `timeout` seconds to tell it: its first push can come after a session opened."""
+        if self.info is not None and self.info.agent_capabilities.pushes_login:
+            self.login_told.wait(timeout)
 
     def _on_stderr_line(self, line: str) -> None:
         return None

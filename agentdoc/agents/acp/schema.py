@@ -49,6 +49,15 @@ class AgentCapabilities(Wire):
     load_session: bool = False
     prompt_capabilities: PromptCapabilities = PromptCapabilities()
     session_capabilities: SessionCapabilities = SessionCapabilities()
+    meta: dict[str, Any] | None = Field(
+        default=None, validation_alias=AliasChoices("_meta", "meta")
+    )
+
+    @property
+    def pushes_login(self) -> bool:
+        """The agent tells its login in AUTH_STATUS notifications (`_meta.authStatus`), the
+        first of them always, though only once a probe of its own has finished."""
+        return isinstance(self.meta, dict) and "authStatus" in self.meta
 
 
 class AuthMethod(Wire):
@@ -57,8 +66,9 @@ class AuthMethod(Wire):
     description: str | None = None
 
 
-# claude-agent-acp tells its login in a notification of its own (before it answers
-# session/new), not by refusing the session: `{"authStatus": {"kind": "none", "label": ...}}`.
+# claude-agent-acp tells its login in a notification of its own (at the handshake, after a
+# probe that nothing waits for, and at session/new), not by refusing the session:
+# `{"authStatus": {"kind": "none", "label": ...}}`.
 AUTH_STATUS = "_auth/status_update"
 
 
