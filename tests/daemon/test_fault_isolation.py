@@ -73,12 +73,15 @@ def told_error(doc: Path) -> bool:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_fault_in_one_document_leaves_the_others_served(
-    kind: str, folder: Path, plain_claude: FakeClaude
+    kind: str, folder: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
     bad, good = folder / "bad.md", folder / "good.md"
     bad.write_text(DOC)
     good.write_text(DOC)
-    daemon = make_daemon(folder, plain_claude, retry_interval=0.2)
+    # Each document its own session, as with the real CLI: two documents that carry one session
+    # are a document and its copy (a session lives in one document), and the copy is not run.
+    claude = fake_claude("plain_text.ndjson", own_session="1")
+    daemon = make_daemon(folder, claude, retry_interval=0.2)
     inject(daemon, kind, bad)
     with Running(daemon, discovered=True):
         trigger(kind, bad)

@@ -8,6 +8,9 @@ FAKE_CLAUDE_HANG_AFTER  after this many lines, stop printing and wait for a sign
 FAKE_CLAUDE_GATE        file path: before printing line FAKE_CLAUDE_GATE_AT, wait until it exists
 FAKE_CLAUDE_EXIT        exit code at the end (default 0)
 FAKE_CLAUDE_STDERR      text written to stderr before exiting
+FAKE_CLAUDE_OWN_SESSION set: a run given `--session-id=ID` or `--resume=ID` reports ID as its
+                        session, as the real CLI does, not the recording's (two documents, two
+                        sessions)
 
 With `--input-format=stream-json` (a long-lived CLI, as `agentdoc run` in a terminal starts) it
 reads one `user` line as the prompt, replays the transcript, and, once that had a `result`,
@@ -37,6 +40,19 @@ def read_prompt(warm: bool) -> str:
         return line
 
 
+def own_session(lines: list[bytes], argv: list[str]) -> list[bytes]:
+    """The recording with its session id replaced by the one `--session-id=` (or `--resume=`)
+    names."""
+    asked = ("--session-id=", "--resume=")
+    wanted = next((a.split("=", 1)[1] for a in argv if a.startswith(asked)), None)
+    recorded = next(
+        (json.loads(line).get("session_id") for line in lines if b"session_id" in line), None
+    )
+    if not wanted or not recorded:
+        return lines
+    return [line.replace(recorded.encode(), wanted.encode()) for line in lines]
+
+
 def main() -> int:
     warm = WARM in sys.argv[1:]
     stdin = read_prompt(warm)
@@ -50,6 +66,8 @@ def main() -> int:
     gate_at = int(os.environ.get("FAKE_CLAUDE_GATE_AT", "-1"))
     transcript = os.environ.get("FAKE_CLAUDE_TRANSCRIPT")
     lines = Path(transcript).read_bytes().splitlines(keepends=True) if transcript else []
+    if os.environ.get("FAKE_CLAUDE_OWN_SESSION"):
+        lines = own_session(lines, sys.argv[1:])
     for n, line in enumerate(lines):
         if n == hang_after:
             while True:
