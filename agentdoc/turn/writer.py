@@ -35,6 +35,12 @@ EARLIER_WRITES = 64
 GONE_GRACE = 2.0
 
 
+# A save written in place (truncated, then written) passes through an empty or partial file:
+# a version without the reply is believed only once the file has stayed so for QUIET seconds.
+QUIET = 0.05
+SAVE_LANDS = 1.0  # seconds a save in progress may take to land
+
+
 def read_present(path: Path) -> bytes:
     """The document's bytes, a moment's absence waited out (see `GONE_GRACE`)."""
     deadline = time.monotonic() + GONE_GRACE
@@ -179,6 +185,9 @@ class ReplyWriter:
         for _ in range(10):
             new = transform(document.decode(self.path, base))
             if new is None:
+                if base is on_disk and (landed := _landed(self.path, on_disk)) is not None:
+                    base = on_disk = landed  # read half-way through a save: judge it whole
+                    continue
                 if base is not on_disk:
                     # The displaced save removed the reply block: it is the user's version.
                     document.write_text(
@@ -291,3 +300,15 @@ class ReplyWriter:
             return document.set_meta(closed, updates)
 
         self.update(transform)
+
+
+def _landed(path: Path, seen: bytes) -> bytes | None:
+    """The file once the save `seen` may have been read in the middle of has landed; None if
+    it stays `seen` (a save that did remove the reply)."""
+    last, deadline = seen, time.monotonic() + SAVE_LANDS
+    while True:
+        time.sleep(QUIET)
+        now = read_present(path)
+        if now == last or time.monotonic() > deadline:
+            return None if now == seen else now
+        last = now

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,28 @@ def test_streamed_writes_sync_their_file_and_the_region_ends_sync_the_folder(
     writer.close("Hi there, how are you?", None)
     assert synced == ["file", "folder"]
     assert "Hi there, how are you?" in doc.read_text(encoding="utf-8")
+
+
+def test_a_save_written_in_place_is_not_taken_for_the_reply_deleted(tmp_path: Path) -> None:
+    """An editor that saves in place empties the file before it writes it: a flush that reads
+    it in that moment finds no reply. It waits for the save to land, and merges with it."""
+    doc = tmp_path / "chat.md"
+    doc.write_text(DOC, encoding="utf-8")
+    writer = ReplyWriter(doc, WriteLedger(), "", "hello")
+    writer.open()
+    writer.flush("Hi")
+    saved = doc.read_text(encoding="utf-8") + "\n## User\n\nNext question?\n"
+    doc.write_bytes(b"")  # the save has begun: truncated, not yet written
+
+    def finish_the_save() -> None:
+        doc.write_text(saved, encoding="utf-8")
+
+    timer = threading.Timer(0.02, finish_the_save)
+    timer.start()
+    try:
+        writer.flush("Hi there")  # raised RegionGone: "the streaming reply was deleted"
+    finally:
+        timer.join()
+    writer.close("Hi there, all of it.", None)
+    text = doc.read_text(encoding="utf-8")
+    assert "Hi there, all of it." in text and "Next question?" in text
