@@ -20,7 +20,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentdoc.document.merge import merge_text
 from agentdoc.document.parser import turn_headings
@@ -227,6 +227,40 @@ def typed_below(text: str, nonce: str) -> bool:
     if not after.strip() or _USER_HEADING.match(after.lstrip("\r\n")):
         return False
     return not any(role == "user" for _line, role in turn_headings(after))
+
+
+@dataclass(frozen=True)
+class ReplyMarkers:
+    """The two markers of one streaming reply, known by their nonce: the reply is opened,
+    found, filled and closed through them in whatever the document has become."""
+
+    nonce: str = field(default_factory=new_nonce)
+
+    def open(self, text: str, insert_at: int) -> str:
+        return open_reply(text, insert_at, self.nonce)
+
+    def find(self, text: str) -> Region | None:
+        return find_region(text, self.nonce)
+
+    def fill(self, text: str, body: str, last_body: str, earlier: Sequence[str] = ()) -> str | None:
+        return fill_region(text, self.nonce, body, last_body, earlier)
+
+    def fill_bytes(self, data: bytes, body: str, last_body: str) -> Spliced | None:
+        return fill_region_bytes(data, self.nonce, body, last_body)
+
+    def close(
+        self,
+        text: str,
+        body: str,
+        last_body: str,
+        earlier: Sequence[str] = (),
+        *,
+        next_prompt: bool = True,
+    ) -> str | None:
+        return close_region(text, self.nonce, body, last_body, earlier, next_prompt=next_prompt)
+
+    def typed_below(self, text: str) -> bool:
+        return typed_below(text, self.nonce)
 
 
 def _written_as(region: Region, last_body: str, earlier: Sequence[str]) -> str:

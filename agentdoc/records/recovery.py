@@ -18,9 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentdoc.document import (
+    ReplyMarkers,
     WriteLedger,
-    close_region,
-    find_region,
     read_text,
     seal_reply,
     write_text,
@@ -41,14 +40,15 @@ INTERRUPTED = (
 
 def open_regions(text: str) -> list[str]:
     """Nonces of every reply region still marked as streaming in `text`."""
-    return [m.group(1) for m in _ANY_START.finditer(text) if find_region(text, m.group(1))]
+    return [m.group(1) for m in _ANY_START.finditer(text) if ReplyMarkers(m.group(1)).find(text)]
 
 
 def close_orphans(
     text: str, owned: frozenset[str] = frozenset(), entry: journal.Entry | None = None
 ) -> str:
     for nonce in open_regions(text):
-        region = find_region(text, nonce)
+        markers = ReplyMarkers(nonce)
+        region = markers.find(text)
         if nonce in owned or region is None:
             continue
         body = text[region.content_start : region.content_end]
@@ -60,7 +60,7 @@ def close_orphans(
             if len(journaled) > len(partial):
                 partial = journaled
         final = f"{partial}\n\n{INTERRUPTED}" if partial.strip() else INTERRUPTED
-        closed = close_region(text, nonce, final, partial)
+        closed = markers.close(text, final, partial)
         if closed is not None:
             text = closed
     return text

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentdoc.document import Document, DocumentError, open_reply, parse, strip_comments
+from agentdoc.document import Document, DocumentError, ReplyMarkers, parse, strip_comments
 
 # A heading that was probably meant as a turn heading: any level, any case, e.g. `# User`.
 _NEAR_TURN_HEADING = re.compile(
@@ -144,5 +144,5 @@ def reattach(text: str, before: str, prompt: str, nonce: str) -> str | None:
         if turn.role != "user":
             continue
         if head and strip_comments(turn.content).strip().startswith(head):
-            return open_reply(text, turn.end, nonce)
+            return ReplyMarkers(nonce).open(text, turn.end)
     return None

@@ -79,7 +79,8 @@ class ReplyWriter:
         self.ledger = ledger
         self.submit_marker = submit_marker
         self.prompt = prompt
-        self.nonce = document.new_nonce()
+        self.markers = document.ReplyMarkers()
+        self.nonce = self.markers.nonce
         self._written_body = ""
         # Bodies written this turn, oldest first: an editor may save a copy of any of them, and
         # the end marker says which one it was made from. Bounded: a copy older than this
@@ -224,13 +225,13 @@ class ReplyWriter:
             self._before = text
             last = doc.last_user()
             at = last.end if last is not None else len(text)
-            return document.open_reply(text, at, self.nonce)
+            return self.markers.open(text, at)
 
         self.update(transform)
 
     def _region(self, text: str) -> str | None:
         """`text` with our region in it: as it is, put back after a stale save, or None."""
-        if document.find_region(text, self.nonce) is not None:
+        if self.markers.find(text) is not None:
             return text
         restored = detect.reattach(text, self._before, self.prompt, self.nonce)
         if restored is not None:
@@ -252,12 +253,10 @@ class ReplyWriter:
             current = self._region(text)
             if current is None:
                 return None
-            return document.fill_region(
-                current, self.nonce, body, self._written_body, self._earlier
-            )
+            return self.markers.fill(current, body, self._written_body, self._earlier)
 
         def splice(data: bytes) -> Spliced | None:
-            return document.fill_region_bytes(data, self.nonce, body, self._written_body)
+            return self.markers.fill_bytes(data, body, self._written_body)
 
         self.update(transform, splice, durable=False)
         if body != self._written_body:
@@ -283,10 +282,9 @@ class ReplyWriter:
             current = self._region(text)
             if current is None:
                 return None
-            self.held = next_prompt and document.typed_below(current, self.nonce)
-            closed = document.close_region(
+            self.held = next_prompt and self.markers.typed_below(current)
+            closed = self.markers.close(
                 current,
-                self.nonce,
                 final_body,
                 self._written_body,
                 self._earlier,
