@@ -14,33 +14,23 @@ turns through the agent's `Agent`, ``options`` tells what a document's agent is 
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
-from agentdoc.agents.base import (
-    END,
-    STALLED,
+from agentdoc.agents.base.agent import Agent
+from agentdoc.agents.base.checks import Check, Outcome
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.events import (
     Activity,
-    Agent,
-    AgentRequest,
-    AgentTurn,
-    Check,
-    Clearance,
-    EndOfStream,
     Event,
-    Failure,
-    ImagePart,
-    ImageType,
     OptionKind,
-    Outcome,
     PermissionAsked,
     PermissionWithdrawn,
-    Reply,
-    ReplyBuilder,
     Retrying,
-    TextPart,
-    ThinkingPart,
-    ToolPart,
-    TurnMark,
-    WarmAgent,
 )
+from agentdoc.agents.base.failure import STALLED, Failure
+from agentdoc.agents.base.marks import TurnMark
+from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent
+from agentdoc.agents.base.prompt import ImagePart, ImageType
+from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
+from agentdoc.agents.base.request import AgentRequest
 from agentdoc.agents.checking import agent_checks
 from agentdoc.agents.folderfiles import folder_files
 from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from agentdoc.agents.base import Check, Probe
+from agentdoc.agents.base.checks import Check, Probe
 from agentdoc.agents.registry import AgentSpec, package_of
 from agentdoc.config import Settings
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from agentdoc.agents.base import Clearance, TurnMark
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.registry import agent_named
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agentdoc.agents.base import AgentRequest, AgentTurn, WarmStart
+from agentdoc.agents.base.process import AgentTurn, WarmStart
+from agentdoc.agents.base.request import AgentRequest
 from agentdoc.agents.registry import resolve_agent
 from agentdoc.config import Settings
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agentdoc.agents.base import Offer
+from agentdoc.agents.base.offers import Offer
 from agentdoc.agents.registry import AgentSpec
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentdoc.agents.acp import ACP
-from agentdoc.agents.base import Agent
+from agentdoc.agents.base.agent import Agent
 from agentdoc.agents.claude import CLAUDE
 from agentdoc.config import AGENT_NAME, AgentConfig, Settings
 from agentdoc.errors import AgentdocError

@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.conversation.creating import create_document as create_document
     from agentdoc.conversation.forking import fork as fork
     from agentdoc.conversation.undoing import undo as undo
-    from agentdoc.conversation.undoing import undo_wrote as undo_wrote
 
 __all__, __getattr__ = lazy_exports(
     __name__,
@@ -27,9 +26,6 @@ __all__, __getattr__ = lazy_exports(
         "archive": ("archive_document",),
         "creating": ("create_document",),
         "forking": ("fork",),
-        "undoing": (
-            "undo",
-            "undo_wrote",
-        ),
+        "undoing": ("undo",),
     },
 )

@@ -17,17 +17,17 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
     from agentdoc.daemon.pool import WarmPool as WarmPool
     from agentdoc.daemon.service import Daemon as Daemon
-    from agentdoc.daemon.synced import adopt as adopt
-    from agentdoc.daemon.synced import gone as gone
-    from agentdoc.daemon.synced import init_sync as init_sync
-    from agentdoc.daemon.synced import kept_copies as kept_copies
-    from agentdoc.daemon.synced import machine_id as machine_id
-    from agentdoc.daemon.synced import paced as paced
-    from agentdoc.daemon.synced import synced_root as synced_root
-    from agentdoc.daemon.synced import trust_folder as trust_folder
-    from agentdoc.daemon.synced import trusted_list as trusted_list
-    from agentdoc.daemon.synced import untrust_folder as untrust_folder
-    from agentdoc.daemon.watch import wanted_name as wanted_name
+    from agentdoc.daemon.synced.claims import adopt as adopt
+    from agentdoc.daemon.synced.claims import machine_id as machine_id
+    from agentdoc.daemon.synced.kept import kept_copies as kept_copies
+    from agentdoc.daemon.synced.pace import paced as paced
+    from agentdoc.daemon.synced.pace import synced_root as synced_root
+    from agentdoc.daemon.synced.syncignore import init_sync as init_sync
+    from agentdoc.daemon.synced.trust import gone as gone
+    from agentdoc.daemon.synced.trust import trust_folder as trust_folder
+    from agentdoc.daemon.synced.trust import trusted_list as trusted_list
+    from agentdoc.daemon.synced.trust import untrust_folder as untrust_folder
+    from agentdoc.daemon.watch.tree import wanted_name as wanted_name
 
 __all__, __getattr__ = lazy_exports(
     __name__,
@@ -36,18 +36,11 @@ __all__, __getattr__ = lazy_exports(
         "lock": ("find_daemon", "stop_daemon"),
         "pool": ("WarmPool",),
         "service": ("Daemon",),
-        "synced": (
-            "adopt",
-            "gone",
-            "init_sync",
-            "kept_copies",
-            "machine_id",
-            "paced",
-            "synced_root",
-            "trust_folder",
-            "trusted_list",
-            "untrust_folder",
-        ),
-        "watch": ("wanted_name",),
+        "synced.claims": ("adopt", "machine_id"),
+        "synced.kept": ("kept_copies",),
+        "synced.pace": ("paced", "synced_root"),
+        "synced.syncignore": ("init_sync",),
+        "synced.trust": ("gone", "trust_folder", "trusted_list", "untrust_folder"),
+        "watch.tree": ("wanted_name",),
     },
 )

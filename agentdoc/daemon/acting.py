@@ -36,7 +36,7 @@ from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.syncing import Syncing
 from agentdoc.daemon.turns import Turns, take_own
-from agentdoc.daemon.watch import read_stable
+from agentdoc.daemon.watch.settle import read_stable
 from agentdoc.search import note_changed
 from agentdoc.turn import integrate, toplevel
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from agentdoc.config import Settings
 from agentdoc.daemon.snapshot import Snapshot
-from agentdoc.daemon.synced import git_busy, written_by_git
-from agentdoc.daemon.watch import read_stable, stamp_of
+from agentdoc.daemon.synced.gitguard import git_busy, written_by_git
+from agentdoc.daemon.watch.settle import read_stable
+from agentdoc.daemon.watch.tree import stamp_of
 from agentdoc.document import WriteLedger, digest
 from agentdoc.records import own_base, own_write
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from agentdoc.daemon.notices import hold
 from agentdoc.daemon.state import DocState
-from agentdoc.daemon.synced import kept_dir
-from agentdoc.daemon.watch import read_stable
+from agentdoc.daemon.synced.kept import kept_dir
+from agentdoc.daemon.watch.settle import read_stable
 from agentdoc.document import (
     DocumentError,
     FrontmatterError,

@@ -28,7 +28,9 @@ from pathlib import Path
 from agentdoc.agents import Clearance
 from agentdoc.config import Settings
 from agentdoc.daemon.classify import Held as Held  # a reason classify holds a prompt for
-from agentdoc.daemon.synced import Claims, TrustList, covers, synced_root
+from agentdoc.daemon.synced.claims import Claims
+from agentdoc.daemon.synced.pace import synced_root
+from agentdoc.daemon.synced.trust import TrustList, covers
 from agentdoc.document import Document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn import Clearer, sync_on, toplevel

@@ -30,7 +30,7 @@ from pathlib import Path
 from agentdoc.agents import AgentRequest, Clearance, resolve_agent
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
-from agentdoc.daemon.watch import maybe_session
+from agentdoc.daemon.watch.tree import maybe_session
 from agentdoc.document import (
     Document,
     DocumentError,

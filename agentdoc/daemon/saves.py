@@ -31,7 +31,7 @@ from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.stale import rebase_save
 from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.syncing import Act
-from agentdoc.daemon.watch import read_stable
+from agentdoc.daemon.watch.settle import read_stable
 from agentdoc.document import digest
 
 GIT_WAIT = 0.5  # seconds between looks at a repository whose index git has locked

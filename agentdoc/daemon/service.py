@@ -56,10 +56,12 @@ from agentdoc.daemon.repair import Repairs
 from agentdoc.daemon.saves import Saves
 from agentdoc.daemon.startup import Discovery, take
 from agentdoc.daemon.state import DocState, Loop
-from agentdoc.daemon.synced import start_polling, synced_root
+from agentdoc.daemon.synced.gitpoll import start_polling
+from agentdoc.daemon.synced.pace import synced_root
 from agentdoc.daemon.syncing import Syncing
 from agentdoc.daemon.turns import Turns, stop_turns
-from agentdoc.daemon.watch import Watcher, read_stable
+from agentdoc.daemon.watch.settle import read_stable
+from agentdoc.daemon.watch.watcher import Watcher
 from agentdoc.document import (
     WriteLedger,
 )

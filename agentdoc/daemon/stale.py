@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentdoc.daemon.state import DocState
-from agentdoc.daemon.synced import written_by_git
+from agentdoc.daemon.synced.gitguard import written_by_git
 from agentdoc.document import (
     Merged,
     WriteLedger,

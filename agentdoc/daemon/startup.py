@@ -24,15 +24,10 @@ from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.notices import as_argument, hold, tell_error
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.state import DocState, Loop
-from agentdoc.daemon.synced import written_by_git
+from agentdoc.daemon.synced.gitguard import written_by_git
 from agentdoc.daemon.syncing import Act
-from agentdoc.daemon.watch import (
-    changed_ns,
-    maybe_session,
-    mtime_ns,
-    read_stable,
-    starts_as_session,
-)
+from agentdoc.daemon.watch.settle import read_stable
+from agentdoc.daemon.watch.tree import changed_ns, maybe_session, mtime_ns, starts_as_session
 from agentdoc.document import (
     WriteLedger,
     decode,

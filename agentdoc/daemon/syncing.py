@@ -23,8 +23,9 @@ from agentdoc.daemon.events import ConflictCopy
 from agentdoc.daemon.notices import hold
 from agentdoc.daemon.snapshot import Snapshot
 from agentdoc.daemon.state import DocState, Loop
-from agentdoc.daemon.synced import git_busy
-from agentdoc.daemon.watch import changed_ns, read_stable
+from agentdoc.daemon.synced.gitguard import git_busy
+from agentdoc.daemon.watch.settle import read_stable
+from agentdoc.daemon.watch.tree import changed_ns
 from agentdoc.document import DocumentError, FrontmatterError, digest, parse
 from agentdoc.records import read_status
 from agentdoc.turn import Progress, integrate

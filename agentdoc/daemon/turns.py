@@ -20,8 +20,8 @@ from agentdoc.daemon.events import Changed, Recheck, TurnEnded
 from agentdoc.daemon.notices import hold, replaced, tell_error, tell_queued
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.state import DocState, Loop
-from agentdoc.daemon.synced import paced
-from agentdoc.daemon.watch import read_stable
+from agentdoc.daemon.synced.pace import paced
+from agentdoc.daemon.watch.settle import read_stable
 from agentdoc.document import Document, check_writable, digest
 from agentdoc.errors import AgentdocError, NoPendingPrompt, ReadOnlyDocument
 from agentdoc.records import remove_state

@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.archive import Moved as Moved
     from agentdoc.document.archive import archive_path as archive_path
     from agentdoc.document.archive import move as move
-    from agentdoc.document.byproducts import BYPRODUCT_DIRS as BYPRODUCT_DIRS
     from agentdoc.document.byproducts import byproduct_kind as byproduct_kind
     from agentdoc.document.byproducts import conflict_original as conflict_original
     from agentdoc.document.byproducts import is_byproduct as is_byproduct
@@ -77,14 +76,8 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.seal import escape_reply as escape_reply
     from agentdoc.document.seal import seal_reply as seal_reply
     from agentdoc.document.splice import STREAMING_MARK as STREAMING_MARK
+    from agentdoc.document.splice import ReplyMarkers as ReplyMarkers
     from agentdoc.document.splice import Spliced as Spliced
-    from agentdoc.document.splice import close_region as close_region
-    from agentdoc.document.splice import fill_region as fill_region
-    from agentdoc.document.splice import fill_region_bytes as fill_region_bytes
-    from agentdoc.document.splice import find_region as find_region
-    from agentdoc.document.splice import new_nonce as new_nonce
-    from agentdoc.document.splice import open_reply as open_reply
-    from agentdoc.document.splice import typed_below as typed_below
     from agentdoc.document.thinking import ThinkingSidecar as ThinkingSidecar
     from agentdoc.document.thinking import drop_thinking as drop_thinking
     from agentdoc.document.thinking import sidecar_link as sidecar_link
@@ -108,7 +101,7 @@ __all__, __getattr__ = lazy_exports(
             "touches",
         ),
         "archive": ("HEADER_START", "Moved", "archive_path", "move"),
-        "byproducts": ("BYPRODUCT_DIRS", "byproduct_kind", "conflict_original", "is_byproduct"),
+        "byproducts": ("byproduct_kind", "conflict_original", "is_byproduct"),
         "ownopens": ("note_own_open", "take_own_open"),
         "fileio": (
             "NEW_FILE_MODE",
@@ -153,14 +146,8 @@ __all__, __getattr__ = lazy_exports(
         "seal": ("escape_reply", "seal_reply"),
         "splice": (
             "STREAMING_MARK",
+            "ReplyMarkers",
             "Spliced",
-            "close_region",
-            "fill_region",
-            "fill_region_bytes",
-            "find_region",
-            "new_nonce",
-            "open_reply",
-            "typed_below",
         ),
         "thinking": ("ThinkingSidecar", "drop_thinking", "sidecar_link", "sidecar_path"),
     },

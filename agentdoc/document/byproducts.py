@@ -13,7 +13,6 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from agentdoc.synctools import BYPRODUCT_DIRS as BYPRODUCT_DIRS
 from agentdoc.synctools import CONFLICT_PATTERNS, OTHER_BYPRODUCTS, Kind
 
 # Conflict copies: each tool's pattern matches the whole name and keeps the document's name in

@@ -51,7 +51,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.records.snapshots import forget as forget
     from agentdoc.records.status import Status as Status
     from agentdoc.records.status import StatusReporter as StatusReporter
-    from agentdoc.records.status import all_statuses as all_statuses
     from agentdoc.records.status import as_found as as_found
     from agentdoc.records.status import clear_dead_turn as clear_dead_turn
     from agentdoc.records.status import folder_statuses as folder_statuses
@@ -116,7 +115,6 @@ __all__, __getattr__ = lazy_exports(
         "status": (
             "Status",
             "StatusReporter",
-            "all_statuses",
             "as_found",
             "clear_dead_turn",
             "folder_statuses",

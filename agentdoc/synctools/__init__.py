@@ -19,7 +19,7 @@ from agentdoc.synctools.table import (
     OTHER_BYPRODUCTS,
     TOOLS,
 )
-from agentdoc.synctools.tool import Kind, SyncTool
+from agentdoc.synctools.tool import Kind
 
 __all__ = [
     "ALL_TOOLS",
@@ -32,5 +32,4 @@ __all__ = [
     "OTHER_BYPRODUCTS",
     "TOOLS",
     "Kind",
-    "SyncTool",
 ]

@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.turn.gitsync import sync_on as sync_on
     from agentdoc.turn.gitsync import toplevel as toplevel
     from agentdoc.turn.outcome import Progress as Progress
-    from agentdoc.turn.outcome import TurnOutcome as TurnOutcome
     from agentdoc.turn.presets import apply_preset as apply_preset
     from agentdoc.turn.presets import list_presets as list_presets
     from agentdoc.turn.presets import load_preset as load_preset
@@ -50,10 +49,7 @@ __all__, __getattr__ = lazy_exports(
             "sync_on",
             "toplevel",
         ),
-        "outcome": (
-            "Progress",
-            "TurnOutcome",
-        ),
+        "outcome": ("Progress",),
         "presets": (
             "apply_preset",
             "list_presets",

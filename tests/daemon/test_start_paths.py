@@ -21,7 +21,8 @@ import pytest
 from click.testing import CliRunner
 
 from agentdoc.agents import AgentRequest, Clearance
-from agentdoc.agents.base import NotCleared, spawn
+from agentdoc.agents.base.child import spawn
+from agentdoc.agents.base.clearance import NotCleared
 from agentdoc.cli import cli
 from agentdoc.config import Settings, config_path
 from agentdoc.daemon import own_command, trust_folder

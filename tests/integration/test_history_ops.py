@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentdoc.agents import TurnMark
-from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.base.request import AgentRequest
 from agentdoc.agents.claude import rewind
 from agentdoc.agents.claude.launch import shape
 from agentdoc.agents.claude.process import build_argv

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents import AgentRequest
-from agentdoc.agents.base import WORD_JOINER, neutralise_command
+from agentdoc.agents.base.prompt import WORD_JOINER, neutralise_command
 from agentdoc.agents.claude.process import build_argv, stdin_text
 from agentdoc.agents.claude.prompt import neutralise, user_content
 from agentdoc.config import Settings

@@ -11,7 +11,8 @@ import pytest
 from agentdoc.daemon.lock import TreeLock, find_daemon
 from agentdoc.daemon.synced.kept import kept_copies
 from agentdoc.localstate import move_out, state_folder
-from agentdoc.records import Status, all_statuses, now_iso, write_status
+from agentdoc.records import Status, now_iso, write_status
+from agentdoc.records.status import all_statuses
 from agentdoc.userstate import user_state_dir
 
 

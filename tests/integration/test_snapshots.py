@@ -331,7 +331,7 @@ def test_undo_of_more_turns_than_the_document_holds_says_how_many_it_has(tmp_pat
 
 
 def test_the_daemon_can_tell_undos_own_write_from_a_save(tmp_path: Path) -> None:
-    from agentdoc.conversation import undo_wrote
+    from agentdoc.conversation.undoing import undo_wrote
 
     path = tmp_path / "chat.md"
     path.write_text("---\nagentdoc: {}\n---\n\n## User\n\nq\n\n## Assistant\n\na\n\n## User\n\n")

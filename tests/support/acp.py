@@ -12,13 +12,9 @@ from typing import Any
 
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import (
-    END,
-    BlockDelta,
-    Clearance,
-    Event,
-    TurnEnd,
-)
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.events import BlockDelta, Event, TurnEnd
+from agentdoc.agents.base.process import END
 from agentdoc.config import Settings
 from tests.support.paths import FAKE_ACP_AGENT, TINY_ACP_AGENT
 

@@ -52,7 +52,7 @@ def test_claude_reports_the_last_calls_prompt_and_answer_against_the_window() ->
     """Recorded: two API calls (a tool use, then the answer) in one turn of Claude Code."""
     import json
 
-    from agentdoc.agents.base import TurnEnd
+    from agentdoc.agents.base.events import TurnEnd
     from agentdoc.agents.claude.stream import parse_line
     from agentdoc.agents.claude.translate import Translator
 
@@ -74,7 +74,7 @@ def test_claude_reports_the_last_calls_prompt_and_answer_against_the_window() ->
 
 
 def test_the_footer_carries_the_gauge() -> None:
-    from agentdoc.agents.base import Usage
+    from agentdoc.agents.base.events import Usage
     from agentdoc.agents.base.reply import Reply
     from agentdoc.document.render import render_footer
 

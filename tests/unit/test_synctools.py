@@ -19,10 +19,11 @@ import agentdoc.synctools
 from agentdoc.cli.sync_commands import init_sync_command
 from agentdoc.config import Settings
 from agentdoc.daemon.synced.syncignore import find_tool, init_sync
-from agentdoc.document import BYPRODUCT_DIRS, byproduct_kind, conflict_original, is_byproduct
+from agentdoc.document import byproduct_kind, conflict_original, is_byproduct
 from agentdoc.errors import AgentdocError
 from agentdoc.syncmarks import SyncedFolder, synced_folder
-from agentdoc.synctools import ALL_TOOLS, INIT_SYNC_TOOLS, TOOLS, SyncTool
+from agentdoc.synctools import ALL_TOOLS, BYPRODUCT_DIRS, INIT_SYNC_TOOLS, TOOLS
+from agentdoc.synctools.tool import SyncTool
 
 PLAIN = Settings()
 EVERY_TOOL = pytest.mark.parametrize("tool", ALL_TOOLS, ids=[t.name for t in ALL_TOOLS])

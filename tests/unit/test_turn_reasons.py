@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agentdoc.agents import PermissionAsked
-from agentdoc.agents.base import PermissionOption
+from agentdoc.agents.base.events import PermissionOption
 from agentdoc.document import WriteLedger
 from agentdoc.records import reasons
 from agentdoc.turn.approvals import SELF_REFUSAL, Approvals

@@ -15,7 +15,10 @@ from agentdoc.agents.acp.checks import check
 from agentdoc.agents.acp.inspect import known
 from agentdoc.agents.acp.launch import start, warm
 from agentdoc.agents.acp.probe import find_command
-from agentdoc.agents.base import Agent, Capabilities, Clearance, TurnMark, classify_with
+from agentdoc.agents.base.agent import Agent, Capabilities
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.failure import classify_with
+from agentdoc.agents.base.marks import TurnMark
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agentdoc.agents.acp.inspect import inspect
 from agentdoc.agents.acp.probe import find_command, handshake
-from agentdoc.agents.base import Check, Probe
+from agentdoc.agents.base.checks import Check, Probe
 from agentdoc.errors import AgentdocError, NotLoggedIn
 
 

@@ -25,7 +25,9 @@ from agentdoc.agents.acp.options import (
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import policy_env
 from agentdoc.agents.acp.sessions import Refused
-from agentdoc.agents.base import Clearance, Environ, Known, Offer, recall, remember
+from agentdoc.agents.base.agent import Environ, Known
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.offers import Offer, recall, remember
 
 # Seconds to wait for an agent that pushes its login to tell it (claude-agent-acp bounds its
 # own probe by 5 s): deciding sooner would take "not told yet" for "logged in".

@@ -22,7 +22,11 @@ from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.quirks import log_env, policy_env
 from agentdoc.agents.acp.sessions import SessionOpened
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import AgentRequest, ImagePart, TurnEnd, WarmHandle, child_env
+from agentdoc.agents.base.child import child_env
+from agentdoc.agents.base.events import TurnEnd
+from agentdoc.agents.base.prompt import ImagePart
+from agentdoc.agents.base.request import AgentRequest
+from agentdoc.agents.base.warm import WarmHandle
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)

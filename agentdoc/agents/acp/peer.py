@@ -26,7 +26,7 @@ from agentdoc.agents.acp.schema import (
     logged_out,
 )
 from agentdoc.agents.acp.sessions import Refused, why
-from agentdoc.agents.base import Clearance
+from agentdoc.agents.base.clearance import Clearance
 from agentdoc.errors import AgentCannotStart, NotLoggedIn
 
 HANDSHAKE_TIMEOUT = 45.0  # node-based agents took 11 s to start on a busy two-core machine

@@ -22,7 +22,8 @@ from typing import IO, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from agentdoc.agents.base import Child, Clearance, child_env, spawn
+from agentdoc.agents.base.child import Child, child_env, spawn
+from agentdoc.agents.base.clearance import Clearance
 from agentdoc.errors import AgentdocError, AgentNotFound
 
 PROTOCOL_VERSION = 1

@@ -49,13 +49,9 @@ from agentdoc.agents.acp.sessions import (
 from agentdoc.agents.acp.store import keep_loadable
 from agentdoc.agents.acp.translate import UpdateTranslator
 from agentdoc.agents.acp.turn import AcpTurn
-from agentdoc.agents.base import (
-    Clearance,
-    Offer,
-    neutralise_command,
-    neutralise_mentions,
-    remember,
-)
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.offers import Offer, remember
+from agentdoc.agents.base.prompt import neutralise_command, neutralise_mentions
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)

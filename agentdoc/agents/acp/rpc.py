@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from agentdoc.agents.acp.schema import RpcError
-from agentdoc.agents.base import Child, Clearance, StderrTail, read_lines, spawn
+from agentdoc.agents.base.child import Child, StderrTail, read_lines, spawn
+from agentdoc.agents.base.clearance import Clearance
 from agentdoc.errors import AgentCannotStart
 
 log = logging.getLogger(__name__)

@@ -32,7 +32,7 @@ from agentdoc.agents.acp.schema import (
     error_detail,
 )
 from agentdoc.agents.acp.tools import tool_input, tool_name, tool_result
-from agentdoc.agents.base import (
+from agentdoc.agents.base.events import (
     Activity,
     BlockDelta,
     BlockEnd,
@@ -51,8 +51,8 @@ from agentdoc.agents.base import (
     ToolUpdate,
     TurnEnd,
     Usage,
-    classify_with,
 )
+from agentdoc.agents.base.failure import classify_with
 
 log = logging.getLogger(__name__)
 

@@ -27,14 +27,8 @@ from agentdoc.agents.acp.schema import (
     PromptResult,
 )
 from agentdoc.agents.acp.translate import UpdateTranslator
-from agentdoc.agents.base import (
-    END,
-    EndOfStream,
-    Event,
-    PermissionWithdrawn,
-    SessionStarted,
-    TurnEnd,
-)
+from agentdoc.agents.base.events import Event, PermissionWithdrawn, SessionStarted, TurnEnd
+from agentdoc.agents.base.process import END, EndOfStream
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from agentdoc.agents.base import Agent, Capabilities, Clearance, Environ, Known, TurnMark
+from agentdoc.agents.base.agent import Agent, Capabilities, Environ, Known
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.marks import TurnMark
 from agentdoc.agents.claude import sessionstore
 from agentdoc.agents.claude.checks import check
 from agentdoc.agents.claude.failures import classify

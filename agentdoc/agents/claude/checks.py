@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from agentdoc.agents.base import Check, Probe
+from agentdoc.agents.base.checks import Check, Probe
 from agentdoc.agents.claude.process import resolve_executable
 from agentdoc.agents.claude.version import Version, dotted, parse_version, run_version
 from agentdoc.errors import AgentdocError

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agentdoc.agents.base import Failure, classify_with
+from agentdoc.agents.base.failure import Failure, classify_with
 
 _CLAUDE: tuple[tuple[re.Pattern[str], Failure], ...] = (
     (

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentdoc.agents.base import AgentRequest, WarmHandle
+from agentdoc.agents.base.request import AgentRequest
+from agentdoc.agents.base.warm import WarmHandle
 from agentdoc.agents.claude.process import (
     build_argv,
     build_env,

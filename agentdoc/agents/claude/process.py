@@ -21,8 +21,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.agents.base import AgentRequest, Child, Clearance, StderrTail, child_env
-from agentdoc.agents.base import spawn as spawn_child
+from agentdoc.agents.base.child import Child, StderrTail, child_env
+from agentdoc.agents.base.child import spawn as spawn_child
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.request import AgentRequest
 from agentdoc.agents.claude.framing import iter_line_batches
 from agentdoc.agents.claude.output import (
     MemoryOutput,

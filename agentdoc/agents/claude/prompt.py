@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from agentdoc.agents.base import WORD_JOINER, ImagePart, neutralise_command
+from agentdoc.agents.base.prompt import WORD_JOINER, ImagePart, neutralise_command
 
 # A superset of what the CLI's JavaScript `\s` and its CJK punctuation accept before a mention.
 _MENTION = re.compile(r"(?<![^\s\ufeff\u3002\u3001\uff1f\uff01])@")

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentdoc.agents.base import Clearance, spawn
+from agentdoc.agents.base.child import spawn
+from agentdoc.agents.base.clearance import Clearance
 from agentdoc.agents.claude.process import build_env, check_argv, resolve_executable
 from agentdoc.agents.claude.sessionstore import is_prompt, locate
 from agentdoc.config import Settings

@@ -32,8 +32,8 @@ from __future__ import annotations
 import logging
 from typing import get_args
 
-from agentdoc.agents import base as neutral
-from agentdoc.agents.base import BlockKind, StopReason
+from agentdoc.agents.base import events as neutral
+from agentdoc.agents.base.events import BlockKind, StopReason
 from agentdoc.agents.claude.events import (
     ApiRetry,
     AssistantBlock,

@@ -13,8 +13,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from agentdoc.agents import base as neutral
-from agentdoc.agents.base import END, EndOfStream
+from agentdoc.agents.base import events as neutral
+from agentdoc.agents.base.process import END, EndOfStream
 from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn, StreamError
 from agentdoc.agents.claude.stream import convert, load_line, streamed_text
 from agentdoc.agents.claude.translate import Translator

@@ -27,7 +27,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentdoc.agents.base import Child, Clearance, ImagePart, StderrTail
+from agentdoc.agents.base.child import Child, StderrTail
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.prompt import ImagePart
 from agentdoc.agents.claude.events import StreamError
 from agentdoc.agents.claude.framing import iter_line_batches
 from agentdoc.agents.claude.output import paced, pipe_chunks

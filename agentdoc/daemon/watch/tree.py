@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentdoc.document import BYPRODUCT_DIRS, conflict_original, is_byproduct, note_own_open
+from agentdoc.document import conflict_original, is_byproduct, note_own_open
+from agentdoc.synctools import BYPRODUCT_DIRS
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentdoc.agents.acp.launch import AheadProcess, WarmAcp, warm
-from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.base.request import AgentRequest
 from tests.support.acp import caps, chunk, end_of, events_of, text_of
 from tests.support.clearance import leave_for
 from tests.support.paths import FAKE_ACP_AGENT

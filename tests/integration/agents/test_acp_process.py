@@ -12,16 +12,16 @@ import pytest
 
 from agentdoc.agents.acp.process import AcpProcess
 from agentdoc.agents.acp.sessions import reopen_way
-from agentdoc.agents.base import (
-    WORD_JOINER,
+from agentdoc.agents.base.clearance import Clearance
+from agentdoc.agents.base.events import (
     BlockDelta,
-    Clearance,
     PermissionAsked,
     PermissionWithdrawn,
     SessionStarted,
     ToolCall,
     ToolUpdate,
 )
+from agentdoc.agents.base.prompt import WORD_JOINER
 from agentdoc.errors import AgentCannotStart
 from tests.support.acp import Agent, caps, chunk, end_of, events_of, next_of, text_of
 from tests.support.waiting import wait_for

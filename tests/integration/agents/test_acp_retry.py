@@ -10,7 +10,7 @@ from typing import Any
 from agentdoc.agents.acp.launch import agent_env
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.translate import UpdateTranslator
-from agentdoc.agents.base import PermissionAsked, Retrying, TurnEnd
+from agentdoc.agents.base.events import PermissionAsked, Retrying, TurnEnd
 from agentdoc.document import retry_words
 from tests.support.acp import Agent, caps, events_of, next_of
 from tests.support.waiting import wait_for

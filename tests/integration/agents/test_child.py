@@ -8,8 +8,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from agentdoc.agents.base import Child, Clearance, StderrTail, child_env, spawn
-from agentdoc.agents.base.child import group_gone
+from agentdoc.agents.base.child import Child, StderrTail, child_env, group_gone, spawn
+from agentdoc.agents.base.clearance import Clearance
 
 SCRATCH = Clearance.scratch
 

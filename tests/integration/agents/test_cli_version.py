@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.base import AgentRequest
+from agentdoc.agents.base.request import AgentRequest
 from agentdoc.agents.claude.process import build_argv
 from agentdoc.agents.claude.version import cli_version, parse_version, thinking_display_argv
 from agentdoc.config import Settings

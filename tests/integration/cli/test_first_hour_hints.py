@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents import Reply
-from agentdoc.agents.base import Usage
+from agentdoc.agents.base.events import Usage
 from agentdoc.cli import main
 from agentdoc.document import parser as document
 from agentdoc.document.render import render_footer

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentdoc.agents.base import Offer, remember
+from agentdoc.agents.base.offers import Offer, remember
 from agentdoc.cli import cli
 from agentdoc.records import Status, now_iso, write_status
 from tests.support.acp import tiny_agent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentdoc.agents import PermissionAsked
-from agentdoc.agents.base import PermissionOption
+from agentdoc.agents.base.events import PermissionOption
 from agentdoc.document.approval import Answer, read_answer, render_approval
 from agentdoc.turn.approvals import option_for
 

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from agentdoc.agents.acp.quirks import quirks_for
 from agentdoc.agents.acp.schema import ContentChunk, PermissionRequest, PromptResult, RpcError
 from agentdoc.agents.acp.translate import UpdateTranslator, chunk_text
-from agentdoc.agents.base import (
+from agentdoc.agents.base.events import (
     Activity,
     BlockDelta,
     BlockEnd,

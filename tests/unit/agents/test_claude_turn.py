@@ -20,7 +20,7 @@ from agentdoc.agents import (
     Retrying,
     start_turn,
 )
-from agentdoc.agents.base import TurnEnd, Usage
+from agentdoc.agents.base.events import TurnEnd, Usage
 from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.agents.claude.turn import ClaudeTurn

@@ -14,7 +14,7 @@ from agentdoc.agents import (
     ThinkingPart,
     ToolPart,
 )
-from agentdoc.agents.base import (
+from agentdoc.agents.base.events import (
     BlockDelta,
     BlockEnd,
     BlockStart,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agentdoc.agents import ReplyBuilder, ThinkingPart
-from agentdoc.agents.base import BlockEnd, BlockStart, MessageStart, TurnEnd
+from agentdoc.agents.base.events import BlockEnd, BlockStart, MessageStart, TurnEnd
 from agentdoc.agents.claude.events import Result
 from agentdoc.agents.claude.framing import iter_lines
 from agentdoc.agents.claude.stream import parse_line
