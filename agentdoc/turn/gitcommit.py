@@ -28,7 +28,7 @@ def enabled(doc: Document, settings: Settings) -> bool:
     return (doc.meta.git or settings.git) in ("commit", "sync")
 
 
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     # Variables a calling git hook may have set would point us at another repository or index.
     env = {k: v for k, v in os.environ.items() if k not in _POINTERS}
     return subprocess.run(
@@ -44,7 +44,7 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _tracked(path: Path, cwd: Path) -> bool:
-    return _git(["ls-files", "--error-unmatch", "--", str(path)], cwd).returncode == 0
+    return run_git(["ls-files", "--error-unmatch", "--", str(path)], cwd).returncode == 0
 
 
 def _skip(path: Path, why: str) -> bool:
@@ -56,9 +56,9 @@ def commit(path: Path, message: str) -> bool:
     """Commit ``path`` (and its tracked sidecar) alone with ``message``; False if skipped."""
     folder = path.parent.absolute()
     try:
-        if _git(["rev-parse", "--is-inside-work-tree"], folder).stdout.strip() != "true":
+        if run_git(["rev-parse", "--is-inside-work-tree"], folder).stdout.strip() != "true":
             return _skip(path, "it is not inside a git work tree")
-        lock = _git(["rev-parse", "--git-path", "index.lock"], folder).stdout.strip()
+        lock = run_git(["rev-parse", "--git-path", "index.lock"], folder).stdout.strip()
         if lock and (folder / lock).exists():
             return _skip(path, "git is busy (index.lock exists)")
         paths = [str(path.absolute())]
@@ -66,7 +66,7 @@ def commit(path: Path, message: str) -> bool:
         if sidecar.exists() and _tracked(sidecar, folder):
             paths.append(str(sidecar))
         for step in (["add", "--", *paths], ["commit", "--only", "-m", message, "--", *paths]):
-            done = _git(step, folder)
+            done = run_git(step, folder)
             if done.returncode != 0:
                 said = (done.stderr or done.stdout).strip().splitlines()
                 return _skip(path, f"git {step[0]} failed: {said[-1] if said else done.returncode}")

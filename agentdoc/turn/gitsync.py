@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentdoc.config import Settings
 from agentdoc.document import Document, merge_text
-from agentdoc.turn.gitcommit import _git, commit
+from agentdoc.turn.gitcommit import commit, run_git
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def sync_on(doc: Document, settings: Settings) -> bool:
 
 
 def toplevel(path: Path) -> Path | None:
-    done = _git(["rev-parse", "--show-toplevel"], path.parent.absolute())
+    done = run_git(["rev-parse", "--show-toplevel"], path.parent.absolute())
     return Path(done.stdout.strip()) if done.returncode == 0 else None
 
 
@@ -42,20 +42,20 @@ def repo_lock(top: Path) -> threading.Lock:
 
 def behind(top: Path) -> int:
     """Fetch, then count the upstream's commits this branch lacks (0 without an upstream)."""
-    if (fetched := _git(["fetch", "--quiet"], top)).returncode != 0:
+    if (fetched := run_git(["fetch", "--quiet"], top)).returncode != 0:
         log.info("%s: git fetch failed: %s", top, fetched.stderr.strip()[-200:])
         return 0
-    done = _git(["rev-list", "--count", "HEAD..@{upstream}"], top)
+    done = run_git(["rev-list", "--count", "HEAD..@{upstream}"], top)
     return int(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else 0
 
 
 def _show(top: Path, rev: str, rel: str) -> str:
-    done = _git(["show", f"{rev}:{rel}"], top)
+    done = run_git(["show", f"{rev}:{rel}"], top)
     return done.stdout if done.returncode == 0 else ""
 
 
 def _conflicts(top: Path) -> list[str]:
-    done = _git(["diff", "--name-only", "--diff-filter=U"], top)
+    done = run_git(["diff", "--name-only", "--diff-filter=U"], top)
     return [line for line in done.stdout.splitlines() if line]
 
 
@@ -72,30 +72,30 @@ def integrate(path: Path, *, fetched: bool = False) -> str | None:
 def _integrate(path: Path, top: Path, fetched: bool) -> str | None:
     if not fetched and behind(top) == 0:
         return None
-    if _git(["rev-parse", "--verify", "--quiet", "@{upstream}"], top).returncode != 0:
+    if run_git(["rev-parse", "--verify", "--quiet", "@{upstream}"], top).returncode != 0:
         return "its branch has no upstream to pull from"
     rel = path.absolute().relative_to(top).as_posix()
-    if _git(["diff", "--quiet", "HEAD", "--", rel], top).returncode != 0:
+    if run_git(["diff", "--quiet", "HEAD", "--", rel], top).returncode != 0:
         commit(path, f"{path.name}: edits (agentdoc)")
-    base_rev = _git(["merge-base", "HEAD", "@{upstream}"], top).stdout.strip()
+    base_rev = run_git(["merge-base", "HEAD", "@{upstream}"], top).stdout.strip()
     base, ours = _show(top, base_rev, rel), _show(top, "HEAD", rel)
     theirs = _show(top, "@{upstream}", rel)
-    merged = _git(["merge", "--no-ff", "--no-edit", "--no-commit", "@{upstream}"], top)
+    merged = run_git(["merge", "--no-ff", "--no-edit", "--no-commit", "@{upstream}"], top)
     conflicts = _conflicts(top)
     if merged.returncode != 0 and not conflicts:
-        _git(["merge", "--abort"], top)
+        run_git(["merge", "--abort"], top)
         said = (merged.stderr or merged.stdout).strip().splitlines()
         return f"git merge failed: {said[-1] if said else merged.returncode}"
     if set(conflicts) - {rel}:
-        _git(["merge", "--abort"], top)
+        run_git(["merge", "--abort"], top)
         return f"other files conflict with the remote: {', '.join(conflicts)}"
     if rel in conflicts:
         # git's conflict markers never reach the document: agentdoc's merge keeps both sides.
         path.write_text(merge_text(base, ours, theirs), encoding="utf-8")
-        _git(["add", "--", rel], top)
-    done = _git(["commit", "--no-edit", "-m", f"{path.name}: merge the remote (agentdoc)"], top)
+        run_git(["add", "--", rel], top)
+    done = run_git(["commit", "--no-edit", "-m", f"{path.name}: merge the remote (agentdoc)"], top)
     if done.returncode != 0:
-        _git(["merge", "--abort"], top)
+        run_git(["merge", "--abort"], top)
         return f"git commit of the merge failed: {done.stderr.strip()[-200:]}"
     log.info("%s: merged the remote's commits", path)
     return None
@@ -110,7 +110,7 @@ def push(path: Path, message: str, wait: Callable[[], None] = lambda: None) -> s
     with repo_lock(top):
         commit(path, message)
         for _ in range(PUSH_TRIES):
-            done = _git(["push", "--quiet"], top)
+            done = run_git(["push", "--quiet"], top)
             if done.returncode == 0:
                 return None
             said = (done.stderr or done.stdout).strip()
