@@ -17,8 +17,7 @@ from agentdoc.daemon.notify import Notifier, one_line
 from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.synced.claims import Claim, Claims, machine_id, owner, read_claims, write_claim
 from agentdoc.daemon.synced.trust import TrustList, covers, trust_folder, trusted_list
-from agentdoc.document import open_reply
-from agentdoc.document.splice import new_nonce
+from agentdoc.document.splice import new_nonce, open_reply
 from agentdoc.errors import AgentdocError
 from agentdoc.records import open_regions, status
 from agentdoc.turn import Progress
