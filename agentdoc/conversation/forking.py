@@ -7,7 +7,7 @@ session's last turn — or, when no session holds exactly turns 1..N, opens a ne
 with the transcript; see `lineage.resume_target`. The parent document and its session are never
 touched.
 
-Claude resumes a session only from the folder it was recorded in, so a fork placed in another
+An agent may resume a session only from the folder it was recorded in, so a fork placed in another
 folder gets an ``agentdoc.cwd`` that points back at the parent's working folder.
 """
 
@@ -109,7 +109,7 @@ def plan_fork(
         # Only computing where the parent runs; whether a document may run there is checked
         # when it does.
         cwd = _relative(working_dir(path, doc, allow_outside=True), new_folder)
-        # Claude keeps sessions per working folder, so continuing the parent's session needs
+        # Agents may keep sessions per working folder, so continuing the parent's session needs
         # its folder; but a document may only run the CLI inside its own folder tree unless
         # the user's config allows more. Otherwise the fork starts its own session, seeded
         # with the transcript.

@@ -1,8 +1,8 @@
 """Whether an agent may start, and whether a due prompt may be sent now: trust on this
 machine, the turn budget and other machines' claims.
 
-An agent started in a folder runs that folder's own settings as this machine's user (Claude
-Code's hooks), so the gate decides every *start* of an agent, not only every prompt: a turn, a
+An agent started in a folder runs that folder's own settings as this machine's user (an
+agent's own hooks), so the gate decides every *start* of an agent, not only every prompt: a turn, a
 start ahead of the prompt (an editor's open, an empty `## User`, a restart), `agentdoc run`,
 `ask`, a fork, an undo's replay. It is the only code that issues a `Clearance`, the leave
 without which the agent layer starts no process (`agentdoc/agents/base/clearance.py`). A

@@ -62,7 +62,8 @@ def next_request(
     try:
         doc = parse(text)
         # The agent the document names, as its turn resolves it: without it the plan would
-        # be Claude's, and an ACP document would get a CLI it never uses.
+        # be the default agent's, and another agent's document would get a program it never
+        # uses.
         agent = resolve_agent(doc.meta.agent, settings, where=str(path))
         plan = prepare_turn(path, doc, "", "run", settings, environ=environ, agent=agent)
     except (DocumentError, FrontmatterError, AgentdocError) as exc:

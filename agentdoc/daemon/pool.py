@@ -1,8 +1,8 @@
 """Warm agent processes for the daemon: one per document, bounded, least recently used first out.
 
 A document's process is reused only when the next turn would have started the very same agent
-(the key the agent layer gives: for Claude the argv apart from the session flags, the cwd and
-environment) and the process agrees it can run the request next (the session it is already
+(the key the agent layer gives: for a CLI, its argv apart from the session flags, the cwd
+and environment) and the process agrees it can run the request next (the session it is already
 in, no fork). Anything else — a new model, effort, system prompt, cwd, permission setting or
 agent, a `start`, a fork, a rebuilt session, a process that died — closes the old process and
 starts a fresh one. Idle processes are closed

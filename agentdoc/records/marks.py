@@ -145,9 +145,9 @@ def session_total(marks: Mapping[int, TurnMark], session: str) -> float | None:
     """The highest running cost the agent reported for ``session``, if it reported any.
 
     The highest, not the last turn's: resumed at an earlier point (a fork at turn N, after
-    `undo`), Claude Code 2.1.330 still counts the whole session file's cost in its total.
-    Undone turns are left out: forked at the turn before them, 2.1.332 counts the session only
-    up to that point. An agent that keeps a copy of the session at a turn's end (its mark's
+    `undo`), an agent may still count the whole session's cost in its total. Undone turns are
+    left out: forked at the turn before them, a newer release counts the session only up to
+    that point. An agent that keeps a copy of the session at a turn's end (its mark's
     ``start``) starts that copy's count from the turn's total.
     """
     totals = [m.cost_total for m in marks.values() if session in (m.session, m.start)]

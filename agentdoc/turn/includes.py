@@ -20,8 +20,8 @@ file is refused like a missing ``@path``.
 
 Lines inside code (fenced, indented, HTML blocks) are text, never includes, and so is an ``@``
 token that shares its line with other words: a decorator in a pasted snippet or a mention of
-``@alice`` is sent as written (the Claude CLI's own expansion of such tokens is neutralised
-where the CLI is driven).
+``@alice`` is sent as written (an agent's own expansion of such tokens is neutralised where
+that agent is driven).
 """
 
 from __future__ import annotations

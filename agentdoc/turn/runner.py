@@ -243,9 +243,9 @@ class TurnRunner:
         # before it can). Only the prompt is on the way from the save to the request: a hook's
         # work runs beside it, and `tools_after` (set when the hooks holding the tools let go)
         # keeps every tool of the turn from running before. The agent holds its tools until
-        # then where it can (the Claude CLI calls a hook before each tool, whatever its
-        # permission mode, and waits for the answer); where it cannot (ACP, a one-shot CLI's
-        # stdin) the prompt itself waits.
+        # then where it can (an agent that calls a hook before each tool, whatever its
+        # permission mode, and waits for the answer); where it cannot (an agent with no such
+        # hook, a one-shot CLI's stdin) the prompt itself waits.
         self._hooks.before(
             TurnStart(self.path, self.settings, self.environ, plan, self._tools_after)
         )
