@@ -471,6 +471,14 @@ def test_what_shows_nothing_still_counts_as_activity() -> None:
             },
             "Internal error: RequestExecutor.execute: Provider request failed with HTTP 400: no",
         ),
+        # Gemini CLI answers with the API's error body as the message.
+        (
+            {
+                "code": 400,
+                "message": '{"error":{"code":400,"message":"no","status":"INVALID_ARGUMENT"}}',
+            },
+            "no",
+        ),
         (
             {"code": -32603, "message": "Internal error: messages.0: {not json} stays"},
             "Internal error: messages.0: {not json} stays",
@@ -485,6 +493,7 @@ def test_what_shows_nothing_still_counts_as_activity() -> None:
         "opencode-anthropic-event",
         "opencode-chat-event",
         "opencode-native-body",
+        "gemini-api-body",
         "braces-not-json",
     ],
 )
