@@ -37,6 +37,10 @@ class Quirks:
     # A line of the agent's stderr saying it will retry a failed API request, which it tells
     # no ACP client: groups `session` (the session's id) and `error` (what failed).
     retry_log: re.Pattern[str] | None = None
+    # The log line of the agent's next request in a session (group `session`): a failure
+    # `retry_log` names is a retry once it comes. The agent logs every failed request alike,
+    # and one it does not retry (a 400) ends the turn instead.
+    retry_next: re.Pattern[str] | None = None
     # The agent keeps the text of a reply cut short by a cancel in its own session (it answers
     # `cancelled` and a later turn resumes it with that text), so it is not sent again. Without
     # this row agentdoc assumes it was dropped, and sends it (twice is better than never).
@@ -87,6 +91,9 @@ QUIRKS: dict[str, Quirks] = {
             # Not the title request it makes beside the turn's (`small=true`).
             r'(?!.*\bsmall=true\b)message="stream error" .*?\bsession\.id=(?P<session>\S+) .*?'
             r'\berror\.error="(?:AI_\w+: )?(?P<error>[^"]*)"'
+        ),
+        retry_next=re.compile(
+            r"(?!.*\bsmall=true\b)\bmessage=stream .*?\bsession\.id=(?P<session>\S+)"
         ),
     ),
 }
