@@ -34,8 +34,9 @@ class Quirks:
     # The agent's `session/load` erases a session stored in the same minute it was created
     # (see store.py): its files are renamed out of the way before each load.
     minute_named_store: MinuteNamedStore | None = None
-    # A line of the agent's stderr saying it will retry a failed API request, which it tells
-    # no ACP client: groups `session` (the session's id) and `error` (what failed).
+    # A line of the agent's stderr saying an API request failed, which it tells no ACP client:
+    # groups `session` (the session's id) and `error` (what failed). A retry at once, or
+    # (with `retry_next`) once the agent's next request follows.
     retry_log: re.Pattern[str] | None = None
     # The log line of the agent's next request in a session (group `session`): a failure
     # `retry_log` names is a retry once it comes. The agent logs every failed request alike,
