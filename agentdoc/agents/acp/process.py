@@ -325,11 +325,20 @@ class AcpProcess(AcpPeer):
 
     def _on_stderr_line(self, line: str) -> None:
         """A retry the agent only logs (its quirks row), for the turn in that session."""
-        pattern = quirks_for(self.agent_name).retry_log
-        found = pattern.search(line) if pattern is not None else None
-        current = self._turn
-        if found and current is not None and found["session"] == current.session_id:
-            current.retrying(found["error"])
+        quirks, current = quirks_for(self.agent_name), self._turn
+        if quirks.retry_log is None or current is None:
+            return
+        if (found := quirks.retry_log.search(line)) and found["session"] == current.session_id:
+            if quirks.retry_next is None:
+                current.retrying(found["error"])
+            else:
+                current.request_failed(found["error"])
+        elif (
+            quirks.retry_next is not None
+            and (again := quirks.retry_next.search(line))
+            and again["session"] == current.session_id
+        ):
+            current.requested_again()
 
     def _on_request(self, rpc_id: RequestId, method: str, params: dict[str, Any]) -> None:
         current = self._turn

@@ -34,9 +34,14 @@ class Quirks:
     # The agent's `session/load` erases a session stored in the same minute it was created
     # (see store.py): its files are renamed out of the way before each load.
     minute_named_store: MinuteNamedStore | None = None
-    # A line of the agent's stderr saying it will retry a failed API request, which it tells
-    # no ACP client: groups `session` (the session's id) and `error` (what failed).
+    # A line of the agent's stderr saying an API request failed, which it tells no ACP client:
+    # groups `session` (the session's id) and `error` (what failed). A retry at once, or
+    # (with `retry_next`) once the agent's next request follows.
     retry_log: re.Pattern[str] | None = None
+    # The log line of the agent's next request in a session (group `session`): a failure
+    # `retry_log` names is a retry once it comes. The agent logs every failed request alike,
+    # and one it does not retry (a 400) ends the turn instead.
+    retry_next: re.Pattern[str] | None = None
     # The agent keeps the text of a reply cut short by a cancel in its own session (it answers
     # `cancelled` and a later turn resumes it with that text), so it is not sent again. Without
     # this row agentdoc assumes it was dropped, and sends it (twice is better than never).
@@ -87,6 +92,9 @@ QUIRKS: dict[str, Quirks] = {
             # Not the title request it makes beside the turn's (`small=true`).
             r'(?!.*\bsmall=true\b)message="stream error" .*?\bsession\.id=(?P<session>\S+) .*?'
             r'\berror\.error="(?:AI_\w+: )?(?P<error>[^"]*)"'
+        ),
+        retry_next=re.compile(
+            r"(?!.*\bsmall=true\b)\bmessage=stream .*?\bsession\.id=(?P<session>\S+)"
         ),
     ),
 }

@@ -235,10 +235,11 @@ class RpcError(Wire):
     def describe(self) -> str:
         """The message, plus the details agents put in ``data`` (Gemini: ``details``; codex-acp:
         ``message``, the vendor API's own error body as JSON)."""
+        message = _unwrapped(self.message)
         detail = _detail(self.data)
-        if detail and detail not in self.message:
-            return f"{self.message}: {detail}"
-        return self.message or f"error {self.code}"
+        if detail and detail not in message:
+            return f"{message}: {detail}"
+        return message or f"error {self.code}"
 
 
 def error_detail(text: str) -> str | None:
@@ -261,6 +262,29 @@ def _detail(data: Any) -> str | None:
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     return message if isinstance(message, str) and message else found.strip()
+
+
+def _unwrapped(message: str) -> str:
+    """The message with a vendor's error JSON at its end replaced by that error's own message.
+
+    OpenCode (1.18) names an error the API sent mid-stream by the event's JSON
+    (``Internal error: {"type":"invalid_request_error","message":…}``), and one its own
+    HTTP client met by the whole body (``… failed with HTTP 400: {"type": "error", …}``).
+    """
+    start = message.find("{")
+    if start < 0:
+        return message
+    try:
+        body = json.loads(message[start:])
+    except ValueError:
+        return message
+    if not isinstance(body, dict):
+        return message
+    error = body.get("error")
+    said = (error if isinstance(error, dict) else body).get("message")
+    if not isinstance(said, str) or not said.strip():
+        return message
+    return message[:start] + said.strip()
 
 
 def text_block(text: str) -> dict[str, Any]:

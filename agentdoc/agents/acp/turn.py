@@ -70,6 +70,7 @@ class AcpTurn:
         self._cancel_deadline: float | None = None
         self._stopping = False
         self._answered = threading.Event()  # the turn has its end (or will never get one)
+        self._failed_request: str | None = None  # logged failed, not known to be retried yet
 
     def session_ready(
         self,
@@ -125,6 +126,18 @@ class AcpTurn:
         """The agent failed an API request and will try it again (it said so in its log)."""
         with self._lock:
             if self._end is None:
+                self._put(self.translator.retrying(error))
+
+    def request_failed(self, error: str) -> None:
+        """The agent failed an API request (its log says so): a retry if another follows."""
+        with self._lock:
+            self._failed_request = error
+
+    def requested_again(self) -> None:
+        """The agent made its next API request: after a failed one, that is a retry."""
+        with self._lock:
+            error, self._failed_request = self._failed_request, None
+            if error is not None and self._end is None:
                 self._put(self.translator.retrying(error))
 
     def permission(self, rpc_id: RequestId, params: dict[str, Any]) -> None:

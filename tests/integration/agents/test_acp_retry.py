@@ -23,6 +23,13 @@ LOG_LINE = (
 )
 
 
+# The line of its next request in that session: after a failed one, a retry.
+NEXT_LINE = (
+    "timestamp=2026-11-25T17:32:19.702Z level=INFO run=32d6326f message=stream "
+    "providerID=fake modelID=m session.id={session} small=false agent=build mode=primary"
+)
+
+
 def test_opencodes_log_line_names_the_session_and_the_error() -> None:
     pattern = quirks_for("OpenCode").retry_log
     assert pattern is not None
@@ -32,6 +39,12 @@ def test_opencodes_log_line_names_the_session_and_the_error() -> None:
     title = LOG_LINE.format(session="ses_abc").replace("small=false", "small=true")
     assert not pattern.search(title)  # the title request beside the turn's
     assert quirks_for("gemini-cli").retry_log is None
+    again = quirks_for("OpenCode").retry_next
+    assert again is not None
+    found = again.search(NEXT_LINE.format(session="ses_abc"))
+    assert found is not None and found["session"] == "ses_abc"
+    assert not again.search(LOG_LINE.format(session="ses_abc"))  # the failure itself
+    assert not again.search(NEXT_LINE.format(session="ses_abc").replace("false", "true"))
 
 
 def test_each_retry_counts_and_says_what_failed() -> None:
@@ -53,14 +66,16 @@ def test_opencode_logs_to_stderr_unless_its_entry_says_otherwise() -> None:
     assert "OPENCODE_PRINT_LOGS" not in agent_env({}, {}, ["gemini", "--acp"])
 
 
-def _script(session: str) -> dict[str, Any]:
+def _script(session: str, retried: bool = True) -> dict[str, Any]:
     options = [{"optionId": "yes", "name": "Allow", "kind": "allow_once"}]
+    again = [{"stderr": NEXT_LINE.format(session=session)}] if retried else []
     return {
         "initialize": {"result": caps()["result"] | {"agentInfo": {"name": "OpenCode"}}},
         "session/prompt": {
             "steps": [
-                {"stderr": "level=INFO message=stream session.id=sess-1"},
+                {"stderr": NEXT_LINE.format(session="sess-1")},
                 {"stderr": LOG_LINE.format(session=session)},
+                *again,
                 # It waits here until the test has seen what it looks for.
                 {"permission": {"toolCall": {"toolCallId": "t1"}, "options": options}},
             ],
@@ -69,9 +84,11 @@ def _script(session: str) -> dict[str, Any]:
     }
 
 
-def _started(agent: Callable[..., Agent], session: str) -> tuple[Agent, list[str]]:
+def _started(
+    agent: Callable[..., Agent], session: str, retried: bool = True
+) -> tuple[Agent, list[str]]:
     """The fake OpenCode, and the stderr lines its process has handled so far."""
-    fake = agent(_script(session), start=False)
+    fake = agent(_script(session, retried), start=False)
     told: list[str] = []
     handle = fake.process.connection.on_stderr_line
     assert handle is not None
@@ -118,3 +135,16 @@ def test_another_sessions_retry_is_not_this_turns(agent: Callable[..., Agent]) -
     wait_for(lambda: any("sess-other" in line for line in told), "the log line handled")
     assert turn.answer(asked.request_id, "yes")
     assert not any(isinstance(e, Retrying) for e in events_of(turn))
+
+
+def test_a_failed_request_not_tried_again_is_no_retry(agent: Callable[..., Agent]) -> None:
+    """OpenCode logs a 400 as it does a 529, and does not try it again: no `retrying`."""
+    fake, told = _started(agent, "sess-1", retried=False)
+    turn = fake.process.begin("hi", turn=1)
+    before: list[Any] = []
+    wait_for(lambda: _took(turn, before, PermissionAsked), "the permission request")
+    wait_for(lambda: any("stream error" in line for line in told), "the log line handled")
+    assert turn.answer(before[-1].request_id, "yes")
+    events = [*before, *events_of(turn)]
+    assert isinstance(events[-1], TurnEnd)
+    assert not any(isinstance(e, Retrying) for e in events), events

@@ -446,8 +446,56 @@ def test_what_shows_nothing_still_counts_as_activity() -> None:
         ),
         ({"code": -32603, "message": "Internal error", "data": "boom"}, "Internal error: boom"),
         ({"code": 7, "message": ""}, "error 7"),
+        # OpenCode 1.18 puts the vendor's error event, met mid-stream, in its message whole.
+        (
+            {
+                "code": -32603,
+                "message": 'Internal error: {"type":"invalid_request_error","message":"no"}',
+                "data": {"service": "session", "errorName": "UnknownError"},
+            },
+            "Internal error: no",
+        ),
+        (
+            {
+                "code": -32603,
+                "message": 'Internal error: {"message":"no","type":"x","param":null,"code":400}',
+            },
+            "Internal error: no",
+        ),
+        (
+            {
+                "code": -32603,
+                "message": "Internal error: RequestExecutor.execute: Provider request failed with "
+                'HTTP 400: {"type": "error", "error": {"type": "invalid_request_error", '
+                '"message": "no"}, "request_id": "req_1"}',
+            },
+            "Internal error: RequestExecutor.execute: Provider request failed with HTTP 400: no",
+        ),
+        # Gemini CLI answers with the API's error body as the message.
+        (
+            {
+                "code": 400,
+                "message": '{"error":{"code":400,"message":"no","status":"INVALID_ARGUMENT"}}',
+            },
+            "no",
+        ),
+        (
+            {"code": -32603, "message": "Internal error: messages.0: {not json} stays"},
+            "Internal error: messages.0: {not json} stays",
+        ),
     ],
-    ids=["plain", "gemini-details", "codex-api-body", "string-data", "empty"],
+    ids=[
+        "plain",
+        "gemini-details",
+        "codex-api-body",
+        "string-data",
+        "empty",
+        "opencode-anthropic-event",
+        "opencode-chat-event",
+        "opencode-native-body",
+        "gemini-api-body",
+        "braces-not-json",
+    ],
 )
 def test_an_error_answer_says_what_the_agent_said(error: dict[str, Any], described: str) -> None:
     assert RpcError.model_validate(error).describe() == described
