@@ -6,9 +6,9 @@ things make them drift apart, and the next prompt tells the model about both:
 * The user edited earlier turns. At the end of every turn the transcript of the completed turns
   is kept in ``.agentdoc/<name>.history.md`` (the *snapshot*); the next prompt into the same
   session carries a unified diff from the snapshot to the document's transcript now.
-* The previous reply was interrupted or failed part-way. Some agents (and some releases of
-  one agent) do not keep such partial text in their session, others do. Unless the session file shows it holds the text, the next prompt carries the text the
-  document shows.
+* The previous reply was interrupted or failed part-way. Some agents (and some releases of one
+  agent) do not keep such partial text in their session, others do. Unless the session file shows
+  it holds the text, the next prompt carries the text the document shows.
 
 Everything but `read_snapshot`, `write_snapshot` and `record_turn` is pure.
 """

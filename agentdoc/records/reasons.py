@@ -1,10 +1,10 @@
 """What the person said answering a turn's tool requests, kept for the next prompt.
 
-An agent whose answer to a permission request has no field for the person's words (an agent
-whose protocol offers none) hears them as the first words of the next prompt in that session. They are kept with
-the document's state, beside its other turn files, until a turn has carried them: a one-shot
-`agentdoc run` starts a new agent process per turn, and the daemon may be restarted between
-two turns.
+An agent whose answer to a permission request has no field for the person's words (an agent whose
+protocol offers none) hears them as the first words of the next prompt in that session. They are
+kept with the document's state, beside its other turn files, until a turn has carried them:
+a one-shot `agentdoc run` starts a new agent process per turn, and the daemon may be restarted
+between two turns.
 """
 
 from __future__ import annotations

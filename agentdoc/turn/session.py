@@ -285,12 +285,13 @@ def _continue_elsewhere(
     found: Target,
     facts: Facts,
 ) -> TurnPlan:
-    """Continue an agent's own session where the agent keeps it: it finds out itself whether it can (resume, load,
-    fork) and sends the seeded prompt in a new session when it cannot. `undo` and a fork at an
-    earlier turn continue the copy the agent made of its session right after that turn."""
+    """Continue an agent's own session where the agent keeps it: it finds out itself whether it can
+    (resume, load, fork) and sends the seeded prompt in a new session when it cannot. `undo` and a
+    fork at an earlier turn continue the copy the agent made of its session right after that
+    turn."""
     known = joined(facts.archived, doc.transcript())
-    # A point inside the session is not something such an agent can continue from; a point that is the
-    # session's own id is the end of a copy the agent made after that turn: forked as it is.
+    # A point inside the session is not something such an agent can continue from; a point that is
+    # the session's own id is the end of a copy the agent made after that turn: forked as it is.
     if found.at is not None and found.at != found.session:
         note = "new session, sent the conversation so far (the agent cannot go back in its own)"
         return _new_session(path, doc, prompt, settings, model, note, facts.archived, agent)
