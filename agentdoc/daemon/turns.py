@@ -86,8 +86,9 @@ class Turns:
             # What the turn could not write (its close, its status) is owed until it can be.
             self.loop.repairs.owe(path, failure)
             mended = self.mend(path)
+            saved = not mended and outcome in SAVE_ANSWERS and self._saved_since_close(path, doc)
             doc.locked = outcome == "read-only" and not writable(path)
-            if after_unfinished(path, doc, outcome, reread=not mended):
+            if after_unfinished(path, doc, outcome, reread=not (mended or saved)) or saved:
                 self.loop.after_settling(Changed(path))
             elif outcome == "read-only" and not doc.locked:
                 # Made writable before this end was taken in: its prompt is due now.
@@ -97,6 +98,18 @@ class Turns:
                 self.loop.after_settling(Recheck(path))
         elif (data := read_stable(path)) is not None:
             self._after_reply(path, doc, data)
+
+    def _saved_since_close(self, path: Path, doc: DocState) -> bool:
+        """Whether the person saved after the turn wrote its end (the resend typed the moment
+        the failure showed); the document is then known as that end left it, so the save is
+        judged as any save is, against it. Taken from the file instead, it would be taken in
+        unseen, and its prompt never sent."""
+        ours = self.loop.ledger.last(path)
+        data = read_stable(path)
+        if ours is None or data is None or self.loop.ledger.is_own(path, data):
+            return False
+        doc.seen, doc.text = digest(ours), ours.decode("utf-8", "replace")
+        return True
 
     def unlocked(self, path: Path) -> bool:
         """True once a document whose turn was refused as read-only is writable again (a
@@ -223,6 +236,12 @@ def begin(
     doc.runner = runner
     doc.thread = threading.Thread(target=body, daemon=True)
     doc.thread.start()
+
+
+# Ends whose document a save after them may resend: the failure notice, or the interrupted reply
+# closed, is the turn's own last write. A cancel is not among them: the save that deleted the
+# streaming reply is what ended it, and is no new submission.
+SAVE_ANSWERS = frozenset({"failed", "interrupted", "error"})
 
 
 def after_unfinished(path: Path, doc: DocState, outcome: str, *, reread: bool = True) -> bool:

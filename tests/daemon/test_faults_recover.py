@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from agentdoc.daemon.turns import Turns
 from agentdoc.records import status
 from agentdoc.records.recovery import open_regions
 from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_streaming
@@ -114,3 +116,34 @@ def test_a_deleted_then_recreated_document_is_a_new_document(
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the new reply")
     assert "a new question" in gated_claude.calls()[1]["stdin"]
     assert "first" not in doc.read_text()
+
+
+@pytest.mark.parametrize("outcome", ["failed", "interrupted"])
+def test_a_prompt_saved_as_a_failed_turn_ends_is_sent(
+    folder: Path,
+    doc: Path,
+    fake_claude: Callable[..., FakeClaude],
+    monkeypatch: pytest.MonkeyPatch,
+    outcome: str,
+) -> None:
+    """The person resends the moment the failure shows: the save lands after the turn wrote its
+    end and before the daemon took that end in. It is a save like any other, and sends."""
+    transcript = {"failed": "api_400_invalid.ndjson", "interrupted": "truncated_stream.ndjson"}
+    failing = fake_claude(transcript[outcome])
+    real_on_done = Turns.on_done
+    resent = threading.Event()
+
+    def save_first(turns: Turns, path: Path, ended: str, failure: str | None) -> None:
+        if not resent.is_set():
+            resent.set()
+            # Deleting the notice resends, as the notice itself says.
+            text = path.read_text()
+            path.write_text(text[: text.index("## Assistant")])
+        real_on_done(turns, path, ended, failure)
+
+    monkeypatch.setattr(Turns, "on_done", save_first)
+    daemon = make_daemon(folder, failing)
+    with Running(daemon, discovered=True):
+        doc.write_text(DOC + "first\n")
+        wait_for(lambda: len(failing.calls()) == 2, what="the resent prompt sent")
+    assert "first" in failing.calls()[1]["stdin"]
