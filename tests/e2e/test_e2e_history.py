@@ -26,6 +26,7 @@ from agentdoc.turn.runner import TurnRunner
 from tests.support.claude_cli import claude_env
 from tests.support.claude_watch import ask, warm_env
 from tests.support.clearance import own_leave
+from tests.support.documents import chat_in
 from tests.support.history import DOC, add_prompt, reply, run, three_turns
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import run_cli, state_of, watching
@@ -140,10 +141,8 @@ def test_git_per_turn_commits_only_the_document(tmp_path: Path, settings: Settin
 def test_undo_takes_back_the_reply_the_files_and_the_sessions_memory(
     tmp_path: Path, settings: Settings
 ) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    path = work / "chat.md"
-    path.write_text(DOC.format(extra="{}"))
+    path = chat_in(tmp_path / "work", DOC.format(extra="{}"))
+    work = path.parent
     edited = work / "old.txt"
     original = "line one\r\nline twö\r\nno newline at the end".encode()
     edited.write_bytes(original)
