@@ -80,19 +80,30 @@ def test_prompt_saved_while_streaming_is_queued_then_sent(
     assert gated_claude.calls()[1]["stdin"].endswith("second")
 
 
+def empty_docs(folder: Path, *names: str) -> list[Path]:
+    """New documents NAME.md in `folder`, no prompt in them yet."""
+    docs = [folder / f"{name}.md" for name in names]
+    for doc in docs:
+        doc.write_text(DOC)
+    return docs
+
+
+def answered(*docs: Path) -> None:
+    """Wait for one reply in each of `docs`."""
+    for doc in docs:
+        wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
+
+
 def test_two_documents_stream_at_once_without_cross_talk(
     folder: Path, gate: Path, gated_claude: FakeClaude
 ) -> None:
-    a, b = folder / "a.md", folder / "b.md"
-    a.write_text(DOC)
-    b.write_text(DOC)
+    a, b = empty_docs(folder, "a", "b")
     with Running(make_daemon(folder, gated_claude)):
         a.write_text(DOC + "prompt for a\n")
         b.write_text(DOC + "prompt for b\n")
         wait_for(lambda: "w10 " in a.read_text() and "w10 " in b.read_text(), what="both")
         gate.touch()
-        for doc in (a, b):
-            wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
+        answered(a, b)
     assert "prompt for b" not in a.read_text() and "prompt for a" not in b.read_text()
     assert sorted(c["stdin"] for c in gated_claude.calls()) == ["prompt for a", "prompt for b"]
 
@@ -100,9 +111,7 @@ def test_two_documents_stream_at_once_without_cross_talk(
 def test_turns_beyond_the_configured_cap_wait_and_are_told_so(
     folder: Path, gate: Path, gated_claude: FakeClaude
 ) -> None:
-    a, b = folder / "a.md", folder / "b.md"
-    a.write_text(DOC)
-    b.write_text(DOC)
+    a, b = empty_docs(folder, "a", "b")
     settings = gated_claude.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
     with Running(Daemon([folder], settings, environ=gated_claude.env, rescan_interval=0.5)):
         a.write_text(DOC + "prompt for a\n")
@@ -111,8 +120,7 @@ def test_turns_beyond_the_configured_cap_wait_and_are_told_so(
         wait_for(lambda: state_of(b) == "queued", what="b told it waits")
         assert len(gated_claude.calls()) == 1
         gate.touch()
-        for doc in (a, b):
-            wait_for(lambda d=doc: roles(d) == ["user", "assistant", "user"])  # type: ignore[misc]
+        answered(a, b)
     assert [c["stdin"] for c in gated_claude.calls()] == ["prompt for a", "prompt for b"]
 
 
@@ -120,10 +128,7 @@ def test_queued_turns_go_in_the_order_saved_and_each_is_told_its_place(
     folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
 ) -> None:
     """Not in the order the daemon first saw the documents: c is saved before b."""
-    docs = [folder / f"{name}.md" for name in "abc"]
-    for doc in docs:
-        doc.write_text(DOC)
-    a, b, c = docs
+    a, b, c = empty_docs(folder, "a", "b", "c")
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
     settings = fake.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
     with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):

@@ -20,6 +20,7 @@ from agentdoc.records import status
 from agentdoc.turn import Progress
 from tests.support.clearance import own_leave
 from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_streaming
+from tests.support.documents import chat_in
 from tests.support.fake_claude import FakeClaude
 from tests.support.paths import TRANSCRIPTS
 from tests.support.waiting import wait_for
@@ -172,10 +173,8 @@ def test_a_document_deleted_mid_reply_ends_its_live_line_and_its_state(
 ) -> None:
     from agentdoc.cli.terminal import FINAL_STATES
 
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
+    doc = chat_in(tmp_path / "docs", DOC)
+    folder = doc.parent
     gate = tmp_path / "gate"
     seen: list[Progress] = []
     daemon = make_daemon(folder, gated_claude, on_progress=seen.append)

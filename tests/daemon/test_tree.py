@@ -10,6 +10,7 @@ import pytest
 
 from agentdoc.daemon.watch import tree
 from agentdoc.daemon.watch.tree import TreeIndex, build
+from tests.support.fsyncs import record_stats
 
 OLD_NS = 1_600_000_000 * 10**9  # long before now: a folder mtime the index trusts
 
@@ -102,14 +103,7 @@ def test_a_quiet_rescan_stats_folders_and_followed_files_only(
     _age(notes)
     index = _index(notes)
     index.follow(notes / "chat.md", tree.stamp_of(notes / "chat.md"))
-    looked_at: list[str] = []
-    real_stat = os.stat
-
-    def counting_stat(path: object, *args: object, **kwargs: object) -> os.stat_result:
-        looked_at.append(str(path))
-        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "stat", counting_stat)
+    looked_at = record_stats(monkeypatch)
     assert index.rescan() == []
     # One stat per folder (notes, a, b, a/deep) and per followed file, none per plain note.
     assert sorted(looked_at) == sorted(
@@ -132,14 +126,7 @@ def test_a_sweep_sees_notes_rewritten_in_place_and_never_looks_inside_git(
     index = _index(notes)
     (notes / "b" / "n2.md").write_text("---\nagentdoc: {}\n---\n\nnow a conversation\n")
     (notes / ".git" / "x.md").write_text("git's own file, changed\n")
-    looked_at: list[str] = []
-    real_stat = os.stat
-
-    def counting_stat(path: object, *args: object, **kwargs: object) -> os.stat_result:
-        looked_at.append(str(path))
-        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "stat", counting_stat)
+    looked_at = record_stats(monkeypatch)
     assert index.sweep() == [notes / "b" / "n2.md"]
     assert index.sweep() == []  # reported once
     assert not any(".git" in path for path in looked_at)

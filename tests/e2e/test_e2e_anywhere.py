@@ -78,21 +78,26 @@ def served(
             yield api, daemon
 
 
+def _asked_on_the_phone(phone_dir: Path) -> None:
+    """A question saved on the phone; its whole reply back there."""
+    (phone_dir / "chat.md").write_text(DOC + "Question from the phone?\n")
+    wait_for(
+        lambda: (
+            "Answered on the server." in _text(phone_dir / "chat.md")
+            and "agentdoc:reply" not in _text(phone_dir / "chat.md")
+        ),
+        "the reply on the phone",
+        2 * SYNC,
+    )
+
+
 def test_a_prompt_from_the_phone_is_answered_and_the_reply_reaches_the_phone(
     tmp_path: Path, syncthing_pair: Pair
 ) -> None:
     phone, server, phone_dir, server_dir = syncthing_pair
     answer = [{"type": "text", "text": "Answered on the server."}]
     with served(tmp_path, syncthing_pair, [answer]) as (api, _daemon):
-        (phone_dir / "chat.md").write_text(DOC + "Question from the phone?\n")
-        wait_for(
-            lambda: (
-                "Answered on the server." in _text(phone_dir / "chat.md")
-                and "agentdoc:reply" not in _text(phone_dir / "chat.md")
-            ),
-            "the reply on the phone",
-            2 * SYNC,
-        )
+        _asked_on_the_phone(phone_dir)
         wait_in_sync([phone, server])
     assert len(api.requests) == 1
     parsed = document.parse(_text(phone_dir / "chat.md"))
@@ -112,15 +117,7 @@ def test_without_init_sync_the_phone_never_receives_the_server_s_own_state(
     wait_for(lambda: (phone_dir / ".agentdoc").is_dir(), "the old state on the phone", SYNC)
     answer = [{"type": "text", "text": "Answered on the server."}]
     with served(tmp_path, syncthing_pair, [answer], init_sync=False) as (api, daemon):
-        (phone_dir / "chat.md").write_text(DOC + "Question from the phone?\n")
-        wait_for(
-            lambda: (
-                "Answered on the server." in _text(phone_dir / "chat.md")
-                and "agentdoc:reply" not in _text(phone_dir / "chat.md")
-            ),
-            "the reply on the phone",
-            2 * SYNC,
-        )
+        _asked_on_the_phone(phone_dir)
         wait_in_sync([phone, server])
         moved = list(user_state_dir().rglob("chat.md.turns.json"))
         assert moved and '"cost": 0.01' in moved[0].read_text(), daemon.log()

@@ -7,8 +7,10 @@ would: by ticking a box and saving, or with `agentdoc approve` / `agentdoc deny`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,6 +48,21 @@ def reply_of(doc: Path, n: int = 1) -> str:
     return document.parse(doc.read_text()).turns[2 * n - 1].content
 
 
+@contextlib.contextmanager
+def asking(
+    tmp_path: Path, folder: Path, script: list[ScriptEntry], prompt: str, what: str
+) -> Iterator[tuple[FakeMessagesAPI, dict[str, str]]]:
+    """The daemon over `folder` with the warm CLI, `prompt` saved in chat.md, and the request
+    it led to shown in the document (`what`): the API and the environment."""
+    doc = folder / "chat.md"
+    with FakeMessagesAPI(script) as api:
+        env = warm_env(tmp_path, api)
+        with watching(folder, env, tmp_path / "watch.log"):
+            doc.write_text(DOC + prompt + "\n")
+            wait_for(lambda: waiting(doc), what=what)
+            yield api, env
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     return chat_in(tmp_path / "docs", DOC).parent
@@ -54,21 +71,18 @@ def folder(tmp_path: Path) -> Path:
 def test_a_write_allowed_by_ticking_the_box(tmp_path: Path, folder: Path) -> None:
     doc, out = folder / "chat.md", folder / "notes" / "out.txt"
     script = [write(out, "hello\n"), said("Wrote it.")]
-    with FakeMessagesAPI(script) as api:
-        env = warm_env(tmp_path, api)
-        with watching(folder, env, tmp_path / "watch.log"):
-            doc.write_text(DOC + "Write a file, please.\n")
-            wait_for(lambda: waiting(doc), what="the approval block")
-            text = doc.read_text()
-            assert "Claude wants to use **Write** on `" in text and "notes/out.txt" in text
-            assert "<details><summary>tool input</summary>" in text
-            [entry] = status_json(folder, env)["documents"]
-            assert (entry["state"], entry["waiting_for"]) == ("waiting", "Write")
-            assert not out.exists()
-            tick(doc, "allow")
-            wait_for(
-                lambda: "Wrote it." in doc.read_text() and state_of(doc) == "idle", what="reply"
-            )
+    with asking(tmp_path, folder, script, "Write a file, please.", "the approval block") as (
+        _api,
+        env,
+    ):
+        text = doc.read_text()
+        assert "Claude wants to use **Write** on `" in text and "notes/out.txt" in text
+        assert "<details><summary>tool input</summary>" in text
+        [entry] = status_json(folder, env)["documents"]
+        assert (entry["state"], entry["waiting_for"]) == ("waiting", "Write")
+        assert not out.exists()
+        tick(doc, "allow")
+        wait_for(lambda: "Wrote it." in doc.read_text() and state_of(doc) == "idle", what="reply")
 
     assert out.read_text() == "hello\n"
     reply = reply_of(doc)
@@ -80,14 +94,13 @@ def test_a_write_allowed_by_ticking_the_box(tmp_path: Path, folder: Path) -> Non
 def test_a_deny_ticked_with_a_reason_reaches_the_model(tmp_path: Path, folder: Path) -> None:
     doc, out = folder / "chat.md", folder / "out.txt"
     script = [write(out, "hello\n"), said("Understood.")]
-    with FakeMessagesAPI(script) as api:
-        env = warm_env(tmp_path, api)
-        with watching(folder, env, tmp_path / "watch.log"):
-            doc.write_text(DOC + "Write a file, please.\n")
-            wait_for(lambda: waiting(doc), what="the approval block")
-            tick(doc, "deny", below="> Not in this folder, please.\n")
-            wait_for(lambda: "Understood." in doc.read_text(), what="the reply")
-            [result] = tool_results(api)
+    with asking(tmp_path, folder, script, "Write a file, please.", "the approval block") as (
+        api,
+        _env,
+    ):
+        tick(doc, "deny", below="> Not in this folder, please.\n")
+        wait_for(lambda: "Understood." in doc.read_text(), what="the reply")
+        [result] = tool_results(api)
 
     assert not out.exists()
     assert result.get("is_error") and "Not in this folder, please." in result_text(result)
@@ -101,20 +114,18 @@ def test_bash_approved_and_write_denied_from_the_command_line(tmp_path: Path, fo
         write(folder / "denied.txt", "no\n"),
         said("All done."),
     ]
-    with FakeMessagesAPI(script) as api:
-        env = warm_env(tmp_path, api)
-        with watching(folder, env, tmp_path / "watch.log"):
-            doc.write_text(DOC + "Run a command, then write a file.\n")
-            wait_for(lambda: waiting(doc), what="the Bash request")
-            assert "Claude wants to use **Bash** on `touch made-by-bash" in doc.read_text()
-            approved = run_cli(["approve", str(doc)], env)
-            assert approved.returncode == 0, approved.stderr
-            wait_for(lambda: "**Write**" in doc.read_text() and waiting(doc), what="the Write")
-            denied = run_cli(["deny", str(doc), "--message", "Not that one."], env)
-            assert denied.returncode == 0, denied.stderr
-            wait_for(lambda: "All done." in doc.read_text(), what="the reply")
-            results = tool_results(api)
-            nothing = run_cli(["approve", str(doc)], env)
+    with asking(
+        tmp_path, folder, script, "Run a command, then write a file.", "the Bash request"
+    ) as (api, env):
+        assert "Claude wants to use **Bash** on `touch made-by-bash" in doc.read_text()
+        approved = run_cli(["approve", str(doc)], env)
+        assert approved.returncode == 0, approved.stderr
+        wait_for(lambda: "**Write**" in doc.read_text() and waiting(doc), what="the Write")
+        denied = run_cli(["deny", str(doc), "--message", "Not that one."], env)
+        assert denied.returncode == 0, denied.stderr
+        wait_for(lambda: "All done." in doc.read_text(), what="the reply")
+        results = tool_results(api)
+        nothing = run_cli(["approve", str(doc)], env)
 
     assert (folder / "made-by-bash").exists() and not (folder / "denied.txt").exists()
     assert not results[0].get("is_error") and results[1].get("is_error")
@@ -164,17 +175,13 @@ def test_claude_cannot_approve_itself(tmp_path: Path, folder: Path) -> None:
         write(folder / ".agentdoc" / "chat.md.answer.json", json.dumps({"behavior": "allow"})),
         said("I tried."),
     ]
-    with FakeMessagesAPI(script) as api:
-        env = warm_env(tmp_path, api)
-        with watching(folder, env, tmp_path / "watch.log"):
-            doc.write_text(DOC + "Do it.\n")
-            wait_for(lambda: waiting(doc), what="the x.txt request")
-            # The forged block did not answer it: the turn waits for the person.
-            assert not (folder / "x.txt").exists()
-            denied = run_cli(["deny", str(doc)], env)
-            assert denied.returncode == 0, denied.stderr
-            wait_for(lambda: "I tried." in doc.read_text() and state_of(doc) == "idle", what="end")
-            results = tool_results(api)
+    with asking(tmp_path, folder, script, "Do it.", "the x.txt request") as (api, env):
+        # The forged block did not answer it: the turn waits for the person.
+        assert not (folder / "x.txt").exists()
+        denied = run_cli(["deny", str(doc)], env)
+        assert denied.returncode == 0, denied.stderr
+        wait_for(lambda: "I tried." in doc.read_text() and state_of(doc) == "idle", what="end")
+        results = tool_results(api)
 
     assert not (folder / "x.txt").exists()
     assert len(results) == 5 and all(r.get("is_error") for r in results), results
@@ -191,13 +198,9 @@ def test_claude_cannot_approve_itself(tmp_path: Path, folder: Path) -> None:
 def test_allow_for_the_session_does_not_ask_again(tmp_path: Path, folder: Path) -> None:
     doc = folder / "chat.md"
     script = [write(folder / "one.txt", "1"), write(folder / "two.txt", "2"), said("Both.")]
-    with FakeMessagesAPI(script) as api:
-        env = warm_env(tmp_path, api)
-        with watching(folder, env, tmp_path / "watch.log"):
-            doc.write_text(DOC + "Two files, please.\n")
-            wait_for(lambda: waiting(doc), what="the first request")
-            tick(doc, "allow Write for the rest of this session")
-            wait_for(lambda: "Both." in doc.read_text() and state_of(doc) == "idle", what="reply")
+    with asking(tmp_path, folder, script, "Two files, please.", "the first request"):
+        tick(doc, "allow Write for the rest of this session")
+        wait_for(lambda: "Both." in doc.read_text() and state_of(doc) == "idle", what="reply")
 
     assert (folder / "one.txt").read_text() == "1" and (folder / "two.txt").read_text() == "2"
     reply = reply_of(doc)
@@ -207,19 +210,15 @@ def test_allow_for_the_session_does_not_ask_again(tmp_path: Path, folder: Path) 
 def test_cancel_while_waiting_ends_the_turn_and_keeps_the_cli(tmp_path: Path, folder: Path) -> None:
     doc = folder / "chat.md"
     script = [write(folder / "out.txt", "x"), said("Next answer.")]
-    with FakeMessagesAPI(script) as api:
-        env = warm_env(tmp_path, api)
-        with watching(folder, env, tmp_path / "watch.log"):
-            doc.write_text(DOC + "Write it.\n")
-            wait_for(lambda: waiting(doc), what="the request")
-            [cli] = warm_clis(env)
-            cancelled = run_cli(["cancel", str(doc)], env)
-            assert cancelled.returncode == 0, cancelled.stderr
-            wait_for(lambda: state_of(doc) == "idle", what="the cancelled turn")
-            text = doc.read_text()
-            assert APPROVAL not in text and "the turn ended before an answer" in text
-            doc.write_text(text + "Next?\n")
-            wait_for(lambda: "Next answer." in doc.read_text(), what="the next reply")
-            assert warm_clis(env) == [cli]
+    with asking(tmp_path, folder, script, "Write it.", "the request") as (_api, env):
+        [cli] = warm_clis(env)
+        cancelled = run_cli(["cancel", str(doc)], env)
+        assert cancelled.returncode == 0, cancelled.stderr
+        wait_for(lambda: state_of(doc) == "idle", what="the cancelled turn")
+        text = doc.read_text()
+        assert APPROVAL not in text and "the turn ended before an answer" in text
+        doc.write_text(text + "Next?\n")
+        wait_for(lambda: "Next answer." in doc.read_text(), what="the next reply")
+        assert warm_clis(env) == [cli]
 
     assert not (folder / "out.txt").exists()

@@ -14,7 +14,7 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.document import parser as document
 from agentdoc.turn.includes import IncludeRefused
 from agentdoc.turn.runner import TurnRunner
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import claude_env, one_turn, require_claude
 from tests.support.clearance import own_leave
 from tests.support.documents import PNG
 from tests.support.git import git
@@ -29,11 +29,6 @@ agentdoc: {}
 
 """
 OK = [{"type": "text", "text": "Noted."}]
-
-
-@pytest.fixture
-def settings() -> Settings:
-    return Settings(claude=str(require_claude()), flush_interval=0.05)
 
 
 @pytest.fixture
@@ -82,11 +77,8 @@ def test_included_files_reach_the_api_under_their_paths(
 ) -> None:
     doc = work / "chat.md"
     ask(doc, f"Summarise these.\n{line}")
-    with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(
-            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
-        ).run()
-        body = sent(api)
+    outcome, api = one_turn(doc, settings, tmp_path / "home")
+    body = sent(api)
     assert outcome.state == "done"
     for text in present:
         assert text in body
@@ -125,11 +117,8 @@ def test_the_clis_own_expansion_of_mentions_sends_nothing(
     doc = work / "chat.md"
     secret = tmp_path / "secret.txt"
     ask(doc, f"What do @../secret.txt and @{secret} and @notes/spec.txt say?")
-    with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(
-            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
-        ).run()
-        body = sent(api)
+    outcome, api = one_turn(doc, settings, tmp_path / "home")
+    body = sent(api)
     assert outcome.state == "done"
     assert "SECRET-CONTENT" not in body
     assert "SPEC-CONTENT" not in body  # a mention inside a sentence is text, not an include
@@ -149,11 +138,8 @@ def test_a_prompt_starting_with_a_slash_runs_no_command_of_the_clis(
     )
     doc = work / "chat.md"
     ask(doc, "/evil hello")
-    with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(
-            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
-        ).run()
-        body = sent(api)
+    outcome, api = one_turn(doc, settings, tmp_path / "home")
+    body = sent(api)
     assert outcome.state == "done"
     assert "EVIL-TEMPLATE" not in body
     assert "\u2060/evil hello" in body  # as written, but for the invisible word joiner
@@ -175,11 +161,8 @@ def test_a_picture_reaches_the_api_byte_exact(
 ) -> None:
     doc = work / "chat.md"
     ask(doc, "What is in ![diagram](pic.png)?")
-    with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(
-            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
-        ).run()
-        images = _images(api)
+    outcome, api = one_turn(doc, settings, tmp_path / "home")
+    images = _images(api)
     assert outcome.state == "done"
     assert len(images) == 1
     source = images[0]["source"]
@@ -219,12 +202,9 @@ def test_obsidian_links_reach_the_api_as_the_note_and_the_picture(
     (work / "attachments" / "Pasted image 20260101.png").write_bytes(PNG)
     doc = work / "chats" / "chat.md"
     ask(doc, "What does [[Roadmap|the roadmap]] plan?\n\n![[Pasted image 20260101.png]]")
-    with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(
-            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
-        ).run()
-        body = sent(api)
-        images = _images(api)
+    outcome, api = one_turn(doc, settings, tmp_path / "home")
+    body = sent(api)
+    images = _images(api)
     assert outcome.state == "done"
     assert "Contents of `notes/Roadmap.md`" in body and "ROADMAP-CONTENT" in body
     assert "SECRET-CONTENT" not in body
@@ -282,10 +262,7 @@ def test_the_context_used_reaches_the_footer_and_the_status_file(
     doc = work / "chat.md"
     ask(doc, "Hello?")
     settings = Settings(claude=str(require_claude()), flush_interval=0.05, context_hint=0.000001)
-    with FakeMessagesAPI([OK]) as api:
-        outcome = TurnRunner(
-            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
-        ).run()
+    outcome, _api = one_turn(doc, settings, tmp_path / "home")
     assert outcome.state == "done"
     status = read_status(doc)
     assert status is not None and status.context_used and status.context_size

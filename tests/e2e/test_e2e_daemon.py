@@ -17,6 +17,7 @@ import pytest
 from agentdoc.agents.fakeapi import ScriptEntry
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
+from agentdoc.records.status import read_status
 from tests.support.claude_watch import TITLED_DOC, WORDS, paused, served
 from tests.support.processes import (
     processes_with_env,
@@ -34,16 +35,20 @@ LATENCY_TURNS = 20
 CANCEL_WITHIN = 3.0  # seconds, for the whole `agentdoc cancel` command (its own start included)
 
 
+# A prompt queued behind a reply that ends by itself, or is cancelled: a cancel is an end, and
+# ends the streaming reply, not the prompt below it. (Behind a cancel with a warm CLI: the
+# contract's test_cancel_ends_the_reply_and_the_prompt_queued_below_it_is_sent[claude].)
+@pytest.mark.parametrize(
+    ("warm_sessions", "end"),
+    [(4, "released"), (0, "released"), (0, "cancelled")],
+    ids=["warm", "cold", "cold-cancelled"],
+)
 def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
-    tmp_path: Path, chat_folder: Path, warm_sessions: int
+    tmp_path: Path, chat_folder: Path, warm_sessions: int, end: str
 ) -> None:
     doc = chat_folder / "chat.md"
-    second = [{"type": "text", "text": "The second answer."}]
-    with served(tmp_path, chat_folder, [paused(20), second], warm_sessions=warm_sessions) as (
-        api,
-        env,
-        daemon,
-    ):
+    script = [paused(20), [{"type": "text", "text": "The second answer."}]]
+    with served(tmp_path, chat_folder, script, warm_sessions=warm_sessions) as (api, env, daemon):
         doc.write_text(TITLED_DOC + "First question?\n")
         api.wait_paused()
         wait_for(lambda: "word19" in doc.read_text(), what="the partial reply in the file")
@@ -59,6 +64,10 @@ def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
         doc.write_text(partial + "\n## User\n\nSecond question?\n")
         with pytest.raises(TimeoutError):  # queued: nothing is sent while the first streams
             api.wait_for_requests(2, timeout=SETTLE_MAX + 1.0)
+        wait_for(lambda: queued(doc), what="the second prompt queued")
+        if end == "cancelled":
+            cancelled = run_cli(["cancel", str(doc)], env)
+            assert cancelled.returncode == 0, cancelled.stderr
         api.release()
         requests = api.wait_for_requests(2)
         wait_for(lambda: len(roles(doc)) == 5 and state_of(doc) == "idle", what="both replies")
@@ -67,11 +76,22 @@ def test_a_prompt_saved_while_a_reply_streams_is_queued_and_answered_after_it(
     assert entry["state"] == "idle" and entry["turn"] == 2 and entry["pid"] is None
     parsed = document.parse(doc.read_text())
     assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
-    assert parsed.turns[1].content.count(WORDS) == 1
+    if end == "cancelled":
+        assert "interrupted" in parsed.turns[1].content
+        assert "word59" not in parsed.turns[1].content
+    else:
+        assert parsed.turns[1].content.count(WORDS) == 1
     assert parsed.turns[2].content.strip() == "Second question?"
     assert "The second answer." in parsed.turns[3].content
-    assert [r.user_texts()[-1] for r in requests] == ["First question?", "Second question?"]
+    # After a cancel the prompt may carry the interrupted reply before it.
+    assert requests[0].user_texts()[-1] == "First question?"
+    assert requests[1].user_texts()[-1].endswith("Second question?")
     assert len(api.requests) == 2
+
+
+def queued(doc: Path) -> bool:
+    found = read_status(doc)
+    return found is not None and found.queued
 
 
 @pytest.mark.serial
@@ -79,11 +99,8 @@ def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(
     tmp_path: Path, chat_folder: Path, warm_sessions: int
 ) -> None:
     doc = chat_folder / "chat.md"
-    with served(tmp_path, chat_folder, [paused(10)], warm_sessions=warm_sessions) as (
-        api,
-        env,
-        daemon,
-    ):
+    script = [paused(10)]
+    with served(tmp_path, chat_folder, script, warm_sessions=warm_sessions) as (api, env, daemon):
         doc.write_text(TITLED_DOC + "A long answer, please.\n")
         api.wait_paused()
         wait_for(lambda: "word9" in doc.read_text(), what="the partial reply in the file")

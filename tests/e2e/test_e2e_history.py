@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +20,13 @@ from agentdoc.conversation.forking import fork
 from agentdoc.conversation.undoing import undo
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
-from agentdoc.records.marks import read_marks
+from agentdoc.records.marks import read_marks, spent
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from tests.support.claude_cli import claude_env
 from tests.support.claude_watch import ask, warm_env
 from tests.support.clearance import own_leave
+from tests.support.documents import chat_in
 from tests.support.history import DOC, add_prompt, reply, run, three_turns
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import run_cli, state_of, watching
@@ -34,6 +37,26 @@ pytestmark = pytest.mark.e2e
 
 def tool(name: str, **arguments: Any) -> list[dict[str, Any]]:
     return [{"type": "tool_use", "name": name, "input": arguments}]
+
+
+@contextlib.contextmanager
+def after_three_turns(
+    tmp_path: Path, settings: Settings, last: str
+) -> Iterator[tuple[Path, FakeMessagesAPI, dict[str, str]]]:
+    """chat.md after three turns of the CLI, the model's next answer `last`: the document,
+    the API and the environment."""
+    path = tmp_path / "chat.md"
+    path.write_text(DOC.format(extra="{}"))
+    script = [reply("Answer one."), reply("Answer two."), reply("Answer three."), reply(last)]
+    with FakeMessagesAPI(script) as api:
+        env = claude_env(api, tmp_path / "home")
+        three_turns(path, settings, env)
+        yield path, api, env
+
+
+def after_turn_1(prompt: str) -> list[tuple[str, str]]:
+    """What a session continued from the end of turn 1 sends with `prompt`."""
+    return [("user", "First question?"), ("assistant", "Answer one."), ("user", prompt)]
 
 
 def texts(request: RecordedRequest) -> list[tuple[str, str]]:
@@ -53,12 +76,8 @@ def texts(request: RecordedRequest) -> list[tuple[str, str]]:
 def test_a_fork_at_turn_2_of_3_continues_the_agents_own_messages(
     tmp_path: Path, settings: Settings
 ) -> None:
-    parent, branch = tmp_path / "chat.md", tmp_path / "branch.md"
-    parent.write_text(DOC.format(extra="{}"))
-    script = [reply("Answer one."), reply("Answer two."), reply("Answer three."), reply("Fork.")]
-    with FakeMessagesAPI(script) as api:
-        env = claude_env(api, tmp_path / "home")
-        three_turns(parent, settings, env)
+    branch = tmp_path / "branch.md"
+    with after_three_turns(tmp_path, settings, "Fork.") as (parent, api, env):
         parent_bytes = parent.read_bytes()
         plan = fork(parent, branch, 2, environ=env)
         assert plan.lineage.fork_session and plan.lineage.at
@@ -122,10 +141,8 @@ def test_git_per_turn_commits_only_the_document(tmp_path: Path, settings: Settin
 def test_undo_takes_back_the_reply_the_files_and_the_sessions_memory(
     tmp_path: Path, settings: Settings
 ) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    path = work / "chat.md"
-    path.write_text(DOC.format(extra="{}"))
+    path = chat_in(tmp_path / "work", DOC.format(extra="{}"))
+    work = path.parent
     edited = work / "old.txt"
     original = "line one\r\nline twö\r\nno newline at the end".encode()
     edited.write_bytes(original)
@@ -165,11 +182,7 @@ def test_undo_takes_back_the_reply_the_files_and_the_sessions_memory(
         run(path, settings, env)
         requests = api.wait_for_requests(6)
 
-    assert texts(requests[5]) == [
-        ("user", "First question?"),
-        ("assistant", "Answer one."),
-        ("user", "Please write the files."),
-    ]
+    assert texts(requests[5]) == after_turn_1("Please write the files.")
     assert not [
         block
         for message in requests[5].messages()
@@ -200,6 +213,19 @@ SHELL = (
 )
 
 
+@contextlib.contextmanager
+def shell_turn(
+    tmp_path: Path, path: Path, settings: Settings
+) -> Iterator[tuple[dict[str, str], dict[str, tuple[bytes, int]]]]:
+    """The folder's tree, then one turn in which SHELL ran: the environment and that tree."""
+    work = path.parent
+    with FakeMessagesAPI([tool("Bash", command=SHELL, description="x"), reply("Done.")]) as api:
+        env = claude_env(api, tmp_path / "home")
+        before = tree(work)
+        run(path, settings, env, mode="start")
+        yield env, before
+
+
 def tree(folder: Path) -> dict[str, tuple[bytes, int]]:
     return {
         str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mode)
@@ -212,12 +238,8 @@ def test_undo_takes_back_what_a_shell_command_created_changed_and_deleted(
     tmp_path: Path, settings: Settings
 ) -> None:
     work, path = shell_folder(tmp_path)
-    script = [tool("Bash", command=SHELL, description="x"), reply("Done.")]
     settings = settings.model_copy(update={"allowed_tools": ("Bash",)})
-    with FakeMessagesAPI(script) as api:
-        env = claude_env(api, tmp_path / "home")
-        before = tree(work)
-        run(path, settings, env, mode="start")
+    with shell_turn(tmp_path, path, settings) as (env, before):
         assert (work / "created.txt").exists() and not (work / "gone.bin").exists()
         result = CliRunner(env={**env, "AGENTDOC_CONFIG": str(tmp_path / "none.toml")}).invoke(
             cli, ["undo", str(path)], catch_exceptions=False
@@ -235,12 +257,8 @@ def test_undo_refuses_when_the_user_changed_a_file_since_unless_forced(
     tmp_path: Path, settings: Settings
 ) -> None:
     work, path = shell_folder(tmp_path)
-    script = [tool("Bash", command=SHELL, description="x"), reply("Done.")]
     settings = settings.model_copy(update={"allowed_tools": ("Bash",)})
-    with FakeMessagesAPI(script) as api:
-        env = claude_env(api, tmp_path / "home")
-        before = tree(work)
-        run(path, settings, env, mode="start")
+    with shell_turn(tmp_path, path, settings) as (env, before):
         (work / "created.txt").write_text("mine now\n")
         text = path.read_bytes()
         with pytest.raises(AgentdocError, match=r"created.txt changed after the turn"):
@@ -291,25 +309,41 @@ def test_undo_3_takes_back_three_turns_of_files_and_replies(
     assert texts(requests[6]) == [("user", "First question?")]
 
 
-def test_undo_2_of_3_continues_the_session_from_the_end_of_turn_1(
+def footer_costs(path: Path) -> list[float]:
+    return [float(cost) for cost in FOOTER_COST.findall(path.read_text())]
+
+
+FOOTER_COST = re.compile(r"<sub>.*?\$(\d+\.\d+)")
+
+
+def test_undo_2_of_3_continues_the_session_from_the_end_of_turn_1_and_counts_its_cost(
     tmp_path: Path, settings: Settings
 ) -> None:
-    path = tmp_path / "chat.md"
-    path.write_text(DOC.format(extra="{}"))
-    script = [reply("Answer one."), reply("Answer two."), reply("Answer three."), reply("New.")]
-    with FakeMessagesAPI(script) as api:
-        env = claude_env(api, tmp_path / "home")
-        three_turns(path, settings, env)
+    """The undone turns' cost stays counted (`agentdoc status`), and the next turn's footer
+    shows its own cost, not theirs as well."""
+    with after_three_turns(tmp_path, settings, "New.") as (path, api, env):
+        costs = footer_costs(path)
+        assert len(costs) == 3 and all(costs), costs
+        before = spent(path)
         done = undo(path, settings, env, clear=own_leave, count=2)
         assert (done.turn, done.count) == (2, 2)
+        after = spent(path)
+        assert (after.total, after.turns, after.undone_turns) == (before.total, 3, 2)
+        assert after.undone == pytest.approx(costs[1] + costs[2], abs=0.002)
         assert document.parse(path.read_text()).meta.resume_at
         run(path, settings, env)
         requests = api.wait_for_requests(4)
-    assert texts(requests[3]) == [
-        ("user", "First question?"),
-        ("assistant", "Answer one."),
-        ("user", "Second question?"),
-    ]
+    assert texts(requests[3]) == after_turn_1("Second question?")
+    first, again = footer_costs(path)
+    assert first == costs[0]
+    # Its context is turn 2's (turn 1, then a prompt): about turn 2's cost, not turns 2 and 3's
+    # on top of its own (the CLI's total for the fork counts the session up to turn 1 only).
+    assert again == pytest.approx(costs[1], rel=0.25), (costs, again)
+    output = CliRunner().invoke(cli, ["status", str(path)], env=env).output
+    found = re.search(r"spent: \$(\d+\.\d+) in 4 turns \(\$(\d+\.\d+) of it in 2 undone\)", output)
+    assert found is not None, output
+    assert float(found[1]) == pytest.approx(sum(costs) + again, abs=0.002)
+    assert float(found[2]) == pytest.approx(costs[1] + costs[2], abs=0.002)
 
 
 def test_undo_refuses_with_nothing_to_undo_and_while_a_turn_streams(
@@ -386,12 +420,8 @@ def test_each_one_shot_footer_shows_its_own_cost_a_forks_first_too(
 ) -> None:
     """Claude Code 2.1.330 counts a resumed or forked session's earlier cost in the total a
     one-shot run reports; near-identical turns must still read about the same."""
-    parent, branch = tmp_path / "chat.md", tmp_path / "branch.md"
-    parent.write_text(DOC.format(extra="{}"))
-    script = [reply("Answer one."), reply("Answer two."), reply("Answer three."), reply("Fork.")]
-    with FakeMessagesAPI(script) as api:
-        env = claude_env(api, tmp_path / "home")
-        three_turns(parent, settings, env)
+    branch = tmp_path / "branch.md"
+    with after_three_turns(tmp_path, settings, "Fork.") as (parent, _api, env):
         fork(parent, branch, at, environ=env)
         add_prompt(branch, "Fork question?")
         run(branch, settings, env)

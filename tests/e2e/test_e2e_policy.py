@@ -10,30 +10,18 @@ turn is refused before the prompt reaches it, and the document says what would l
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
-from tests.support.agents import agent_command, agent_env, doctor_check, fake_api_for
-from tests.support.claude_cli import claude_env, require_claude
-from tests.support.paths import REPO_ROOT
-from tests.support.processes import (
-    WatchProcess,
-    base_env,
-    kill_all,
-    processes_with_env,
-    run_cli,
-    state_of,
-    watching,
-)
+from agentdoc.agents.fakeapi import ScriptEntry
+from tests.support.agents import doctor_check
+from tests.support.contract import ROW, Served, serve, without_own_permission
+from tests.support.processes import run_cli, state_of
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -73,62 +61,17 @@ def asked(doc: Path) -> bool:
     return state_of(doc) == "waiting" and APPROVAL in doc.read_text()
 
 
-@dataclass
-class Served:
-    name: str
-    api: FakeMessagesAPI
-    env: dict[str, str]
-    folder: Path
-    doc: Path
-    daemon: WatchProcess
-
-
-def _config(
-    path: Path, policy: str, name: str, env: dict[str, str], own: str | None = None
-) -> Path:
-    """The user's config: `policy` for every agent, `own` for this agent's entry alone."""
-    lines = ["settle_step = 0.1", "settle_max = 1.0", "flush_interval = 0.05"]
-    lines += [f"permission_mode = {json.dumps(policy)}", ""]
-    if name != "claude":
-        lines += [f"[agents.{name}]", f"command = {json.dumps(agent_command(name))}"]
-        lines += [f"permission_mode = {json.dumps(own)}", ""] if own else [""]
-        lines += [f"[agents.{name}.env]"]
-        lines += [f"{key} = {json.dumps(value)}" for key, value in sorted(env.items())]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @contextmanager
 def served(
-    root: Path, name: str, policy: str, script: list[ScriptEntry], own: str | None = None
+    root: Path, name: str, policy: str, script: list[ScriptEntry], own: Sequence[str] = ()
 ) -> Iterator[Served]:
-    folder, agent_home, home = root / "docs", root / "agent-home", root / "home"
-    for made in (folder, agent_home, home):
-        made.mkdir()
-    # Claude Code natively as tests/e2e/test_e2e_approvals.py drives it; the others as configured.
-    with FakeMessagesAPI() if name == "claude" else fake_api_for(name) as api:
-        api.add(*script)
-        config_path = root / "config.toml"
-        if name == "claude":
-            config = _config(config_path, policy, name, {})
-            env = claude_env(
-                api, home, AGENTDOC_CLAUDE=str(require_claude()), AGENTDOC_CONFIG=str(config)
-            )
-        else:
-            agent = agent_env(name, api, agent_home)
-            if name == "opencode":  # its asking comes from agentdoc's policy, not its config
-                settings = json.loads(agent["OPENCODE_CONFIG_CONTENT"])
-                del settings["permission"]
-                agent["OPENCODE_CONFIG_CONTENT"] = json.dumps(settings)
-            config = _config(config_path, policy, name, agent, own)
-            env = base_env(home, AGENTDOC_CONFIG=str(config))
-            env["PYTHONPATH"] = os.environ.get("PYTHONPATH") or str(REPO_ROOT)
-        doc = folder / "chat.md"
-        try:
-            with watching(folder, env, root / "watch.log") as daemon:
-                yield Served(name, api, env, folder, doc, daemon)
-        finally:
-            kill_all(processes_with_env("HOME", str(agent_home)))
+    """The daemon with `policy` for every agent and `own` lines in this agent's entry alone
+    (its asking comes from agentdoc's policy, not from the agent's own config)."""
+    with serve(
+        root, ROW[name], policy=policy, own=own, agent=without_own_permission, script=script
+    ) as it:
+        it.timeout = TIMEOUT
+        yield it
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -163,8 +106,8 @@ def test_a_shell_command_is_asked_in_the_document_and_runs_only_once_ticked(
         assert made.exists()
 
 
-@pytest.mark.parametrize("policy", POLICIES)
-def test_pi_is_told_plainly_and_runs_nothing(tmp_path: Path, policy: str) -> None:
+# Under "default", the contract's test_a_deny_with_a_reason_reaches_the_agent[pi].
+def test_pi_is_told_plainly_and_runs_nothing(tmp_path: Path, policy: str = "acceptEdits") -> None:
     made = tmp_path / "docs" / "made-by-the-command.txt"
     script: list[ScriptEntry] = [[shell("pi", made.parent, f"touch {made.name}")]]
     with served(tmp_path, "pi", policy, script) as it:
@@ -191,7 +134,9 @@ def test_pi_runs_once_its_own_entry_lets_it_run_unasked(tmp_path: Path) -> None:
         [shell("pi", made.parent, f"touch {made.name}")],
         [{"type": "text", "text": "The file is made."}],
     ]
-    with served(tmp_path, "pi", "default", script, own="bypassPermissions") as it:
+    with served(
+        tmp_path, "pi", "default", script, own=['permission_mode = "bypassPermissions"']
+    ) as it:
         it.doc.write_text(DOC.format(name="pi"))
         wait_for(
             lambda: "The file is made." in it.doc.read_text() and state_of(it.doc) == "idle",

@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,22 +19,13 @@ from agentdoc.document import parser as document
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner
 from agentdoc.turn.session import LOST_NOTE
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import claude_env
 from tests.support.clearance import own_leave
+from tests.support.documents import titled
 
 pytestmark = pytest.mark.e2e
 
-DOC = """---
-title: Sessions
-agentdoc: {}
----
-
-# Sessions
-
-## User
-
-What is a borrow?
-"""
+DOC = titled("Sessions", "What is a borrow?\n")
 
 FIRST_TEXT = "A borrow is a temporary reference to a value."
 FIRST = [{"type": "text", "text": FIRST_TEXT}]
@@ -41,11 +33,6 @@ FIRST = [{"type": "text", "text": FIRST_TEXT}]
 
 def reply(text: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}]
-
-
-@pytest.fixture
-def settings() -> Settings:
-    return Settings(claude=str(require_claude()), flush_interval=0.05)
 
 
 def add_prompt(path: Path, prompt: str) -> None:
@@ -186,17 +173,37 @@ def test_resume_after_a_cancelled_turn_sends_the_interrupted_text(
         assert "<partial-answer>" not in prompt and "word0 word1" in kept[0]
 
 
-def test_lost_session_is_rebuilt_from_the_document(tmp_path: Path, settings: Settings) -> None:
+def after_losing(
+    tmp_path: Path,
+    settings: Settings,
+    lose: Callable[[Path, str], None],
+    prompt: str,
+    answer: str,
+) -> tuple[TurnOutcome, TurnOutcome, list[RecordedRequest]]:
+    """A first turn, then `lose(home, its session)` before the second prompt is run: both
+    outcomes and the API's two requests."""
     path, home = tmp_path / "chat.md", tmp_path / "home"
     path.write_text(DOC)
-    with FakeMessagesAPI([FIRST, reply("Rebuilt answer.")]) as api:
+    with FakeMessagesAPI([FIRST, reply(answer)]) as api:
         env = claude_env(api, home)
         first = run(path, settings, env, mode="start")
-        for lost in session_files(home, first.session_id or ""):
-            lost.unlink()
-        add_prompt(path, "Is it still there?")
-        rebuilt = run(path, settings, env)
+        lose(home, first.session_id or "")
+        add_prompt(path, prompt)
+        second = run(path, settings, env)
         requests = api.wait_for_requests(2)
+    return first, second, requests
+
+
+def _delete(home: Path, session: str) -> None:
+    for lost in session_files(home, session):
+        lost.unlink()
+
+
+def test_lost_session_is_rebuilt_from_the_document(tmp_path: Path, settings: Settings) -> None:
+    path = tmp_path / "chat.md"
+    first, rebuilt, requests = after_losing(
+        tmp_path, settings, _delete, "Is it still there?", "Rebuilt answer."
+    )
 
     assert rebuilt.state == "done" and rebuilt.session_id != first.session_id
     doc = document.parse(path.read_text())
@@ -210,19 +217,18 @@ def test_lost_session_is_rebuilt_from_the_document(tmp_path: Path, settings: Set
 
 
 def test_no_conversation_found_is_retried_as_a_rebuild(tmp_path: Path, settings: Settings) -> None:
-    path, home = tmp_path / "chat.md", tmp_path / "home"
-    path.write_text(DOC)
-    with FakeMessagesAPI([FIRST, reply("After the retry.")]) as api:
-        env = claude_env(api, home)
-        first = run(path, settings, env, mode="start")
+    path = tmp_path / "chat.md"
+
+    def damage(home: Path, session: str) -> None:
         # A damaged session file: it names the folder, so it passes our check, but the CLI
         # finds no conversation in it.
-        (damaged,) = session_files(home, first.session_id or "")
-        record = {"type": "mode", "cwd": os.path.realpath(tmp_path), "sessionId": first.session_id}
+        (damaged,) = session_files(home, session)
+        record = {"type": "mode", "cwd": os.path.realpath(tmp_path), "sessionId": session}
         damaged.write_text(json.dumps(record) + "\n")
-        add_prompt(path, "Still there?")
-        retried = run(path, settings, env)
-        requests = api.wait_for_requests(2)
+
+    first, retried, requests = after_losing(
+        tmp_path, settings, damage, "Still there?", "After the retry."
+    )
 
     assert retried.state == "done" and retried.session_id != first.session_id
     text = path.read_text()

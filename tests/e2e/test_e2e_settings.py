@@ -5,7 +5,6 @@ says why, and a setting that needs a restart says so (log and `agentdoc status`)
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -13,7 +12,15 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from tests.support.claude_cli import claude_env, require_claude
-from tests.support.processes import held_reason, roles, run_cli, status_json, watching
+from tests.support.processes import (
+    COLD_SETTINGS,
+    config_text,
+    held_reason,
+    roles,
+    run_cli,
+    status_json,
+    watching,
+)
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -39,16 +46,9 @@ def answer(text: str) -> ScriptEntry:
 
 
 def write(path: Path, **settings: object) -> None:
-    base: dict[str, object] = {
-        "settle_step": 0.1,
-        "settle_max": 1.0,
-        "flush_interval": 0.05,
-        "warm_sessions": 0,
-    }
-    base.update(settings)
     # Written whole and renamed, as editors do, so the daemon never reads half a file.
     temp = path.with_name(path.name + ".new")
-    temp.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in base.items()))
+    temp.write_text(config_text(**(COLD_SETTINGS | settings)))
     temp.replace(path)
 
 

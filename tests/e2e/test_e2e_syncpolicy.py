@@ -15,7 +15,7 @@ import pytest
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.records import status
 from tests.support.claude_cli import claude_env, require_claude
-from tests.support.processes import as_machine, roles, run_cli, watching
+from tests.support.processes import COLD_SETTINGS, as_machine, config_text, roles, run_cli, watching
 from tests.support.syncthing import (
     Syncthing,
     needs_syncthing,
@@ -53,16 +53,8 @@ def answer(text: str) -> ScriptEntry:
 
 
 def config(path: Path, trusted: Sequence[Path] = (), **settings: object) -> Path:
-    base: dict[str, object] = {
-        "settle_step": 0.1,
-        "settle_max": 1.0,
-        "flush_interval": 0.05,
-        "warm_sessions": 0,
-    }
-    base.update(settings)
-    lines = [f"{key} = {json.dumps(value)}" for key, value in base.items()]
-    lines.append(f"trusted = {json.dumps([str(p) for p in trusted])}")
-    path.write_text("\n".join(lines) + "\n")
+    trust = [str(p) for p in trusted]
+    path.write_text(config_text(**(COLD_SETTINGS | settings | {"trusted": trust})))
     return path
 
 

@@ -7,13 +7,10 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents.claude.version import THINKING_DISPLAY_SINCE, cli_version
-from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.document.thinking import OMITTED
-from agentdoc.turn.runner import TurnRunner
-from tests.support.claude_cli import claude_env, require_claude
-from tests.support.clearance import own_leave
+from tests.support.claude_cli import one_turn, require_claude
 
 pytestmark = pytest.mark.e2e
 
@@ -36,10 +33,7 @@ def test_signature_only_thinking_is_said_to_be_omitted(tmp_path: Path) -> None:
     doc = tmp_path / "sky.md"
     doc.write_text(DOC)
     settings = Settings(claude=str(require_claude()), flush_interval=0.05)
-    with FakeMessagesAPI([SIGNATURE_ONLY]) as api:
-        outcome = TurnRunner(
-            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
-        ).run()
+    outcome, _api = one_turn(doc, settings, tmp_path / "home", [SIGNATURE_ONLY])
     assert outcome.state == "done"
     sidecar = (tmp_path / "sky.thinking.md").read_text()
     turn = sidecar[sidecar.index('<a id="turn-1"></a>') :]
@@ -58,11 +52,8 @@ def test_thinking_display_reaches_the_request_on_a_cli_that_knows_it(
     doc = tmp_path / "sky.md"
     doc.write_text(DOC)
     settings = Settings(claude=claude, flush_interval=0.05, thinking_display=display)
-    with FakeMessagesAPI([SIGNATURE_ONLY]) as api:
-        outcome = TurnRunner(
-            doc, settings, clear=own_leave, environ=claude_env(api, tmp_path / "home")
-        ).run()
-        [request] = api.requests
+    outcome, api = one_turn(doc, settings, tmp_path / "home", [SIGNATURE_ONLY])
+    [request] = api.requests
     assert outcome.state == "done"
     sent = (request.body.get("thinking") or {}).get("display")
     if version >= THINKING_DISPLAY_SINCE[display]:

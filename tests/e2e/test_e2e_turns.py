@@ -12,33 +12,19 @@ from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.turn.runner import TurnRunner
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import claude_env
 from tests.support.clearance import own_leave
+from tests.support.documents import titled
 
 pytestmark = pytest.mark.e2e
 
-DOC = """---
-title: E2E
-agentdoc: {}
----
-
-# E2E
-
-## User
-
-What is a borrow?
-"""
+DOC = titled("E2E", "What is a borrow?\n")
 
 FIRST = [
     {"type": "thinking", "thinking": "Explain borrowing briefly.", "signature": "s1"},
     {"type": "text", "text": "A borrow is a temporary reference to a value."},
 ]
 SECOND = [{"type": "text", "text": "Yes: a mutable borrow is exclusive."}]
-
-
-@pytest.fixture
-def settings() -> Settings:
-    return Settings(claude=str(require_claude()), flush_interval=0.05)
 
 
 def test_start_then_resume_keeps_the_session_and_its_history(

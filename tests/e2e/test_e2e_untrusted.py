@@ -18,7 +18,7 @@ import pytest
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
 from agentdoc.records import status
-from tests.support.claude_cli import claude_env, require_claude
+from tests.support.claude_cli import agentdoc_env
 from tests.support.processes import run_cli, watching
 from tests.support.waiting import wait_for
 
@@ -74,13 +74,7 @@ def test_an_untrusted_synced_folder_runs_nothing_until_trusted(tmp_path: Path) -
     local = hooked(notes / "local", local_hook)
     conf = write_config(tmp_path / "config.toml")
     with FakeMessagesAPI(default=answer("Answered.")) as api:
-        env = claude_env(
-            api,
-            tmp_path / "home",
-            AGENTDOC_CLAUDE=str(require_claude()),
-            AGENTDOC_CONFIG=str(conf),
-        )
-        (tmp_path / "home").mkdir()
+        env = agentdoc_env(tmp_path, api, conf)
         with watching(notes, env, tmp_path / "watch.log") as daemon:
             # What a paired device syncs in: a new document waiting for its prompt. Then the
             # same in a local folder: once its hook ran, the phone's hint was handled too.
@@ -115,12 +109,7 @@ def test_an_untrusted_synced_folder_runs_nothing_until_trusted(tmp_path: Path) -
     # With every shared folder's own settings kept off, not even a trusted one's hook runs.
     write_config(conf, trusted=[str(phone.resolve())], folder_agent_settings=False)
     with FakeMessagesAPI(default=answer("Answered again.")) as api:
-        env = claude_env(
-            api,
-            tmp_path / "home",
-            AGENTDOC_CLAUDE=str(require_claude()),
-            AGENTDOC_CONFIG=str(conf),
-        )
+        env = agentdoc_env(tmp_path, api, conf)
         with watching(notes, env, tmp_path / "watch3.log"):
             (phone / "second.md").write_text(EMPTY + "Hello?\n")
             (local / "second.md").write_text(EMPTY + "Hello?\n")

@@ -6,6 +6,7 @@ talking to the offline Messages API; signals are real signals, saves are real wr
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -136,16 +137,24 @@ def test_a_retry_replaces_the_notice_left_in_place(
 # --- 2. deleting the streaming block ends the turn's status -----------------------------------
 
 
-def test_deleting_the_streaming_block_leaves_the_status_idle(
+@contextlib.contextmanager
+def mid_reply(
     tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str], doc: Path
-) -> None:
+) -> Iterator[str]:
+    """The daemon, with the reply to DOC's prompt held after its tenth word: the text then."""
     doc.write_text(DOC.replace(PROMPT, ""))
     api.add({"content": [{"type": "text", "text": WORDS}], "pause_after_deltas": 10})
     with watching(doc.parent, env, tmp_path / "watch.log"):
         doc.write_text(DOC)
         api.wait_paused()
         wait_for(lambda: "word9" in doc.read_text(), "the partial reply")
-        text = doc.read_text()
+        yield doc.read_text()
+
+
+def test_deleting_the_streaming_block_leaves_the_status_idle(
+    tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str], doc: Path
+) -> None:
+    with mid_reply(tmp_path, api, env, doc) as text:
         doc.write_text(text[: text.index("## Assistant")])
         wait_for(lambda: state_of(doc) != "streaming", "the status to leave streaming")
         api.release()
@@ -238,13 +247,7 @@ def test_text_typed_below_a_streaming_reply_is_not_sent_until_saved_after_it(
 def test_deleting_the_reply_text_but_not_its_heading_leaves_no_stray_heading(
     tmp_path: Path, api: FakeMessagesAPI, env: dict[str, str], doc: Path
 ) -> None:
-    doc.write_text(DOC.replace(PROMPT, ""))
-    api.add({"content": [{"type": "text", "text": WORDS}], "pause_after_deltas": 10})
-    with watching(doc.parent, env, tmp_path / "watch.log"):
-        doc.write_text(DOC)
-        api.wait_paused()
-        wait_for(lambda: "word9" in doc.read_text(), "the partial reply")
-        text = doc.read_text()
+    with mid_reply(tmp_path, api, env, doc) as text:
         kept = text[: text.index("## Assistant")] + "## Assistant\n"
         doc.write_text(kept)
         wait_for(lambda: state_of(doc) == "idle", "the cancel")

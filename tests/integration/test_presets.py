@@ -13,6 +13,7 @@ from agentdoc.document import parser as document
 from agentdoc.errors import PromptRefused
 from agentdoc.turn import load_preset, presets_dir
 from agentdoc.turn.presets import apply_preset, first_prompt
+from tests.support.documents import chat_in
 from tests.support.fake_claude import FakeClaude
 
 REVIEWER = """---
@@ -139,10 +140,8 @@ def test_the_daemon_refuses_a_missing_preset_in_the_document(
     from tests.support.processes import state_of
     from tests.support.waiting import wait_for
 
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    path = folder / "chat.md"
-    path.write_text("---\nagentdoc: {preset: gone}\n---\n\n## User\n\n")
+    path = chat_in(tmp_path / "docs", "---\nagentdoc: {preset: gone}\n---\n\n## User\n\n")
+    folder = path.parent
     with Running(make_daemon(folder, claude_on_path)):
         path.write_text(path.read_text() + "Hi\n")
         wait_for(lambda: "**Not sent:**" in path.read_text(), what="the refusal in the document")

@@ -3,8 +3,6 @@ into place; only the region's opening and closing renames are synced into the fo
 
 from __future__ import annotations
 
-import os
-import stat
 import threading
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import pytest
 
 from agentdoc.document import WriteLedger
 from agentdoc.turn.writer import ReplyWriter
+from tests.support.fsyncs import record_fsyncs
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhello\n"
 
@@ -21,14 +20,7 @@ def test_streamed_writes_sync_their_file_and_the_region_ends_sync_the_folder(
 ) -> None:
     doc = tmp_path / "chat.md"
     doc.write_text(DOC, encoding="utf-8")
-    synced: list[str] = []
-    real = os.fsync
-
-    def fsync(fd: int) -> None:
-        synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
+    synced = record_fsyncs(monkeypatch)
     writer = ReplyWriter(doc, WriteLedger(), "", "hello")
     writer.open()
     assert synced == ["file", "folder"]

@@ -67,34 +67,37 @@ _FAKES: dict[str, type[FakeMessagesAPI]] = {
     "qwen": FakeChatAPI,
     "pi": FakeChatAPI,
 }
+
+
+def write_tool(name: str, key: str = "file_path") -> Callable[[Path, str, str], dict[str, Any]]:
+    """The model's call of the tool `name`, which takes the path of the file to write as `key`
+    and its text as `content`."""
+
+    def call(cwd: Path, file: str, text: str) -> dict[str, Any]:
+        return {"type": "tool_use", "name": name, "input": {key: str(cwd / file), "content": text}}
+
+    return call
+
+
+def _codex_write(cwd: Path, name: str, text: str) -> dict[str, Any]:
+    arguments = {
+        "cmd": f"printf %s {json.dumps(text)} > {name}",
+        "workdir": str(cwd),
+        "sandbox_permissions": "require_escalated",
+        "justification": "write the file the user asked for",
+    }
+    return {"type": "tool_use", "name": "exec_command", "input": arguments}
+
+
 # The tool each agent uses to write a file, with the arguments that write `name` in `cwd`:
 # the tool call a permission test scripts.
 WRITE_TOOLS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
-    "gemini": lambda cwd, name, text: {
-        "type": "tool_use",
-        "name": "write_file",
-        "input": {"file_path": str(cwd / name), "content": text},
-    },
-    "codex": lambda cwd, name, text: {
-        "type": "tool_use",
-        "name": "exec_command",
-        "input": {
-            "cmd": f"printf %s {json.dumps(text)} > {name}",
-            "workdir": str(cwd),
-            "sandbox_permissions": "require_escalated",
-            "justification": "write the file the user asked for",
-        },
-    },
-    "opencode": lambda cwd, name, text: {
-        "type": "tool_use",
-        "name": "write",
-        "input": {"filePath": str(cwd / name), "content": text},
-    },
-    "claude-acp": lambda cwd, name, text: {
-        "type": "tool_use",
-        "name": "Write",
-        "input": {"file_path": str(cwd / name), "content": text},
-    },
+    "gemini": write_tool("write_file"),
+    "codex": _codex_write,
+    "opencode": write_tool("write", "filePath"),
+    "claude-acp": write_tool("Write"),
+    "qwen": write_tool("write_file"),
+    "pi": write_tool("write", "path"),
 }
 _MISSING = (
     "the {name} agent is not installed: run `npm ci` in the repository root "
@@ -182,8 +185,15 @@ def _respond_in_schema(request: RecordedRequest) -> dict[str, Any] | None:
 
 def is_qwen_side_request(request: RecordedRequest) -> bool:
     """Qwen Code's own requests around a turn (the follow-up suggestion and the memory it
-    keeps after each turn), which carry no tools or are not streamed."""
-    return not request.body.get("tools") or not request.stream
+    keeps after each turn): most carry no tools or are not streamed, and those that do say
+    what they are in their last message."""
+    if not request.body.get("tools") or not request.stream:
+        return True
+    messages = request.body.get("messages") or [{}]
+    return any(mark in json.dumps(messages[-1].get("content")) for mark in _QWEN_OWN)
+
+
+_QWEN_OWN = ("[SUGGESTION MODE:", "Managed memory has TWO directories")
 
 
 def is_title_request(request: RecordedRequest) -> bool:

@@ -4,11 +4,17 @@ the offline API."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.config import Settings
+from agentdoc.turn.outcome import TurnOutcome
+from agentdoc.turn.runner import TurnRunner
+from tests.support.clearance import own_leave
 from tests.support.paths import REPO_ROOT
 
 _CLAUDE_MISSING = (
@@ -69,3 +75,18 @@ def agentdoc_env(
     return claude_env(
         api, home, AGENTDOC_CLAUDE=str(require_claude()), AGENTDOC_CONFIG=str(config), **extra
     )
+
+
+def one_turn(
+    doc: Path,
+    settings: Settings,
+    home: Path,
+    script: Sequence[ScriptEntry] = ([{"type": "text", "text": "Noted."}],),
+    **runner: Any,
+) -> tuple[TurnOutcome, FakeMessagesAPI]:
+    """One turn of the real CLI on `doc` (as `agentdoc run` starts it) against a fake API
+    answering `script`: the outcome, and the API with the requests it received."""
+    with FakeMessagesAPI(list(script)) as api:
+        environ = claude_env(api, home)
+        outcome = TurnRunner(doc, settings, clear=own_leave, environ=environ, **runner).run()
+    return outcome, api

@@ -10,6 +10,11 @@ PNG = bytes.fromhex(
 )
 
 
+def titled(title: str, prompt: str = "") -> str:
+    """A conversation with a title of its own, `prompt` pending under its `## User`."""
+    return f"---\ntitle: {title}\nagentdoc: {{}}\n---\n\n# {title}\n\n## User\n\n{prompt}"
+
+
 BLOCKS = [
     "## User\n",
     "## Assistant\n",

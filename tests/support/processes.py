@@ -31,10 +31,14 @@ READY_LINE = "start-up done: "
 CLI = (sys.executable, "-m", "agentdoc.cli")
 
 
+def config_text(**settings: object) -> str:
+    """A user config (TOML) with the given top-level settings, one a line."""
+    return "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
+
+
 def write_config(path: Path, **settings: float | str | bool) -> Path:
     """A user config file (TOML) with the given top-level settings."""
-    lines = [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text(config_text(**settings), encoding="utf-8")
     return path
 
 
@@ -44,6 +48,10 @@ QUICK_SETTINGS: dict[str, float | str | bool] = {
     "settle_max": 1.0,
     "flush_interval": 0.05,
 }
+
+
+# QUICK_SETTINGS with a CLI per turn: no warm CLI outlives a turn.
+COLD_SETTINGS: dict[str, float | str | bool] = QUICK_SETTINGS | {"warm_sessions": 0}
 
 
 def write_quick_config(path: Path, **settings: float | str | bool) -> Path:

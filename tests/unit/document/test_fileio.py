@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from agentdoc.document import fileio, ownopens
 from agentdoc.document.fileio import atomic_write, write_bytes
 from agentdoc.document.ledger import PrefixDigest, WriteLedger, digest
+from tests.support.fsyncs import record_fsyncs
 
 LONG = b"".join(b"line %d of the conversation so far\n" % n for n in range(10_000))  # ~350 KB
 
@@ -104,25 +104,12 @@ def test_the_ledger_knows_its_last_write_by_its_stamp_until_someone_saves(tmp_pa
     assert not ledger.is_own_stamp(doc, None)
 
 
-def _synced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """What each fsync of this test synced: "folder" or "file"."""
-    synced: list[str] = []
-    real = os.fsync
-
-    def fsync(fd: int) -> None:
-        synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    return synced
-
-
 def test_a_durable_write_syncs_the_file_and_then_its_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     doc = tmp_path / "doc.md"
     doc.write_bytes(b"old\n")
-    synced = _synced(monkeypatch)
+    synced = record_fsyncs(monkeypatch)
     write_bytes(doc, b"new\n", WriteLedger())
     assert synced == ["file", "folder"]
 
@@ -134,7 +121,7 @@ def test_a_streamed_write_syncs_its_file_but_not_the_folder(
     # rename may be forgotten by a machine that stops, leaving the version before it.
     doc = tmp_path / "doc.md"
     doc.write_bytes(b"old\n")
-    synced = _synced(monkeypatch)
+    synced = record_fsyncs(monkeypatch)
     write_bytes(doc, b"new\n", WriteLedger(), durable=False)
     assert synced == ["file"]
     assert doc.read_bytes() == b"new\n"
