@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import RecordedRequest
+from agentdoc.agents.fakeapi.wire import RecordedRequest
 from agentdoc.document import parser as document
 from tests.support.agents import AGENTS
 from tests.support.contract import (

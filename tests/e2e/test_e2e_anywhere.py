@@ -19,7 +19,8 @@ import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.document import TEMP_PREFIX, is_byproduct
 from agentdoc.document import parser as document
 from agentdoc.localstate import state_folder

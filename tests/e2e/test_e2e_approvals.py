@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.document import parser as document
 from tests.support.claude_watch import DOC, warm_clis, warm_env
 from tests.support.documents import chat_in

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import ScriptEntry
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.daemon import lock
 from agentdoc.document import parser as document
 from agentdoc.records.status import read_status

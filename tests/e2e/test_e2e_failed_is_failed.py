@@ -23,14 +23,9 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import (
-    FakeChatAPI,
-    FakeMessagesAPI,
-    FakeResponsesAPI,
-    RecordedRequest,
-    ScriptEntry,
-    parse_entry,
-)
+from agentdoc.agents.fakeapi import FakeChatAPI, FakeMessagesAPI, FakeResponsesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry, parse_entry
+from agentdoc.agents.fakeapi.wire import RecordedRequest
 from agentdoc.document import parser as document
 from agentdoc.records.status import read_status
 from tests.support.agents import (
@@ -155,31 +150,18 @@ class Watched:
     def ask(self, prompt: str, *entries: ScriptEntry) -> None:
         text = self.doc.read_text()
         assert text.endswith("## User\n\n"), text[-300:]
-        self.save_until_sent(text + prompt + "\n", *entries)
+        self.save_and_wait_sent(text + prompt + "\n", *entries)
 
     def send_again(self, *entries: ScriptEntry) -> None:
         """Delete the failure callout, as the callout says: the pending prompt goes again."""
         text = self.doc.read_text()
-        self.save_until_sent(text[: text.rindex("## Assistant")], *entries)
+        self.save_and_wait_sent(text[: text.rindex("## Assistant")], *entries)
 
-    def save_until_sent(self, text: str, *entries: ScriptEntry) -> None:
+    def save_and_wait_sent(self, text: str, *entries: ScriptEntry) -> None:
         self.api.clear()
         self.api.add(*entries)
         before = len(self.api.requests)
         self.doc.write_text(text)
-        try:
-            wait_for(lambda: len(self.api.requests) > before, "the prompt sent", 15.0)
-            return
-        except AssertionError:
-            pass
-        # A save landing just as the daemon takes a failed turn's end in can be taken in unseen
-        # (not sent) or merged with the daemon's own close (the callout back): not what this
-        # module is about. Saved once more, as a person who sees nothing happen would.
-        print("the prompt was not sent at the first save")
-        text = self.doc.read_text()
-        if "agentdoc:unanswered" in document.parse(text).turns[-1].content:
-            text = text[: text.rindex("## Assistant")]
-        self.doc.write_text(text.rstrip("\n") + " \n")
         wait_for(lambda: len(self.api.requests) > before, "the prompt sent", 15.0)
 
     def wait_ended(self, what: str, needle: str) -> None:

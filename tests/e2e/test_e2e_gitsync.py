@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.records import status
 from tests.support.claude_cli import claude_env, require_claude
 from tests.support.git import DOC, IDENTITY, git, make_repos, pulled, roles_in

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
+from agentdoc.agents.fakeapi.wire import RecordedRequest
 from agentdoc.cli.commands import cli
 from agentdoc.config import Settings
 from agentdoc.conversation.forking import fork

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import ScriptEntry
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from tests.support.agents import doctor_check
 from tests.support.contract import ROW, Served, serve, without_own_permission
 from tests.support.processes import run_cli, state_of

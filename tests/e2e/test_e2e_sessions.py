@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
+from agentdoc.agents.fakeapi.wire import RecordedRequest
 from agentdoc.config import Settings
 from agentdoc.conversation.forking import fork
 from agentdoc.document import parser as document

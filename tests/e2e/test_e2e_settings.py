@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from tests.support.claude_cli import claude_env, require_claude
 from tests.support.processes import (
     COLD_SETTINGS,

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.document import parser as document
 from agentdoc.localstate import state_folder
 from agentdoc.records import open_regions

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.records import status
 from tests.support.claude_cli import claude_env, require_claude
 from tests.support.processes import COLD_SETTINGS, as_machine, config_text, roles, run_cli, watching

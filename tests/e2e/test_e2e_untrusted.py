@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.records import status
 from tests.support.claude_cli import agentdoc_env
 from tests.support.processes import run_cli, watching

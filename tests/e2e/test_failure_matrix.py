@@ -32,7 +32,8 @@ from agentdoc.agents.claude import process as claude
 from agentdoc.agents.claude.process import ClaudeProcess
 from agentdoc.agents.claude.turn import ClaudeTurn
 from agentdoc.agents.claude.warm import AgentProcess, WarmTurn
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
 from agentdoc.document import parser as document

@@ -14,16 +14,23 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, RecordedRequest, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.agents.fakeapi.script import (
     Failure,
     HttpError,
     PlannedAnswer,
     Reply,
+    ScriptEntry,
     load_script,
     parse_entry,
 )
-from agentdoc.agents.fakeapi.wire import SseEvent, checkpoint_due, message_events, split_text
+from agentdoc.agents.fakeapi.wire import (
+    RecordedRequest,
+    SseEvent,
+    checkpoint_due,
+    message_events,
+    split_text,
+)
 from tests.support.claude_cli import claude_env, require_claude
 
 Event = tuple[str, dict[str, Any]]

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.agents import ToolPart
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.cli.asker import PROMPT, parse_choice
 from agentdoc.document import NOT_ASKED_HINT, render_tool
 from agentdoc.document import parser as document

@@ -21,14 +21,9 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import (
-    FakeChatAPI,
-    FakeGeminiAPI,
-    FakeMessagesAPI,
-    FakeResponsesAPI,
-    RecordedRequest,
-    parse_entry,
-)
+from agentdoc.agents.fakeapi import FakeChatAPI, FakeGeminiAPI, FakeMessagesAPI, FakeResponsesAPI
+from agentdoc.agents.fakeapi.script import parse_entry
+from agentdoc.agents.fakeapi.wire import RecordedRequest
 from agentdoc.document import parser as document
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import (

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.config import Settings
 from agentdoc.turn.outcome import TurnOutcome
 from agentdoc.turn.runner import TurnRunner

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 from agentdoc.document import parser as document
 from tests.support.agents import (
     WRITE_TOOLS,
@@ -83,8 +84,9 @@ class AgentRow:
     side_call: Callable[[Any], bool] = is_title_request
     # Lines of the agent's `[agents.NAME]` entry besides its command (its own policy).
     own: tuple[str, ...] = ()
-    # Where the contract's API-error test is known to fail for this agent: what fails, and why.
-    api_error_fails: str | None = None
+    # Where the agent passes on no word of a refused request (so the failure notice cannot quote
+    # the API): why, and what the notice says instead.
+    api_words: tuple[str, str] | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -98,9 +100,8 @@ PI_NEVER_ASKS = (
 )
 
 PI_API_ERROR = (
-    "the turn fails with the prompt kept and status error, but the callout does not carry the "
-    "API's own message: it reads 'pi failed: it ended the turn without a reply: its API request "
-    "failed (its log may say why)' (pi-acp ends the turn with no error text agentdoc passes on)"
+    "pi-acp ends the refused turn with no error text at all",
+    "its API request failed (its log may say why)",
 )
 
 ROWS: tuple[AgentRow, ...] = (
@@ -119,7 +120,7 @@ ROWS: tuple[AgentRow, ...] = (
              side_call=is_qwen_side_request),
     AgentRow("pi", WRITE_TOOLS["pi"], "", "", copies=False, fork_note=_SEEDED,
              asks=PI_NEVER_ASKS, own=('permission_mode = "bypassPermissions"',),
-             api_error_fails=PI_API_ERROR),
+             api_words=PI_API_ERROR),
 )  # fmt: skip
 ROW = {row.name: row for row in ROWS}
 

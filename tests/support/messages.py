@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentdoc.agents.fakeapi import FakeMessagesAPI, ScriptEntry
+from agentdoc.agents.fakeapi import FakeMessagesAPI
+from agentdoc.agents.fakeapi.script import ScriptEntry
 
 
 def write(path: Path, content: str) -> ScriptEntry:

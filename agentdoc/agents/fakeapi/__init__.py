@@ -4,25 +4,19 @@
 Messages API, `gemini` Gemini's, `responses` OpenAI's Responses API and `chat` its Chat
 Completions, each a `dialect` that turns an entry into SSE events and JSON bodies; `server`
 answers the agent's requests. Others use `FakeMessagesAPI` (Claude Code, OpenCode),
-`FakeGeminiAPI`, `FakeResponsesAPI`, `FakeChatAPI` (Qwen Code, pi) and the names below.
+`FakeGeminiAPI`, `FakeResponsesAPI` and `FakeChatAPI` (Qwen Code, pi).
 """
 
-from agentdoc.agents.fakeapi.script import ScriptEntry, load_script, parse_entry
 from agentdoc.agents.fakeapi.server import (
     FakeChatAPI,
     FakeGeminiAPI,
     FakeMessagesAPI,
     FakeResponsesAPI,
 )
-from agentdoc.agents.fakeapi.wire import RecordedRequest
 
 __all__ = [
     "FakeChatAPI",
     "FakeGeminiAPI",
     "FakeMessagesAPI",
     "FakeResponsesAPI",
-    "RecordedRequest",
-    "ScriptEntry",
-    "load_script",
-    "parse_entry",
 ]

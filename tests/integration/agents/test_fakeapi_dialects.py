@@ -14,19 +14,13 @@ from typing import Any
 
 import pytest
 
-from agentdoc.agents.fakeapi import (
-    FakeChatAPI,
-    FakeGeminiAPI,
-    FakeMessagesAPI,
-    FakeResponsesAPI,
-    RecordedRequest,
-)
+from agentdoc.agents.fakeapi import FakeChatAPI, FakeGeminiAPI, FakeMessagesAPI, FakeResponsesAPI
 from agentdoc.agents.fakeapi.chat import CHAT
 from agentdoc.agents.fakeapi.dialect import ReplyContext
 from agentdoc.agents.fakeapi.gemini import GEMINI
 from agentdoc.agents.fakeapi.responses import RESPONSES
 from agentdoc.agents.fakeapi.script import HttpError, Reply
-from agentdoc.agents.fakeapi.wire import checkpoint_due
+from agentdoc.agents.fakeapi.wire import RecordedRequest, checkpoint_due
 
 THINKING = {"type": "thinking", "thinking": "Let me think.", "signature": "s"}
 TEXT = {"type": "text", "text": "Hello there."}
