@@ -9,7 +9,9 @@ the agent remembers true; an API error ends the turn failed with the prompt kept
 cannot do something, the test asserts what agentdoc says instead, or the row says why.
 
 One daemon, one fake API and one document per agent carry the conversation turn by turn (the
-agents take seconds to start), so the tests of a row run in this order.
+agents take seconds to start), so the tests of a row run in this order. Under `-n` a worker may
+start a row halfway, with a daemon and a document of its own: each test first brings that
+document to where the tests before it leave it (`_story`), so any one test also runs alone.
 """
 
 from __future__ import annotations
@@ -84,7 +86,22 @@ def test_a_reply_streams_into_the_document_and_thinking_only_into_the_sidecar(
         assert not sidecar.exists() or thought not in sidecar.read_text()
 
 
+# The turns the rest of a row builds on: the first test's question, and the second test's.
+STORY = (
+    ("Why is the sky blue?", "The sky is blue because of Rayleigh scattering."),
+    ("What did I ask before?", "You asked about the sky."),
+)
+
+
+def _story(served: Served, turns: int = len(STORY)) -> None:
+    """The first `turns` of the story, each told unless the document has it already."""
+    for prompt, reply in STORY[:turns]:
+        if prompt not in served.doc.read_text():
+            served.turn(prompt, reply)
+
+
 def test_the_next_turn_continues_the_session_in_the_same_process(served: Served) -> None:
+    _story(served, 1)
     before = served.agent_processes()
     assert before, "no warm agent process after the first turn"
     served.turn("What did I ask before?", "You asked about the sky.")
@@ -97,6 +114,7 @@ def test_the_next_turn_continues_the_session_in_the_same_process(served: Served)
 
 
 def test_a_write_allowed_in_the_document_runs(served: Served) -> None:
+    _story(served)
     out = served.folder / "allowed.txt"
     write = served.row.write(served.folder, "allowed.txt", "approved text")
     served.script([write], [{"type": "text", "text": "Written as asked."}])
@@ -116,6 +134,7 @@ def test_a_write_allowed_in_the_document_runs(served: Served) -> None:
 
 
 def test_a_deny_with_a_reason_reaches_the_agent(served: Served) -> None:
+    _story(served)
     if served.row.asks is not None:
         _refused_under_the_asking_policy(served)
         return
@@ -158,6 +177,7 @@ def _refused_under_the_asking_policy(served: Served) -> None:
 
 
 def test_cancel_ends_the_reply_and_the_prompt_queued_below_it_is_sent(served: Served) -> None:
+    _story(served)
     served.script(
         {"content": [{"type": "text", "text": WORDS}], "pause_after_deltas": 6},
         [{"type": "text", "text": "The queued answer."}],
@@ -197,6 +217,7 @@ def test_a_fork_remembers_the_conversation_up_to_its_turn(served: Served) -> Non
     """The fork's first prompt continues the agent's own copy of its conversation (the parent's
     turns arrive as the model's own messages), or a new session told the conversation so far;
     the fork's first footer says which. A fork at turn 1 has turn 1 and not turn 2."""
+    _story(served)
     branch = _fork(served, "branch.md")
     served.turn("What did I ask first?", "The fork remembers the sky.", doc=branch)
     texts = served.api.user_texts(served.turn_request())
@@ -249,6 +270,7 @@ def test_undo_takes_back_the_write_the_reply_and_the_agents_memory(served: Serve
     """`agentdoc undo` under the daemon: the file, the reply and the session's memory of the
     turn go; the prompt is held until saved again, then continues the agent's own copy of the
     session after the turn before, or a new session told the conversation before the undo."""
+    _story(served)
     served.turn("Say hello.", "Hello there.")
     out = served.folder / "written.txt"
     write = served.row.write(served.folder, "written.txt", "the agent's text")
@@ -303,6 +325,7 @@ def test_undo_takes_back_the_write_the_reply_and_the_agents_memory(served: Serve
 
 # The last test of a row: it leaves its prompt pending.
 def test_an_api_error_ends_the_turn_failed_and_keeps_the_prompt(served: Served) -> None:
+    _story(served)
     served.script({"status": 400, "message": "fake API refused this", "times": "always"})
     served.ask("This one fails.")
     wait_for(
