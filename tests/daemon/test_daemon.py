@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -108,14 +109,21 @@ def test_two_documents_stream_at_once_without_cross_talk(
     assert sorted(c["stdin"] for c in gated_claude.calls()) == ["prompt for a", "prompt for b"]
 
 
+@contextlib.contextmanager
+def one_turn_at_a_time(folder: Path, fake: FakeClaude, first: Path) -> Iterator[None]:
+    """The daemon capped at one turn at a time, `first` already streaming its reply."""
+    settings = fake.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
+    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
+        first.write_text(DOC + f"prompt for {first.stem}\n")
+        wait_for(lambda: "w10 " in first.read_text(), what=f"{first.stem} streaming")
+        yield
+
+
 def test_turns_beyond_the_configured_cap_wait_and_are_told_so(
     folder: Path, gate: Path, gated_claude: FakeClaude
 ) -> None:
     a, b = empty_docs(folder, "a", "b")
-    settings = gated_claude.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
-    with Running(Daemon([folder], settings, environ=gated_claude.env, rescan_interval=0.5)):
-        a.write_text(DOC + "prompt for a\n")
-        wait_for(lambda: "w10 " in a.read_text(), what="a streaming")
+    with one_turn_at_a_time(folder, gated_claude, a):
         b.write_text(DOC + "prompt for b\n")
         wait_for(lambda: state_of(b) == "queued", what="b told it waits")
         assert len(gated_claude.calls()) == 1
@@ -125,15 +133,11 @@ def test_turns_beyond_the_configured_cap_wait_and_are_told_so(
 
 
 def test_queued_turns_go_in_the_order_saved_and_each_is_told_its_place(
-    folder: Path, fake_claude: Callable[..., FakeClaude], gate: Path
+    folder: Path, gated_claude: FakeClaude, gate: Path
 ) -> None:
     """Not in the order the daemon first saw the documents: c is saved before b."""
     a, b, c = empty_docs(folder, "a", "b", "c")
-    fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="300")
-    settings = fake.settings(settle_step=0.1, settle_max=1.0, max_concurrent_turns=1)
-    with Running(Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)):
-        a.write_text(DOC + "prompt for a\n")
-        wait_for(lambda: "w10 " in a.read_text(), what="a streaming")
+    with one_turn_at_a_time(folder, gated_claude, a):
         c.write_text(DOC + "prompt for c\n")
         wait_for(lambda: state_of(c) == "queued", what="c told it waits")
         b.write_text(DOC + "prompt for b\n")
@@ -146,7 +150,8 @@ def test_queued_turns_go_in_the_order_saved_and_each_is_told_its_place(
         found = status.read_status(b)
         assert found is not None and (found.state != "queued" or found.place == 1), found
         wait_for(lambda: roles(b) == ["user", "assistant", "user"], what="b answered")
-    assert [c["stdin"] for c in fake.calls()] == ["prompt for a", "prompt for c", "prompt for b"]
+    calls = gated_claude.calls()
+    assert [c["stdin"] for c in calls] == ["prompt for a", "prompt for c", "prompt for b"]
 
 
 def test_pending_prompts_at_startup_wait_for_a_save_unless_asked(

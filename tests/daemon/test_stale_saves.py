@@ -13,6 +13,7 @@ from agentdoc.document import parser as document
 from tests.support.daemon import (
     DOC,
     Running,
+    first_answered,
     make_daemon,
     roles,
     save_and_wait_reply,
@@ -66,10 +67,8 @@ def test_a_stale_copy_saved_unchanged_gets_the_reply_back_and_sends_nothing(
 def test_a_reloaded_copy_with_the_reply_removed_by_hand_stays_as_saved(
     folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    with Running(make_daemon(folder, plain_claude)):
-        save_and_wait_reply(doc, DOC + "first\n")
+    with first_answered(doc, plain_claude) as answered:
         # The person removed the reply's text but kept the session key (a reloaded copy).
-        answered = doc.read_text()
         reply = document.parse(answered).turns[1].content.strip()
         trimmed = answered.replace(reply, "(cut)")
         doc.write_text(trimmed)

@@ -38,6 +38,21 @@ def daemon(folder: Path, fake: FakeClaude, *, trusted: bool = True) -> Daemon:
     return Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)
 
 
+def asked_in(folder: Path) -> Path:
+    """chat.md in `folder`, with a prompt written while no daemon ran."""
+    doc = folder / "chat.md"
+    doc.write_text(ASKED)
+    return doc
+
+
+def held(doc: Path, started: Daemon, why: str, fake: FakeClaude) -> None:
+    """Once `started` has walked its folders, `doc`'s prompt is held, its status saying `why`,
+    and nothing is sent."""
+    with Running(started, discovered=True):
+        wait_for(lambda: why in held_why(doc), what="the held status")
+    assert fake.calls() == []
+
+
 @pytest.fixture
 def synced(tmp_path: Path) -> Path:
     folder = tmp_path / "notes"
@@ -48,8 +63,7 @@ def synced(tmp_path: Path) -> Path:
 def test_a_prompt_that_arrived_while_down_is_answered_at_start_in_a_trusted_synced_folder(
     synced: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = synced / "chat.md"
-    doc.write_text(ASKED)
+    doc = asked_in(synced)
     with Running(daemon(synced, plain_claude)):
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
         wait_for(lambda: state(doc) == "idle", what="the turn's end")
@@ -64,32 +78,23 @@ def test_a_prompt_that_arrived_while_down_is_answered_at_start_in_a_trusted_sync
 def test_a_prompt_whose_turn_already_ran_here_is_not_sent_again(
     synced: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = synced / "chat.md"
-    doc.write_text(ASKED)  # say an older version came back, the reply of turn 1 not in it
+    doc = asked_in(synced)  # say an older version came back, the reply of turn 1 not in it
     write_status(doc, Status(document="chat.md", state="idle", turn=1, updated=now_iso()))
-    with Running(daemon(synced, plain_claude), discovered=True):
-        wait_for(lambda: "already there" in held_why(doc), what="the held status")
-    assert plain_claude.calls() == []
+    held(doc, daemon(synced, plain_claude), "already there", plain_claude)
 
 
 def test_an_untrusted_synced_folder_still_holds_it_until_trusted(
     synced: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = synced / "chat.md"
-    doc.write_text(ASKED)
-    with Running(daemon(synced, plain_claude, trusted=False)):
-        wait_for(lambda: "does not trust" in held_why(doc), what="the held status")
-    assert plain_claude.calls() == []
+    doc = asked_in(synced)
+    held(doc, daemon(synced, plain_claude, trusted=False), "does not trust", plain_claude)
 
 
 def test_an_ordinary_folder_keeps_the_rule_save_it_again(
     tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    doc = tmp_path / "chat.md"
-    doc.write_text(ASKED)
-    with Running(daemon(tmp_path, plain_claude), discovered=True):
-        wait_for(lambda: "already there" in held_why(doc), what="the held status")
-    assert plain_claude.calls() == []
+    doc = asked_in(tmp_path)
+    held(doc, daemon(tmp_path, plain_claude), "already there", plain_claude)
 
 
 def git(folder: Path, *args: str) -> None:

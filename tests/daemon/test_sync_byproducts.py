@@ -9,7 +9,16 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli
 from agentdoc.document import parser as document
-from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_reply, state_of
+from tests.support.daemon import (
+    DOC,
+    Running,
+    first_answered,
+    first_answered_then_stopped,
+    make_daemon,
+    roles,
+    save_and_wait_reply,
+    state_of,
+)
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
 
@@ -59,11 +68,9 @@ def test_a_conflict_copy_is_merged_back_and_its_prompt_answered_once(
 def test_renaming_a_document_to_a_conflict_name_is_not_a_move(
     folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    with Running(make_daemon(folder, plain_claude)):
-        save_and_wait_reply(doc, DOC + "first\n")
-        # What a sync tool does with a local version that lost: renamed aside, the remote
-        # version put in its place.
-        answered = doc.read_text()
+    # What a sync tool does with a local version that lost: renamed aside, the remote version
+    # put in its place.
+    with first_answered(doc, plain_claude) as answered:
         doc.rename(folder / CONFLICT)
         doc.write_text(answered + "from the phone\n")
         wait_for(lambda: len(roles(doc)) == 5, what="the phone's prompt answered")
@@ -93,9 +100,8 @@ def test_agentdoc_run_refuses_a_conflict_copy_and_names_its_document(tmp_path: P
 def test_a_copy_of_another_conversation_stays_with_a_notice_in_the_document(
     folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
-    with Running(make_daemon(folder, plain_claude)):
-        save_and_wait_reply(doc, DOC + "first\n")
-        session = document.parse(doc.read_text()).meta.session
+    with first_answered(doc, plain_claude) as answered:
+        session = document.parse(answered).meta.session
         assert session
         other = DOC.replace(
             "agentdoc: {}", "agentdoc:\n  session: 0b9e7a55-0000-4000-8000-000000000001"
@@ -113,11 +119,10 @@ def test_a_document_carrying_another_s_session_is_a_copy_merged_back_not_run(
     folder: Path, doc: Path, plain_claude: FakeClaude
 ) -> None:
     """Whatever its name: the session id is what makes it a copy."""
-    with Running(make_daemon(folder, plain_claude)):
-        save_and_wait_reply(doc, DOC + "first\n")
-        assert document.parse(doc.read_text()).meta.session
+    with first_answered(doc, plain_claude) as answered:
+        assert document.parse(answered).meta.session
         copy = folder / "chat - phone edit.md"
-        copy.write_text(doc.read_text() + "from the phone\n")
+        copy.write_text(answered + "from the phone\n")
         wait_for(lambda: len(roles(doc)) == 5, what="the phone's prompt answered")
         wait_for(lambda: not copy.exists(), what="the copy moved away")
     assert [call["stdin"] for call in plain_claude.calls()] == ["first", "from the phone"]
@@ -130,8 +135,7 @@ def test_both_sides_renamed_while_no_daemon_watched_are_rebuilt_at_start_up(
 ) -> None:
     """rclone bisync's renames (made here on disk as bisync makes them) of a document agentdoc
     answered before it stopped: the next start rebuilds it and answers the copies' prompt."""
-    with Running(make_daemon(folder, plain_claude)):
-        save_and_wait_reply(doc, DOC + "first\n")
+    first_answered_then_stopped(doc, plain_claude)
     answered = doc.read_text()
     doc.rename(folder / "chat.md.conflict1")
     (folder / "chat.md.conflict2").write_text(answered + "from the phone\n")
@@ -146,8 +150,7 @@ def test_a_copy_found_waiting_at_start_up_is_merged_when_saved_again(
 ) -> None:
     """The copy has a status of its own (its prompt was found waiting), which must not make
     the document it was merged into look like the copy."""
-    with Running(make_daemon(folder, plain_claude)):
-        save_and_wait_reply(doc, DOC + "first\n")
+    first_answered_then_stopped(doc, plain_claude)
     copy = folder / "chat (phone).md"
     copy.write_text(doc.read_text() + "from the phone\n")
     with Running(make_daemon(folder, plain_claude), discovered=True):

@@ -382,10 +382,20 @@ def _told(folder: Path, polling: list[str]) -> Watcher:
     )
 
 
-def _running(watcher: Watcher, polling: list[str]) -> Running:
+def _polls_and_sees(folder: Path, written: Path, says: Callable[[str], object]) -> None:
+    """A watcher on `folder` polls from its start and says so once, in words `says` accepts;
+    then it still sees `written` written."""
+    polling: list[str] = []
+    watcher = _told(folder, polling)
     watcher.start()
     assert polling == [watcher.polling]
-    return Running(watcher)
+    run = Running(watcher)
+    try:
+        assert says(polling[0]), polling[0]
+        written.write_text("written while polling\n")
+        assert run.next() == written
+    finally:
+        run.close()
 
 
 @pytest.mark.parametrize(
@@ -402,14 +412,9 @@ def test_out_of_inotify_the_watcher_polls_and_says_how_to_fix_it(
         raise OSError(code, "inotify limit reached")
 
     monkeypatch.setattr(InotifyObserver, "start", hit_limit)
-    polling: list[str] = []
-    run = _running(_told(folder, polling), polling)
-    try:
-        assert re.search(rf"`sudo sysctl {sysctl}=\d+`", polling[0])
-        (folder / "doc.md").write_text("a prompt\n")
-        assert run.next() == folder / "doc.md"
-    finally:
-        run.close()
+    _polls_and_sees(
+        folder, folder / "doc.md", lambda told: re.search(rf"`sudo sysctl {sysctl}=\d+`", told)
+    )
 
 
 def test_no_inotify_instance_left_the_watcher_polls(
@@ -419,14 +424,9 @@ def test_no_inotify_instance_left_the_watcher_polls(
         raise OSError(errno.EMFILE, "inotify instance limit reached")
 
     monkeypatch.setattr(observing, "Observer", no_instance)
-    polling: list[str] = []
-    run = _running(_told(folder, polling), polling)
-    try:
-        assert "fs.inotify.max_user_instances=" in polling[0]
-        (folder / "doc.md").write_text("a prompt\n")
-        assert run.next() == folder / "doc.md"
-    finally:
-        run.close()
+    _polls_and_sees(
+        folder, folder / "doc.md", lambda told: "fs.inotify.max_user_instances=" in told
+    )
 
 
 def test_a_folder_inotify_could_not_watch_is_polled(
@@ -435,14 +435,9 @@ def test_a_folder_inotify_could_not_watch_is_polled(
     # watchdog skips a folder below the watched one that it cannot watch, without a word.
     (folder / "sub").mkdir()
     refuse_watches(monkeypatch, folder / "sub")
-    polling: list[str] = []
-    run = _running(_told(folder, polling), polling)
-    try:
-        assert "fs.inotify.max_user_watches=" in polling[0]
-        (folder / "sub" / "doc.md").write_text("written in place\n")
-        assert run.next() == folder / "sub" / "doc.md"
-    finally:
-        run.close()
+    _polls_and_sees(
+        folder, folder / "sub" / "doc.md", lambda told: "fs.inotify.max_user_watches=" in told
+    )
 
 
 def test_a_folder_made_after_the_watch_ran_out_is_polled(

@@ -25,9 +25,11 @@ import pytest
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.document.fileio import TEMP_PREFIX
+from tests.support.daemon import Running, make_daemon
+from tests.support.documents import chat_in
 from tests.support.editor_saves import in_place
 from tests.support.fake_claude import FakeClaude
-from tests.support.neovim import HeadlessNvim, find_nvim
+from tests.support.neovim import HeadlessNvim, find_nvim, quit_at_the_end
 from tests.support.paths import PACKAGE
 from tests.support.processes import roles, state_of
 from tests.support.waiting import wait_for
@@ -88,46 +90,29 @@ class Neovim(HeadlessNvim):
 @pytest.fixture
 def neovim(tmp_path: Path) -> Iterator[Callable[[Path], Neovim]]:
     nvim = find_nvim()
-    started: list[Neovim] = []
 
     def start(path: Path) -> Neovim:
         scratch = tmp_path / "nvim"
         scratch.mkdir()
-        editor = Neovim(nvim, path, scratch)
-        started.append(editor)
-        return editor
+        return Neovim(nvim, path, scratch)
 
-    yield start
-    for editor in started:
-        editor.quit()
+    yield from quit_at_the_end(start)
 
 
-@contextlib.contextmanager
-def running(daemon: Daemon) -> Iterator[Daemon]:
-    stop = threading.Event()
-    thread = threading.Thread(target=daemon.run, args=(stop,))
-    thread.start()
-    try:
-        assert daemon.ready.wait(10), "the daemon did not start"
-        yield daemon
-    finally:
-        stop.set()
-        thread.join(20)
-        assert not thread.is_alive()
+@pytest.fixture
+def doc(folder: Path) -> Path:
+    """The document the tests edit, with no prompt yet, in the folder the daemon serves."""
+    return chat_in(folder, DOC)
 
 
 def test_neovim_types_and_saves_while_a_reply_streams(
     fake_claude: Callable[..., FakeClaude],
     neovim: Callable[[Path], Neovim],
     gate: Path,
-    folder: Path,
+    doc: Path,
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at=GATE_AT)
-    settings = fake.settings(settle_step=0.1, settle_max=1.0)
-    daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)
-    with running(daemon):
+    with Running(make_daemon(doc.parent, fake)):
         editor = neovim(doc)
         editor.type(f"<Esc>Go{PROMPT}<Esc>:w<CR>")
         # The reply streams up to the gate and Neovim reloads it: the disk is quiet now, so
@@ -165,18 +150,16 @@ def test_a_forced_save_of_a_stale_buffer_mid_stream_is_merged(
     fake_claude: Callable[..., FakeClaude],
     neovim: Callable[[Path], Neovim],
     gate: Path,
-    folder: Path,
+    doc: Path,
 ) -> None:
     """The recipe's promise: type while the reply streams, then `:w!` the unreloaded buffer."""
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at="1800", delay="0.002")
     # One write a second, so the save lands between two of them: a save that lands *during*
     # one is the race in the test below.
 
     settings = fake.settings(settle_step=0.1, settle_max=1.0, flush_interval=1.0)
-    daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)
-    with running(daemon):
+    daemon = Daemon([doc.parent], settings, environ=fake.env, rescan_interval=0.5)
+    with Running(daemon):
         editor = neovim(doc)
         editor.type(f"<Esc>Go{PROMPT}<Esc>:w<CR>")
         wait_for(lambda: "w10 " in doc.read_text(), what="the reply to stream")
@@ -215,10 +198,8 @@ def test_a_save_landing_between_the_check_and_the_rename_is_not_overwritten(
     fake_claude: Callable[..., FakeClaude],
     gate: Path,
     monkeypatch: pytest.MonkeyPatch,
-    folder: Path,
+    doc: Path,
 ) -> None:
-    doc = folder / "chat.md"
-    doc.write_text(DOC)
     fake = fake_claude("long_stream.ndjson", gate=str(gate), gate_at=GATE_AT)
     armed, fired = threading.Event(), threading.Event()
     real_fsync = os.fsync
@@ -232,9 +213,7 @@ def test_a_save_landing_between_the_check_and_the_rename_is_not_overwritten(
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    settings = fake.settings(settle_step=0.1, settle_max=1.0)
-    daemon = Daemon([folder], settings, environ=fake.env, rescan_interval=0.5)
-    with running(daemon):
+    with Running(make_daemon(doc.parent, fake)):
         doc.write_text(DOC + PROMPT + "\n")
         wait_for(lambda: LAST_BEFORE_GATE in doc.read_text(), what="the reply up to the gate")
         armed.set()

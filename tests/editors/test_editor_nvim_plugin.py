@@ -20,7 +20,7 @@ from agentdoc.cli import recipes
 from agentdoc.localstate import state_folder
 from tests.support.documents import chat_in
 from tests.support.fake_claude import FakeClaude
-from tests.support.neovim import HeadlessNvim, find_nvim
+from tests.support.neovim import HeadlessNvim, find_nvim, quit_at_the_end
 from tests.support.paths import REPO_ROOT
 from tests.support.processes import state_of
 from tests.support.waiting import wait_for
@@ -58,7 +58,6 @@ class Nvim(HeadlessNvim):
 @pytest.fixture
 def start_nvim(tmp_path: Path) -> Iterator[Callable[..., Nvim]]:
     nvim = find_nvim()
-    started: list[Nvim] = []
 
     def start(path: Path, fake: FakeClaude, lua: str = "") -> Nvim:
         scratch = tmp_path / "nvim"
@@ -78,13 +77,9 @@ def start_nvim(tmp_path: Path) -> Iterator[Callable[..., Nvim]]:
             "AGENTDOC_CLAUDE": str(fake.executable),
             **{k: v for k, v in fake.env.items() if k != "PATH"},
         }
-        editor = Nvim(nvim, path, scratch, env, lua)
-        started.append(editor)
-        return editor
+        return Nvim(nvim, path, scratch, env, lua)
 
-    yield start
-    for editor in started:
-        editor.quit()
+    yield from quit_at_the_end(start)
 
 
 @pytest.fixture
@@ -330,17 +325,31 @@ def test_the_statusline_says_why_a_prompt_is_held(
     assert plain_claude.calls() == []
 
 
-def test_archive_moves_older_exchanges_and_reloads_the_buffer(
+@pytest.fixture
+def open_answered(
     fake_claude: Callable[..., FakeClaude],
     start_nvim: Callable[[Path, FakeClaude], Nvim],
     folder: Path,
+) -> Callable[[str, int], tuple[Path, Nvim]]:
+    """Neovim on `folder`/`name`.md, which holds `exchanges` answered questions ("Question n?",
+    "Answer n.") and an empty prompt after them; the fake `claude` is never asked."""
+
+    def open_(name: str, exchanges: int) -> tuple[Path, Nvim]:
+        turns = "".join(
+            f"## User\n\nQuestion {n}?\n\n## Assistant\n\nAnswer {n}.\n\n"
+            for n in range(1, exchanges + 1)
+        )
+        path = folder / f"{name}.md"
+        path.write_text(f"---\nagentdoc: {{}}\n---\n\n# {name.title()}\n\n{turns}## User\n\n")
+        return path, start_nvim(path, fake_claude(None))
+
+    return open_
+
+
+def test_archive_moves_older_exchanges_and_reloads_the_buffer(
+    open_answered: Callable[[str, int], tuple[Path, Nvim]], folder: Path
 ) -> None:
-    path = folder / "long.md"
-    exchanges = "".join(
-        f"## User\n\nQuestion {n}?\n\n## Assistant\n\nAnswer {n}.\n\n" for n in range(1, 5)
-    )
-    path.write_text(f"---\nagentdoc: {{}}\n---\n\n# Long\n\n{exchanges}## User\n\n")
-    editor = start_nvim(path, fake_claude(None))
+    path, editor = open_answered("long", 4)
     editor.command("AgentdocArchive 1")
     wait_for(lambda: (folder / "long.archive.md").exists(), what="the archive file")
     wait_for(lambda: editor.notes() != [], what="the archive to be reported")
@@ -378,16 +387,9 @@ def test_search_fills_the_quickfix_list(
 
 
 def test_undo_n_takes_several_turns_back(
-    fake_claude: Callable[..., FakeClaude],
-    start_nvim: Callable[[Path, FakeClaude], Nvim],
-    folder: Path,
+    open_answered: Callable[[str, int], tuple[Path, Nvim]],
 ) -> None:
-    path = folder / "three.md"
-    exchanges = "".join(
-        f"## User\n\nQuestion {n}?\n\n## Assistant\n\nAnswer {n}.\n\n" for n in range(1, 4)
-    )
-    path.write_text(f"---\nagentdoc: {{}}\n---\n\n# Three\n\n{exchanges}## User\n\n")
-    editor = start_nvim(path, fake_claude(None))
+    path, editor = open_answered("three", 3)
     editor.command("AgentdocUndo! 2")
     wait_for(lambda: editor.notes() != [], what="the undo to be reported")
     assert editor.notes() == [

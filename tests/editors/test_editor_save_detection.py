@@ -131,28 +131,31 @@ def _drain(found: queue.Queue[Path]) -> list[Path]:
     return items
 
 
-@pytest.mark.parametrize("name", sorted(EDITORS))
+@pytest.fixture(params=sorted(EDITORS))
+def type_prompt(request: pytest.FixtureRequest, folder: Path) -> Callable[[Path], None]:
+    """Each real editor in turn, typing PROMPT at the end of a document and saving it."""
+    argv = editor(request.param)
+    return lambda doc: run_editor(argv(doc, PROMPT), folder.parent / "home")
+
+
 def test_a_real_editors_save_is_seen_complete_once(
-    folder: Path, watched: Watched, name: str
+    folder: Path, watched: Watched, type_prompt: Callable[[Path], None]
 ) -> None:
-    argv = editor(name)
     doc = folder / "chat.md"
-    run_editor(argv(doc, PROMPT), folder.parent / "home")
+    type_prompt(doc)
     assert watched.next() == doc
     assert read_stable(doc) == (DOC + PROMPT + "\n").encode()
     assert watched.others_before(folder) == []
 
 
-@pytest.mark.parametrize("name", sorted(EDITORS))
 def test_a_real_editor_opening_the_document_is_reported(
-    folder: Path, watched: Watched, name: str
+    folder: Path, watched: Watched, type_prompt: Callable[[Path], None]
 ) -> None:
-    argv = editor(name)
     doc = folder / "chat.md"
     read_stable(doc)  # agentdoc's own read: not an editor's open
     watched.others_before(folder)
     assert doc not in _drain(watched.opened)
-    run_editor(argv(doc, PROMPT), folder.parent / "home")
+    type_prompt(doc)
     watched.others_before(folder)
     assert doc in _drain(watched.opened)
 

@@ -62,19 +62,25 @@ def vim(env: dict[str, str], *commands: str) -> int:
     return done.returncode
 
 
+def vim_runs_chat(env: dict[str, str], docs: Path, waiting: str, failed: str) -> int:
+    """Vim runs chat.md with the recipe's mapping and waits while `waiting` holds; its exit code
+    is 1 where `failed` holds then."""
+    return vim(
+        env,
+        f"edit {docs / 'chat.md'}",
+        'execute "normal \\\\ar"',
+        WAIT_VIM.format(cond=waiting),
+        f"if {failed} | cquit | endif",
+    )
+
+
 @needs_vim
 def test_vim_runs_the_job_and_reloads_the_reply(
     docs: Path, tmp_path: Path, fake_claude: Callable[..., FakeClaude]
 ) -> None:
     env = editor_env(fake_claude("plain_text.ndjson"), tmp_path)
     reply_in_buffer = "search('plain reply from the mock', 'nw') == 0"
-    code = vim(
-        env,
-        f"edit {docs / 'chat.md'}",
-        'execute "normal \\\\ar"',
-        WAIT_VIM.format(cond=reply_in_buffer),
-        f"if {reply_in_buffer} || &modified | cquit | endif",
-    )
+    code = vim_runs_chat(env, docs, reply_in_buffer, f"{reply_in_buffer} || &modified")
     assert code == 0
     assert "plain reply from the mock" in (docs / "chat.md").read_text()
 
@@ -85,13 +91,7 @@ def test_vim_shows_the_error_of_a_failed_run(
 ) -> None:
     env = editor_env(fake_claude(None, exit="1", stderr="the model is having a bad day"), tmp_path)
     shown = "execute('messages') !~# 'Error: chat.md turn 1: .*bad day'"
-    code = vim(
-        env,
-        f"edit {docs / 'chat.md'}",
-        'execute "normal \\\\ar"',
-        WAIT_VIM.format(cond=shown),
-        f"if {shown} | cquit | endif",
-    )
+    code = vim_runs_chat(env, docs, shown, shown)
     assert code == 0
 
 

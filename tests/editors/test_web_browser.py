@@ -6,15 +6,20 @@ page is driven only through its accessible names: the `Prompt` box, the buttons 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.support.fake_claude import FakeClaude
 from tests.support.processes import base_env, run_cli, state_of, write_quick_config
 from tests.support.waiting import wait_for
-from tests.support.web import chromium, phone, serving, status_of
+from tests.support.web import phone, served_to_chromium, status_of
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -43,12 +48,27 @@ def folder(tmp_path: Path) -> Path:
     return docs
 
 
-def test_open_send_and_watch_the_reply_stream_in(
+@pytest.fixture
+def served(
     tmp_path: Path, folder: Path, fake_claude: Callable[..., FakeClaude]
+) -> Callable[..., AbstractContextManager[tuple[str, Browser]]]:
+    """The folder served by `agentdoc watch` with the fake `claude` made of the arguments (`extra`:
+    more of watch's options), and a Chromium: the page's address, the browser."""
+
+    def serve(
+        *fake: object, extra: Sequence[str] = (), **kwargs: object
+    ) -> AbstractContextManager[tuple[str, Browser]]:
+        env = environ(tmp_path, fake_claude(*fake, **kwargs))
+        return served_to_chromium(folder, env, tmp_path / "watch.log", extra)
+
+    return serve
+
+
+def test_open_send_and_watch_the_reply_stream_in(
+    folder: Path, served: Callable[..., AbstractContextManager[tuple[str, Browser]]]
 ) -> None:
-    env = environ(tmp_path, fake_claude("long_stream.ndjson", delay="0.003"))
     doc = folder / "notes" / "chat.md"
-    with serving(folder, env, tmp_path / "watch.log") as (_daemon, url), chromium() as browser:
+    with served("long_stream.ndjson", delay="0.003") as (url, browser):
         page = phone(browser)
         page.goto(url + "/")
         page.get_by_role("link", name="notes/chat.md").click()
@@ -71,15 +91,12 @@ def test_open_send_and_watch_the_reply_stream_in(
 
 
 def test_cancel_stops_a_streaming_reply(
-    tmp_path: Path, folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, served: Callable[..., AbstractContextManager[tuple[str, Browser]]]
 ) -> None:
-    env = environ(tmp_path, fake_claude("long_stream.ndjson", delay="0.003", hang_after="300"))
     doc = folder / "notes" / "chat.md"
     doc.write_text(DOC + "Count.\n")
-    with (
-        serving(folder, env, tmp_path / "watch.log", ["--send-pending"]) as (_d, url),
-        chromium() as browser,
-    ):
+    fake = {"delay": "0.003", "hang_after": "300"}
+    with served("long_stream.ndjson", extra=["--send-pending"], **fake) as (url, browser):
         page = phone(browser)
         page.goto(url + "/d/0/notes/chat.md")
         page.locator("#tail").get_by_text(re.compile(r"\bw200\b")).wait_for()
@@ -97,10 +114,7 @@ def test_a_wrong_token_gets_401_and_a_path_out_gets_404(
     (folder / "out.md").symlink_to(tmp_path / "secret.md")
     token = run_cli(["serve-token"], env).stdout.strip()
     assert len(token) > 20
-    with (
-        serving(folder, env, tmp_path / "watch.log", ["--token"]) as (_d, url),
-        chromium() as browser,
-    ):
+    with served_to_chromium(folder, env, tmp_path / "watch.log", ["--token"]) as (url, browser):
         page = phone(browser)
         assert status_of(page, url + "/") == 401
         assert status_of(page, url + "/?token=wrong") == 401
@@ -122,11 +136,10 @@ def test_a_wrong_token_gets_401_and_a_path_out_gets_404(
 
 
 def test_two_browsers_and_an_editor_writing_at_once_lose_nothing(
-    tmp_path: Path, folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, served: Callable[..., AbstractContextManager[tuple[str, Browser]]]
 ) -> None:
-    env = environ(tmp_path, fake_claude("long_stream.ndjson", delay="0.003"))
     doc = folder / "notes" / "chat.md"
-    with serving(folder, env, tmp_path / "watch.log") as (_d, url), chromium() as browser:
+    with served("long_stream.ndjson", delay="0.003") as (url, browser):
         one, two = phone(browser), phone(browser)
         for page in (one, two):
             page.goto(url + "/d/0/notes/chat.md")
@@ -156,10 +169,9 @@ def test_two_browsers_and_an_editor_writing_at_once_lose_nothing(
 
 
 def test_new_document_then_a_prompt_in_it(
-    tmp_path: Path, folder: Path, fake_claude: Callable[..., FakeClaude]
+    folder: Path, served: Callable[..., AbstractContextManager[tuple[str, Browser]]]
 ) -> None:
-    env = environ(tmp_path, fake_claude("plain_text.ndjson"))
-    with serving(folder, env, tmp_path / "watch.log") as (_d, url), chromium() as browser:
+    with served("plain_text.ndjson") as (url, browser):
         page = phone(browser)
         page.goto(url + "/")
         page.get_by_label("Name").fill("from-phone")

@@ -3,10 +3,12 @@ fake `claude`, and what a test reads of a document it serves."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,18 @@ def save_and_wait_streaming(doc: Path, text: str) -> None:
     (the long transcript's tenth line is in)."""
     doc.write_text(text)
     wait_for(lambda: "w10 " in doc.read_text(), what="streaming")
+
+
+@contextlib.contextmanager
+def first_answered(doc: Path, fake: FakeClaude) -> Iterator[str]:
+    """The daemon serving `doc`'s folder, `doc` asked "first" and answered before the block
+    starts: its text then."""
+    with Running(make_daemon(doc.parent, fake)):
+        save_and_wait_reply(doc, DOC + "first\n")
+        yield doc.read_text()
+
+
+def first_answered_then_stopped(doc: Path, fake: FakeClaude) -> None:
+    """`first_answered`, and the daemon stopped again."""
+    with first_answered(doc, fake):
+        pass

@@ -9,8 +9,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import pytest
 
@@ -104,6 +105,25 @@ class HeadlessNvim:
 
 
 RPC_TIMEOUT = 10.0
+
+
+P = ParamSpec("P")
+N = TypeVar("N", bound=HeadlessNvim)
+
+
+def quit_at_the_end(start: Callable[P, N]) -> Iterator[Callable[P, N]]:
+    """For a fixture to `yield from`: `start` as it is, but every Neovim it started is quit when
+    the test ends, whatever the test did."""
+    started: list[N] = []
+
+    def tracked(*args: P.args, **kwargs: P.kwargs) -> N:
+        editor = start(*args, **kwargs)
+        started.append(editor)
+        return editor
+
+    yield tracked
+    for editor in started:
+        editor.quit()
 
 
 def _version(nvim: str) -> tuple[int, int] | None:

@@ -100,3 +100,12 @@ def serving(
         url = f"http://127.0.0.1:{port}"
         wait_for(lambda: answers(url + "/static/page.css"), "the page to answer")
         yield daemon, url
+
+
+@contextlib.contextmanager
+def served_to_chromium(
+    folder: Path, env: Mapping[str, str], log: Path, extra: Sequence[str] = ()
+) -> Iterator[tuple[str, Browser]]:
+    """`serving` the folder, and a Chromium to look at it with: the page's address, the browser."""
+    with serving(folder, env, log, extra) as (_daemon, url), chromium() as browser:
+        yield url, browser

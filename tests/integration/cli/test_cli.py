@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from agentdoc.cli import cli, main
 from agentdoc.document import parser as document
@@ -18,15 +18,24 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
-def prompted_document(
-    runner: CliRunner, tmp_path: Path, fake: FakeClaude, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """A new document with a pending prompt, and the fake CLI in the environment."""
-    install_as_claude(fake, monkeypatch)
-    path = tmp_path / "chat.md"
-    runner.invoke(cli, ["new", str(path)], catch_exceptions=False)
-    path.write_text(path.read_text() + "hi there\n")
-    return path
+@pytest.fixture
+def run_prompted(
+    runner: CliRunner,
+    tmp_path: Path,
+    fake_claude: Callable[..., FakeClaude],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[..., tuple[Path, Result]]:
+    """`agentdoc run` on a new document with a pending prompt, the fake CLI made of the arguments
+    in the environment."""
+
+    def run(*args: object, **kwargs: object) -> tuple[Path, Result]:
+        install_as_claude(fake_claude(*args, **kwargs), monkeypatch)
+        path = tmp_path / "chat.md"
+        runner.invoke(cli, ["new", str(path)], catch_exceptions=False)
+        path.write_text(path.read_text() + "hi there\n")
+        return path, runner.invoke(cli, ["run", str(path)], catch_exceptions=False)
+
+    return run
 
 
 @pytest.mark.parametrize("command", ["new", "start", "resume", "run", "demo"])
@@ -50,13 +59,9 @@ def test_new_scaffolds_a_session_document_and_refuses_to_overwrite(
 
 
 def test_run_streams_a_reply_and_exits_zero(
-    runner: CliRunner,
-    tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
-    monkeypatch: pytest.MonkeyPatch,
+    runner: CliRunner, run_prompted: Callable[..., tuple[Path, Result]]
 ) -> None:
-    path = prompted_document(runner, tmp_path, fake_claude("plain_text.ndjson"), monkeypatch)
-    result = runner.invoke(cli, ["run", str(path)], catch_exceptions=False)
+    path, result = run_prompted("plain_text.ndjson")
     assert result.exit_code == 0, result.output
     assert "turn 1: done" in result.output
     assert [t.role for t in document.parse(path.read_text()).turns] == ["user", "assistant", "user"]
@@ -66,14 +71,9 @@ def test_run_streams_a_reply_and_exits_zero(
 
 
 def test_failed_turn_exits_2_with_the_error(
-    runner: CliRunner,
-    tmp_path: Path,
-    fake_claude: Callable[..., FakeClaude],
-    monkeypatch: pytest.MonkeyPatch,
+    run_prompted: Callable[..., tuple[Path, Result]],
 ) -> None:
-    fake = fake_claude("api_500.ndjson", exit="1")
-    path = prompted_document(runner, tmp_path, fake, monkeypatch)
-    result = runner.invoke(cli, ["run", str(path)], catch_exceptions=False)
+    _, result = run_prompted("api_500.ndjson", exit="1")
     assert result.exit_code == 2
     assert "API Error: 500" in result.output
 

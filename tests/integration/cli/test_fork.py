@@ -69,6 +69,26 @@ def meta_of(path: Path) -> Any:
     return document.parse(path.read_text()).meta
 
 
+def ask(
+    path: Path,
+    prompt: str,
+    fake: FakeClaude,
+    environ: dict[str, str] | None = None,
+    **settings: Any,
+) -> Any:
+    """`prompt` typed at the end of `path`, and the turn it makes run to its end."""
+    path.write_text(path.read_text() + prompt)
+    config = fake.settings(**settings)
+    return TurnRunner(path, config, clear=own_leave, environ=environ or fake.env).run()
+
+
+def deep_branch(tmp_path: Path) -> Path:
+    """Where a fork two folders below the parent's goes; the folders are made."""
+    sub = tmp_path / "branches" / "deep"
+    sub.mkdir(parents=True)
+    return sub / "branch.md"
+
+
 def argv_of(call: dict[str, Any]) -> list[str]:
     return list(call["argv"])
 
@@ -116,10 +136,7 @@ def test_fork_first_prompt_continues_the_parent_session_as_a_fork(
 ) -> None:
     new = tmp_path / "branch.md"
     fork(parent, new)
-    new.write_text(new.read_text() + "what about statics?\n")
-    outcome = TurnRunner(
-        new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env
-    ).run()
+    outcome = ask(new, "what about statics?\n", plain_claude)
     (call,) = plain_claude.calls()
     argv = argv_of(call)
     assert f"--resume={PARENT_SESSION}" in argv and "--fork-session" in argv
@@ -134,8 +151,7 @@ def test_fork_first_prompt_continues_the_parent_session_as_a_fork(
     assert outcome.state == "done"
     assert parent.read_text() == PARENT
     # From now on the fork resumes its own session, never the parent's.
-    new.write_text(new.read_text() + "and then?\n")
-    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    ask(new, "and then?\n", plain_claude)
     argv = argv_of(plain_claude.calls()[-1])
     assert f"--resume={after.meta.session}" in argv and "--fork-session" not in argv
 
@@ -145,8 +161,7 @@ def test_fork_at_an_earlier_turn_starts_a_session_seeded_with_turns_1_to_n(
 ) -> None:
     new = tmp_path / "early.md"
     fork(parent, new, turn=1)
-    new.write_text(new.read_text() + "something else entirely\n")
-    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    ask(new, "something else entirely\n", plain_claude)
     (call,) = plain_claude.calls()
     argv = argv_of(call)
     assert not any(a.startswith("--resume") for a in argv) and "--fork-session" not in argv
@@ -166,8 +181,7 @@ def test_fork_of_a_document_without_a_session_is_seeded(
     new = tmp_path / "branch.md"
     plan = fork(parent, new)
     assert plan.lineage.session is None and not plan.lineage.fork_session
-    new.write_text(new.read_text() + "go\n")
-    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    ask(new, "go\n", plain_claude)
     (call,) = plain_claude.calls()
     assert not any(a.startswith("--resume") for a in argv_of(call))
     assert "second answer" in call["stdin"]
@@ -178,9 +192,7 @@ def test_lost_parent_session_rebuilds_the_fork_from_its_transcript(
 ) -> None:
     new = tmp_path / "branch.md"
     fork(parent, new)
-    new.write_text(new.read_text() + "go\n")
-    env = {**plain_claude.env, "HOME": str(tmp_path / "empty-home")}
-    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=env).run()
+    ask(new, "go\n", plain_claude, {**plain_claude.env, "HOME": str(tmp_path / "empty-home")})
     (call,) = plain_claude.calls()
     assert not any(a.startswith("--resume") for a in argv_of(call))
     assert "second answer" in call["stdin"]
@@ -190,9 +202,7 @@ def test_lost_parent_session_rebuilds_the_fork_from_its_transcript(
 def test_fork_outside_the_parents_tree_starts_its_own_session(
     parent: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    sub = tmp_path / "branches" / "deep"
-    sub.mkdir(parents=True)
-    new = sub / "branch.md"
+    new = deep_branch(tmp_path)
     fork(parent, new)
     doc = document.parse(new.read_text())
     assert doc.meta.cwd is None
@@ -200,10 +210,9 @@ def test_fork_outside_the_parents_tree_starts_its_own_session(
     assert doc.meta.forked_from["document"] == "../../chat.md"
     assert doc.meta.forked_from["fork_session"] is False
     assert "[thinking](../../chat.thinking.md#turn-2)" in new.read_text()
-    new.write_text(new.read_text() + "go\n")
-    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    ask(new, "go\n", plain_claude)
     (call,) = plain_claude.calls()
-    assert call["cwd"] == str(sub)
+    assert call["cwd"] == str(new.parent)
     assert not any(a.startswith("--resume") for a in argv_of(call))
     assert "second answer" in call["stdin"]
 
@@ -211,21 +220,16 @@ def test_fork_outside_the_parents_tree_starts_its_own_session(
 def test_fork_into_another_folder_runs_in_the_parents_folder_when_allowed(
     parent: Path, tmp_path: Path, plain_claude: FakeClaude
 ) -> None:
-    sub = tmp_path / "branches" / "deep"
-    sub.mkdir(parents=True)
-    new = sub / "branch.md"
+    new = deep_branch(tmp_path)
     fork(parent, new, allow_cwd_outside=True)
     doc = document.parse(new.read_text())
     assert doc.meta.cwd == "../.."
     assert working_dir(new, doc, allow_outside=True) == parent.parent.resolve()
-    new.write_text(new.read_text() + "go\n")
-    settings = plain_claude.settings(allow_cwd_outside=True)
-    TurnRunner(new, settings, clear=own_leave, environ=plain_claude.env).run()
+    ask(new, "go\n", plain_claude, allow_cwd_outside=True)
     assert plain_claude.calls()[0]["cwd"] == str(parent.parent.resolve())
     # Without the user's permission the same document is refused, not run elsewhere.
-    new.write_text(new.read_text() + "again\n")
     with pytest.raises(AgentdocError, match="outside the document's folder"):
-        TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+        ask(new, "again\n", plain_claude)
 
 
 def test_fork_keeps_a_parent_cwd_working(tmp_path: Path) -> None:
@@ -324,8 +328,7 @@ def test_fork_carries_the_snapshot_so_parent_edits_are_still_sent(
     parent.write_text(PARENT.replace("first answer", "first answer, corrected"))
     new = tmp_path / "branch.md"
     fork(parent, new)
-    new.write_text(new.read_text() + "go\n")
-    TurnRunner(new, plain_claude.settings(), clear=own_leave, environ=plain_claude.env).run()
+    ask(new, "go\n", plain_claude)
     stdin = plain_claude.calls()[0]["stdin"]
     assert "-Assistant: first answer\n+Assistant: first answer, corrected" in stdin
     assert "--fork-session" in argv_of(plain_claude.calls()[0])

@@ -104,26 +104,22 @@ def test_the_ledger_knows_its_last_write_by_its_stamp_until_someone_saves(tmp_pa
     assert not ledger.is_own_stamp(doc, None)
 
 
-def test_a_durable_write_syncs_the_file_and_then_its_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+# A streamed write (not durable) syncs its file but not the folder: every version renamed into
+# place is whole on disk (its file is synced first); only the rename may be forgotten by a
+# machine that stops, leaving the version before it.
+@pytest.mark.parametrize(
+    ("durable", "syncs"),
+    [(True, ["file", "folder"]), (False, ["file"])],
+    ids=["a durable write syncs the file and then its folder", "a streamed write syncs its file"],
+)
+def test_what_a_write_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durable: bool, syncs: list[str]
 ) -> None:
     doc = tmp_path / "doc.md"
     doc.write_bytes(b"old\n")
     synced = record_fsyncs(monkeypatch)
-    write_bytes(doc, b"new\n", WriteLedger())
-    assert synced == ["file", "folder"]
-
-
-def test_a_streamed_write_syncs_its_file_but_not_the_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Every version renamed into place is whole on disk (its file is synced first); only the
-    # rename may be forgotten by a machine that stops, leaving the version before it.
-    doc = tmp_path / "doc.md"
-    doc.write_bytes(b"old\n")
-    synced = record_fsyncs(monkeypatch)
-    write_bytes(doc, b"new\n", WriteLedger(), durable=False)
-    assert synced == ["file"]
+    write_bytes(doc, b"new\n", WriteLedger(), durable=durable)
+    assert synced == syncs
     assert doc.read_bytes() == b"new\n"
 
 
