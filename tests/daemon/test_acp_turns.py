@@ -116,7 +116,12 @@ def test_switching_a_document_to_another_agent_starts_a_seeded_session(
 ) -> None:
     path = tmp_path / "chat.md"
     path.write_text(doc_text(f"agent: fake, session: {CLAUDE_SESSION}", EARLIER))
-    agent = fake({"initialize": caps(loadSession=True, sessionCapabilities={"resume": {}})})
+    agent = fake(
+        {
+            "initialize": caps(loadSession=True, sessionCapabilities={"resume": {}}),
+            "session/prompt": {"steps": [chunk("Carried on.")]},
+        }
+    )
     text = run(path, agent)
     assert not agent.received("session/resume") and not agent.received("session/load")
     (prompt,) = agent.prompts()

@@ -83,6 +83,7 @@ class UpdateTranslator:
         self.model = model  # the session's model, unless the prompt's answer names another
         self.gauge: UsageUpdate | None = None
         self.shown_text = False  # reply text reached the turn (a failure keeps it, not the prompt)
+        self._thought_shown = False  # and thinking, which is not a reply but is not nothing
         self._in_message = False
         self._message_id: str | None = None
         self._block: tuple[int, BlockKind] | None = None
@@ -131,6 +132,7 @@ class UpdateTranslator:
             return []
         text = thought_joint(self._thought, text, self.quirks) + text
         self._thought += text
+        self._thought_shown = True
         events = self._enter_message(message_id) + self._enter_block("thinking")
         return [*events, BlockDelta(self._index(), text)]
 
@@ -260,8 +262,14 @@ class UpdateTranslator:
         """Why a turn the agent ended `end_turn` failed (its quirks row says how it tells)."""
         if self._retry_unanswered:
             return f"its API request failed after {self._retries + 1} tries (its log may say why)"
-        if self.quirks.silent_failure and not self.shown_text and not self._tools:
+        if self.shown_text or self._tools:
+            return None
+        if self.quirks.silent_failure:
             return "it ended the turn without a reply: its API request failed (its log may say why)"
+        if not self._thought_shown:
+            # Nothing at all: no agent answers a prompt so unless something went wrong (an API
+            # error it kept to itself), and an empty reply taken as done would drop the prompt.
+            return "it ended the turn without a word (its log may say why)"
         return None
 
     def fail(self, error: str, *, interrupted: bool = False) -> list[Event]:

@@ -619,6 +619,7 @@ def test_a_completed_turn_leaves_a_copy_of_its_session_where_the_agent_can_fork(
     fake = agent(
         {
             "initialize": caps(**capabilities),
+            "session/prompt": {"steps": [chunk("hi")]},
             "session/fork": {"result": {"sessionId": "copy-1"}},
         }
     )

@@ -244,8 +244,9 @@ def test_tool_calls(updates: list[dict[str, Any]], expected: list[object]) -> No
 
 
 def finish(result: dict[str, Any], updates: tuple[dict[str, Any], ...] = ()) -> TurnEnd:
+    """The end of a turn that answered (a word of reply first) after `updates`."""
     translator = UpdateTranslator(session_id="s1")
-    for update in updates:
+    for update in (msg("ok"), *updates):
         translator.update(update)
     end = translator.finish(PromptResult.model_validate(result))[-1]
     assert isinstance(end, TurnEnd)
@@ -352,6 +353,25 @@ def test_gemini_model_from_meta() -> None:
         }
     }
     assert finish({"stopReason": "end_turn", "_meta": meta}).model == "gemini-2.5-pro"
+
+
+@pytest.mark.parametrize(
+    ("updates", "failed"),
+    [
+        ([], True),  # not a word: an API error the agent kept to itself
+        ([thought("Hmm.")], False),
+        ([msg("ok")], False),
+    ],
+    ids=["nothing", "thinking", "text"],
+)
+def test_a_turn_ended_without_a_word_failed(updates: list[dict[str, Any]], failed: bool) -> None:
+    translator = UpdateTranslator(session_id="s1")
+    for update in updates:
+        translator.update(update)
+    end = translator.finish(PromptResult(stop_reason="end_turn"))[-1]
+    assert isinstance(end, TurnEnd)
+    assert (end.stop_reason == "error") is failed
+    assert ("without a word" in (end.error or "")) is failed
 
 
 def test_finish_closes_the_open_message() -> None:
