@@ -162,7 +162,7 @@ class Watched:
         self.api.add(*entries)
         before = len(self.api.requests)
         self.doc.write_text(text)
-        wait_for(lambda: len(self.api.requests) > before, "the prompt sent", 15.0)
+        wait_for(lambda: len(self.api.requests) > before, "the prompt sent", TIMEOUT)
 
     def wait_ended(self, what: str, needle: str) -> None:
         try:
