@@ -57,7 +57,12 @@ class HeadlessNvim:
 
     def _answers(self) -> bool:
         assert self.proc.poll() is None, "Neovim exited"
-        return self.socket.exists() and self.expr("1") == 1
+        if not self.socket.exists():
+            return False
+        try:
+            return bool(self.expr("1") == 1)
+        except subprocess.CalledProcessError:
+            return False  # the socket is made a moment before Neovim takes connections on it
 
     def _client(self, *args: str) -> None:
         subprocess.run(
