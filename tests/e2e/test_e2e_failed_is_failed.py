@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from agentdoc.records.status import read_status
 from tests.support.agents import (
     AGENT_DOC,
     ONE_SHOT_TIMEOUT,
+    OneShot,
     agent_config,
     fake_api_for,
     is_title_request,
@@ -70,17 +72,22 @@ def assert_failed_and_pending(doc: Path, prompt: str, message: str) -> None:
 # -- one-shot, one provider each ---------------------------------------------------------------
 
 
+def refused_run(run: OneShot, message: str) -> subprocess.CompletedProcess[str]:
+    """`agentdoc run` of "Say something." that the API refuses with a 400 saying `message`."""
+    run.api.add({"status": 400, "message": message})
+    run.doc.write_text(run.doc.read_text() + "Say something.\n")
+    try:
+        return run_cli(["run", str(run.doc)], run.env, timeout=ONE_SHOT_TIMEOUT)
+    finally:
+        kill_all(processes_with_env("HOME", str(run.agent_home)))
+
+
 def test_opencode_answered_400_fails_the_turn_and_keeps_the_prompt(tmp_path: Path) -> None:
     # Not "prompt is too long": OpenCode takes that one as its cue to compact and try again.
     message = "messages.0.content: the model does not accept this request"
     with fake_api_for("opencode") as api:
         run = one_shot("opencode", tmp_path, api)
-        api.add({"status": 400, "message": message})
-        run.doc.write_text(run.doc.read_text() + "Say something.\n")
-        try:
-            done = run_cli(["run", str(run.doc)], run.env, timeout=ONE_SHOT_TIMEOUT)
-        finally:
-            kill_all(processes_with_env("HOME", str(run.agent_home)))
+        done = refused_run(run, message)
 
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stdout + done.stderr
@@ -114,12 +121,7 @@ def test_opencode_on_openai_wires_fails_a_refused_turn(tmp_path: Path, provider:
         run = one_shot("opencode", tmp_path, api)
         agent = with_provider(opencode_env(api, run.agent_home), npm)
         agent_config(tmp_path / "config.toml", "opencode", agent)
-        api.add({"status": 400, "message": message})
-        run.doc.write_text(run.doc.read_text() + "Say something.\n")
-        try:
-            done = run_cli(["run", str(run.doc)], run.env, timeout=ONE_SHOT_TIMEOUT)
-        finally:
-            kill_all(processes_with_env("HOME", str(run.agent_home)))
+        done = refused_run(run, message)
         assert api.requests, "OpenCode never called the fake API"
 
     assert done.returncode == 2, done.stdout + done.stderr
