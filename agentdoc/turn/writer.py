@@ -60,7 +60,22 @@ class RegionGone(Exception):
 def load(path: Path, known: document.Document | None = None) -> tuple[str, document.Document]:
     """The document as it is now; `known` (the version the caller already parsed) is reused
     when the file still holds exactly its text."""
-    text = document.decode(path, read_present(path))
+    data = read_present(path)
+    try:
+        return _parsed(path, data, known)
+    except AgentdocError:
+        # Read in the middle of a save written in place (emptied, then written): the version
+        # it lands as is the document, not the empty or partial file of that moment.
+        landed = _landed(path, data)
+        if landed is None:
+            raise
+        return _parsed(path, landed, known)
+
+
+def _parsed(
+    path: Path, data: bytes, known: document.Document | None
+) -> tuple[str, document.Document]:
+    text = document.decode(path, data)
     if known is not None and known.text == text:
         return text, known
     try:

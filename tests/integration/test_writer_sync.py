@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentdoc.document import WriteLedger
-from agentdoc.turn.writer import ReplyWriter
+from agentdoc.errors import AgentdocError
+from agentdoc.turn.writer import ReplyWriter, load
 from tests.support.fsyncs import record_fsyncs
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhello\n"
@@ -58,3 +59,31 @@ def test_a_save_written_in_place_is_not_taken_for_the_reply_deleted(tmp_path: Pa
     writer.close("Hi there, all of it.", None)
     text = doc.read_text(encoding="utf-8")
     assert "Hi there, all of it." in text and "Next question?" in text
+
+
+def test_a_turn_that_starts_in_the_middle_of_a_save_reads_the_version_it_lands_as(
+    tmp_path: Path,
+) -> None:
+    """A turn reads its document as it starts. An editor that autosaves in place may be between
+    emptying the file and writing it: the turn waits for that save, and was failed with "not a
+    session document" instead (the prompt then lost: the save was taken as seen)."""
+    doc = tmp_path / "chat.md"
+    doc.write_bytes(b"")  # the save has begun: truncated, not yet written
+
+    def finish_the_save() -> None:
+        doc.write_text(DOC, encoding="utf-8")
+
+    timer = threading.Timer(0.02, finish_the_save)
+    timer.start()
+    try:
+        _text, parsed = load(doc)
+    finally:
+        timer.join()
+    assert parsed.turn_count() == 0 and "hello" in parsed.text
+
+
+def test_a_document_that_stays_broken_still_fails_the_turn(tmp_path: Path) -> None:
+    doc = tmp_path / "chat.md"
+    doc.write_text("---\ntitle: notes\n---\n\n## User\n\nhello\n", encoding="utf-8")
+    with pytest.raises(AgentdocError, match="not a session document"):
+        load(doc)
