@@ -238,6 +238,8 @@ def gemini_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
         "GEMINI_API_KEY": "fake-key",
         "GEMINI_CLI_HOME": str(home),
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
+        # As agentdoc starts it (its built-in entry), also for the tests that drive it directly.
+        "GEMINI_CLI_NO_RELAUNCH": "true",
     }
 
 
@@ -319,7 +321,8 @@ def qwen_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
     }
     _write(home / ".qwen" / "settings.json", json.dumps(settings))
-    return _base_env(home) | {"OPENAI_API_KEY": "fake-key"}
+    # One process, not a second started to raise its heap (docs/permissions.md's entry).
+    return _base_env(home) | {"OPENAI_API_KEY": "fake-key", "QWEN_CODE_NO_RELAUNCH": "true"}
 
 
 def pi_env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:

@@ -39,7 +39,13 @@ def settings(**raw: Any) -> Settings:
         (
             {},
             "gemini",
-            AgentSpec(name="gemini", protocol="acp", command=("gemini", "--acp"), builtin=True),
+            AgentSpec(
+                name="gemini",
+                protocol="acp",
+                command=("gemini", "--acp"),
+                env={"GEMINI_CLI_NO_RELAUNCH": "true"},  # one process, not two
+                builtin=True,
+            ),
         ),
         (
             {},
@@ -56,14 +62,15 @@ def settings(**raw: Any) -> Settings:
             None,
             AgentSpec(name="codex", protocol="acp", command=("codex-acp",), builtin=True),
         ),
-        (  # a built-in overridden: its protocol stays, command and env are the user's
+        (  # a built-in overridden: its protocol stays, the command is the user's, and the
+            # user's env goes over the built-in's
             {"agents": {"gemini": {"command": ["/opt/g", "--acp"], "env": {"X": "1"}}}},
             "gemini",
             AgentSpec(
                 name="gemini",
                 protocol="acp",
                 command=("/opt/g", "--acp"),
-                env={"X": "1"},
+                env={"GEMINI_CLI_NO_RELAUNCH": "true", "X": "1"},
                 builtin=True,
             ),
         ),
