@@ -3,7 +3,9 @@ into place; only the region's opening and closing renames are synced into the fo
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,19 @@ def test_streamed_writes_sync_their_file_and_the_region_ends_sync_the_folder(
     assert "Hi there, how are you?" in doc.read_text(encoding="utf-8")
 
 
+@contextlib.contextmanager
+def saving_in_place(doc: Path, saved: str) -> Iterator[None]:
+    """The block runs while an editor saves `saved` in place: the file is emptied (the save has
+    begun), and written a moment later."""
+    doc.write_bytes(b"")
+    timer = threading.Timer(0.02, lambda: doc.write_text(saved, encoding="utf-8"))
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.join()
+
+
 def test_a_save_written_in_place_is_not_taken_for_the_reply_deleted(tmp_path: Path) -> None:
     """An editor that saves in place empties the file before it writes it: a flush that reads
     it in that moment finds no reply. It waits for the save to land, and merges with it."""
@@ -45,17 +60,8 @@ def test_a_save_written_in_place_is_not_taken_for_the_reply_deleted(tmp_path: Pa
     writer.open()
     writer.flush("Hi")
     saved = doc.read_text(encoding="utf-8") + "\n## User\n\nNext question?\n"
-    doc.write_bytes(b"")  # the save has begun: truncated, not yet written
-
-    def finish_the_save() -> None:
-        doc.write_text(saved, encoding="utf-8")
-
-    timer = threading.Timer(0.02, finish_the_save)
-    timer.start()
-    try:
+    with saving_in_place(doc, saved):
         writer.flush("Hi there")  # raised RegionGone: "the streaming reply was deleted"
-    finally:
-        timer.join()
     writer.close("Hi there, all of it.", None)
     text = doc.read_text(encoding="utf-8")
     assert "Hi there, all of it." in text and "Next question?" in text
@@ -68,17 +74,8 @@ def test_a_turn_that_starts_in_the_middle_of_a_save_reads_the_version_it_lands_a
     emptying the file and writing it: the turn waits for that save, and was failed with "not a
     session document" instead (the prompt then lost: the save was taken as seen)."""
     doc = tmp_path / "chat.md"
-    doc.write_bytes(b"")  # the save has begun: truncated, not yet written
-
-    def finish_the_save() -> None:
-        doc.write_text(DOC, encoding="utf-8")
-
-    timer = threading.Timer(0.02, finish_the_save)
-    timer.start()
-    try:
+    with saving_in_place(doc, DOC):
         _text, parsed = load(doc)
-    finally:
-        timer.join()
     assert parsed.turn_count() == 0 and "hello" in parsed.text
 
 
