@@ -14,8 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Any
 
 from merge3 import Merge3
+
+from agentdoc.document.frontmatter import FrontmatterError, read_meta, split
+from agentdoc.document.frontmatter_edit import set_meta
 
 
 @dataclass(frozen=True)
@@ -94,11 +98,45 @@ def merge_copy(ours: str, copy: str) -> Merged:
     the copy caught while it streamed is ours: its markers are dropped, and a line it holds
     cut short counts as our whole line.
     """
+    merged = _merge_unrelated(ours, copy)
+    if _front_reads(merged.text) or not _front_reads(ours):
+        return merged
+    # Both sides' versions of a frontmatter line, kept, make it unreadable: `agentdoc: {}` from
+    # a copy made before the first reply, beside ours with the session under it, is the key
+    # twice. The frontmatter is then ours, with the keys only the copy's `agentdoc:` holds; the
+    # bodies are merged as ever. (The copy itself is kept whole where it was put aside.)
+    ours_split, copy_split = split(ours), split(copy)
+    head = ours[: ours_split.body_offset]
+    body = _merge_unrelated(ours_split.body, copy_split.body)
+    text = head + body.text
+    theirs_meta = _meta_or_none(copy)
+    ours_meta = _meta_or_none(ours) or {}
+    if theirs_meta:
+        text = set_meta(text, {k: v for k, v in theirs_meta.items() if k not in ours_meta})
+    return Merged(text, body.clean)
+
+
+def _merge_unrelated(ours: str, copy: str) -> Merged:
     mine = _lines(ours)
     theirs = [_whole(line, mine) for line in _lines(copy) if not _our_marker(line)]
     matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
     base = [line for a, _, size in matcher.get_matching_blocks() for line in mine[a : a + size]]
     return merge_document("".join(base), ours, "".join(theirs))
+
+
+def _meta_or_none(text: str) -> dict[str, Any] | None:
+    try:
+        return read_meta(text)
+    except FrontmatterError:
+        return None
+
+
+def _front_reads(text: str) -> bool:
+    try:
+        read_meta(text)
+    except FrontmatterError:
+        return False
+    return True
 
 
 def _our_marker(line: str) -> bool:

@@ -102,6 +102,32 @@ def test_a_conflict_copy_with_a_prompt_merges_after_the_reply() -> None:
     assert merge_copy(OURS, BASE).text == OURS
 
 
+@pytest.mark.parametrize(
+    ("copy_meta", "kept"),
+    [
+        ("agentdoc: {}\n", {"session": "1c0e5d6a"}),
+        # A key only the copy's `agentdoc:` holds (set on the phone) is kept too.
+        ("agentdoc: {model: opus}\n", {"session": "1c0e5d6a", "model": "opus"}),
+    ],
+)
+def test_a_conflict_copy_from_before_the_session_leaves_one_readable_frontmatter(
+    copy_meta: str, kept: dict[str, str]
+) -> None:
+    """The phone's copy was made before the first reply recorded the session: its frontmatter
+    says `agentdoc: {}`, ours `agentdoc:` with the session under it. With no ancestor both lines
+    were kept, `agentdoc` twice, and the document no longer parsed: its next prompt failed
+    (seen with two real Syncthings under load)."""
+    from agentdoc.document import merge_copy, parse
+    from agentdoc.document.frontmatter import read_meta
+
+    ours = "---\nagentdoc:\n  session: 1c0e5d6a\n---\n" + OURS.split("---\n", 2)[2]
+    phone = BASE.replace("agentdoc: {}\n", copy_meta) + "\n## User\n\nfrom the phone\n"
+    merged = merge_copy(ours, phone)
+    assert read_meta(merged.text) == kept
+    assert "the answer" in merged.text and "from the phone" in merged.text
+    assert parse(merged.text).pending_prompt() == "from the phone"
+
+
 def test_a_stale_save_that_landed_during_the_turn_keeps_what_was_typed_into_it(
     tmp_path: Path,
 ) -> None:
