@@ -39,6 +39,10 @@ GONE_GRACE = 2.0
 # a version without the reply is believed only once the file has stayed so for QUIET seconds.
 QUIET = 0.05
 SAVE_LANDS = 1.0  # seconds a save in progress may take to land
+# Nobody takes a reply out by emptying the whole document: an empty file there is a save caught
+# half-way, often another device's (its sync tool read the in-place save between the truncate
+# and the write, and delivers the rest seconds later). The reply waits this long for the text.
+EMPTY_GRACE = 10.0
 
 
 def read_present(path: Path) -> bytes:
@@ -201,7 +205,8 @@ class ReplyWriter:
         for _ in range(10):
             new = transform(document.decode(self.path, base))
             if new is None:
-                if base is on_disk and (landed := _landed(self.path, on_disk)) is not None:
+                landed = _landed(self.path, on_disk, EMPTY_GRACE) if base is on_disk else None
+                if landed is not None:
                     base = on_disk = landed  # read half-way through a save: judge it whole
                     continue
                 if base is not on_disk:
@@ -315,13 +320,18 @@ class ReplyWriter:
         self.update(transform)
 
 
-def _landed(path: Path, seen: bytes) -> bytes | None:
+def _landed(path: Path, seen: bytes, empty_grace: float = 0.0) -> bytes | None:
     """The file once the save `seen` may have been read in the middle of has landed; None if
-    it stays `seen` (a save that did remove the reply)."""
-    last, deadline = seen, time.monotonic() + SAVE_LANDS
+    it stays `seen` (a save that did remove the reply). An empty file is waited out for
+    `empty_grace` seconds (see `EMPTY_GRACE`)."""
+    start = time.monotonic()
+    last, deadline = seen, start + SAVE_LANDS
     while True:
         time.sleep(QUIET)
         now = read_present(path)
+        if not now.strip() and time.monotonic() < start + empty_grace:
+            last = now
+            continue
         if now == last or time.monotonic() > deadline:
             return None if now == seen else now
         last = now

@@ -12,7 +12,8 @@ import pytest
 
 from agentdoc.document import WriteLedger
 from agentdoc.errors import AgentdocError
-from agentdoc.turn.writer import ReplyWriter, load
+from agentdoc.turn import writer as writer_module
+from agentdoc.turn.writer import RegionGone, ReplyWriter, load
 from tests.support.fsyncs import record_fsyncs
 
 DOC = "---\nagentdoc: {}\n---\n\n## User\n\nhello\n"
@@ -39,11 +40,11 @@ def test_streamed_writes_sync_their_file_and_the_region_ends_sync_the_folder(
 
 
 @contextlib.contextmanager
-def saving_in_place(doc: Path, saved: str) -> Iterator[None]:
+def saving_in_place(doc: Path, saved: str, after: float = 0.02) -> Iterator[None]:
     """The block runs while an editor saves `saved` in place: the file is emptied (the save has
-    begun), and written a moment later."""
+    begun), and written `after` seconds later."""
     doc.write_bytes(b"")
-    timer = threading.Timer(0.02, lambda: doc.write_text(saved, encoding="utf-8"))
+    timer = threading.Timer(after, lambda: doc.write_text(saved, encoding="utf-8"))
     timer.start()
     try:
         yield
@@ -65,6 +66,40 @@ def test_a_save_written_in_place_is_not_taken_for_the_reply_deleted(tmp_path: Pa
     writer.close("Hi there, all of it.", None)
     text = doc.read_text(encoding="utf-8")
     assert "Hi there, all of it." in text and "Next question?" in text
+
+
+def test_an_emptied_file_is_waited_out_while_another_device_s_save_arrives(
+    tmp_path: Path,
+) -> None:
+    """A phone's sync tool can read its editor's in-place save between the truncate and the
+    write, and deliver the empty file here seconds before the text: the reply waits for the
+    text instead of taking itself as deleted (seen with two real Syncthings under load)."""
+    doc = tmp_path / "chat.md"
+    doc.write_text(DOC, encoding="utf-8")
+    writer = ReplyWriter(doc, WriteLedger(), "", "hello")
+    writer.open()
+    writer.flush("Hi")
+    saved = doc.read_text(encoding="utf-8") + "\n## User\n\nFrom the phone.\n"
+    with saving_in_place(doc, saved, after=0.5):
+        writer.flush("Hi there")  # raised RegionGone once the file stayed empty for 50 ms
+    writer.close("Hi there, all of it.", None)
+    text = doc.read_text(encoding="utf-8")
+    assert "Hi there, all of it." in text and "From the phone." in text
+
+
+def test_a_document_emptied_for_good_cancels_the_reply_after_the_grace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "EMPTY_GRACE", 0.3)
+    doc = tmp_path / "chat.md"
+    doc.write_text(DOC, encoding="utf-8")
+    writer = ReplyWriter(doc, WriteLedger(), "", "hello")
+    writer.open()
+    writer.flush("Hi")
+    doc.write_bytes(b"")
+    with pytest.raises(RegionGone):
+        writer.flush("Hi there")
+    assert doc.read_bytes() == b""
 
 
 def test_a_turn_that_starts_in_the_middle_of_a_save_reads_the_version_it_lands_as(
