@@ -21,7 +21,7 @@ from watchdog.observers import Observer
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 from agentdoc.agents.fakeapi.script import ScriptEntry
-from agentdoc.document import TEMP_PREFIX, is_byproduct
+from agentdoc.document import TEMP_PREFIX, byproduct_kind, is_byproduct
 from agentdoc.document import parser as document
 from agentdoc.localstate import state_folder
 from agentdoc.userstate import user_state_dir
@@ -104,7 +104,7 @@ def test_a_prompt_from_the_phone_is_answered_and_the_reply_reaches_the_phone(
     parsed = document.parse(_text(phone_dir / "chat.md"))
     assert [t.role for t in parsed.turns] == ["user", "assistant", "user"]
     assert parsed.meta.session
-    assert _byproducts(phone_dir) == _byproducts(server_dir) == []
+    assert _left(phone_dir) == _left(server_dir) == []
 
 
 def test_without_init_sync_the_phone_never_receives_the_server_s_own_state(
@@ -130,9 +130,11 @@ def test_without_init_sync_the_phone_never_receives_the_server_s_own_state(
     assert "moved" in daemon.log() and "would reach every device" in daemon.log()
 
 
-# Alone, after the parallel pass: beside three other workers on two cores it has failed twice
-# (the server's turn ending "the streaming reply was deleted", then "read-only") in a race
-# between Syncthing's delivery and the streaming writer that is not found yet.
+# Alone, after the parallel pass: it waits on two Syncthings, whose delivery on a loaded 2-core
+# machine took longer than the 30 s allowed once in eight runs four at a time. What the load
+# found besides was the product's: the phone's Syncthing read its in-place save while empty
+# and delivered that first (the reply took itself for deleted), a conflict copy from before
+# the session left `agentdoc:` twice. Once, "read-only" ended the turn; not seen again.
 @pytest.mark.serial
 def test_a_prompt_typed_on_the_phone_while_the_reply_streams_is_answered_once(
     tmp_path: Path, syncthing_pair: Pair
@@ -167,7 +169,7 @@ def test_a_prompt_typed_on_the_phone_while_the_reply_streams_is_answered_once(
         assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
         assert parsed.turns[1].content.count(WORDS) == 1
         assert parsed.turns[2].content.strip() == "Second question?"
-        assert _byproducts(side) == []
+        assert _left(side) == []
 
 
 def test_a_conflict_copy_with_its_own_prompt_is_merged_and_answered_once_in_the_document(
@@ -198,7 +200,7 @@ def test_a_conflict_copy_with_its_own_prompt_is_merged_and_answered_once_in_the_
     assert api.requests[1].user_texts()[-1] == "From the copy?"
     parsed = document.parse(_text(server_dir / "chat.md"))
     assert [t.role for t in parsed.turns] == ["user", "assistant"] * 2 + ["user"]
-    assert _byproducts(phone_dir) == _byproducts(server_dir) == []
+    assert _left(phone_dir) == _left(server_dir) == []
     assert (state_folder(server_dir) / "conflicts" / copy).is_file()  # kept, out of the sync
 
 
@@ -266,3 +268,10 @@ def _text(path: Path) -> str:
 
 def _byproducts(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if is_byproduct(p.name))
+
+
+def _left(folder: Path) -> list[str]:
+    """The by-products left once both sides are in sync, but Syncthing's own transfer files: a
+    pull it gave up (the file changed under it while a reply streamed in) keeps its temporary
+    for a day, to reuse (`keepTemporariesH`)."""
+    return [name for name in _byproducts(folder) if byproduct_kind(name) != "temporary"]
