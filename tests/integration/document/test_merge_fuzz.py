@@ -58,6 +58,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,9 @@ from agentdoc.document.seal import seal_reply
 SESSION = "1c0e5d6a-2b3c-4d5e-8f90-0123456789ab"
 BRACKET = "§"
 TRIALS = 800
+# Thousands of trials of pure Python: a minute of CPU here, and on a 2-core machine running
+# another suite beside this one, five. The suite's 300 s guard is for a test that hangs.
+pytestmark = pytest.mark.timeout(900)
 HYPOTHESIS_TRIALS = 300
 STRATEGIES = ("normal", "stale", "mixed")
 # Chance that the editor reloads the file after one of our writes.
