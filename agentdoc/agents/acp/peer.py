@@ -8,6 +8,7 @@ offers; a request that fails before a prompt is sent raises
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,8 +30,14 @@ from agentdoc.agents.acp.sessions import Refused, why
 from agentdoc.agents.base.clearance import Clearance
 from agentdoc.errors import AgentCannotStart, NotLoggedIn
 
+log = logging.getLogger(__name__)
+
 HANDSHAKE_TIMEOUT = 45.0  # node-based agents took 11 s to start on a busy two-core machine
 SESSION_TIMEOUT = 60.0  # a session/load replays the whole history first
+
+
+class ExitedAtStart(AgentCannotStart):
+    """The agent's program ended before it answered a request made before any prompt."""
 
 
 class AcpPeer:
@@ -53,15 +60,25 @@ class AcpPeer:
         self.env = env
         self.handshake_timeout = handshake_timeout
         self.session_timeout = session_timeout
-        self.connection = Connection(
-            argv, cwd, env, self._on_request, self._on_update, name, clearance=clearance
-        )
-        self.connection.on_stderr_line = self._on_stderr_line
+        self.connection = self._connect(clearance)
         self.info: InitializeResult | None = None
         # The agent's words for having no login, when it said so (see schema.AUTH_STATUS).
         self.logged_out: str | None = None
         self.login_told = threading.Event()  # an AUTH_STATUS notification came
         self._ready_lock = threading.Lock()
+
+    def _connect(self, clearance: Clearance | None) -> Connection:
+        connection = Connection(
+            list(self.command),
+            self.cwd,
+            self.env,
+            self._on_request,
+            self._on_update,
+            self.name,
+            clearance=clearance,
+        )
+        connection.on_stderr_line = self._on_stderr_line
+        return connection
 
     # -- start ------------------------------------------------------------------------------
 
@@ -75,12 +92,21 @@ class AcpPeer:
         return self
 
     def ready(self) -> Self:
-        """Shake hands, once; a failed handshake stops the agent."""
+        """Shake hands, once; a failed handshake stops the agent. One that exits in the middle
+        of it is started once more: nothing was asked of it yet, and an agent's first start on
+        a machine can fail that way (two OpenCode processes starting at once both create its
+        database, and one exits)."""
         with self._ready_lock:
             if self.info is not None:
                 return self
             try:
-                self.info = self._handshake()
+                try:
+                    self.info = self._handshake()
+                except ExitedAtStart as exc:
+                    self.kill(grace=0.5)
+                    log.info("%s exited as it started (%s); starting it once more", self.name, exc)
+                    self.connection = self._connect(self.connection.clearance).start()
+                    self.info = self._handshake()
             except BaseException:
                 self.kill(grace=0.5)
                 raise
@@ -113,7 +139,7 @@ class AcpPeer:
             said = f"; it said:\n{tail}" if tail else ""
             raise self._cannot(f"did not answer {method} within {timeout:.0f} s{said}")
         if pending.closed is not None:
-            raise AgentCannotStart(f"{pending.closed}\n(during {method})")
+            raise ExitedAtStart(f"{pending.closed}\n(during {method})")
         if pending.error is not None:
             if pending.error.code == AUTH_REQUIRED:
                 raise self.not_logged_in(pending.error.describe())

@@ -506,6 +506,18 @@ def test_a_background_turn_returns_at_once_and_streams_after_the_handshake(
     assert text_of(events) == "late"
 
 
+def test_an_agent_that_exits_as_it_first_starts_is_started_once_more(
+    agent: Callable[..., Agent], tmp_path: Path
+) -> None:
+    """Two OpenCode processes starting at once on a fresh machine both create its database,
+    and one exits in the handshake (seen under load): nothing was asked of it, so it is started
+    again, and the turn goes on."""
+    crash = {"crash": 1, "once": str(tmp_path / "crashed-once")}
+    fake = agent({"initialize": {"steps": [crash]}})
+    assert text_of(events_of(fake.process.begin("hi", turn=1))) == ""
+    assert len(fake.received("initialize")) == 2 and len(fake.received("session/prompt")) == 1
+
+
 @pytest.mark.parametrize(
     ("script", "error_has"),
     [

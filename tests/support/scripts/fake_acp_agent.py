@@ -5,7 +5,8 @@ repeated). An answer is an object with optional keys:
 
 - ``steps``: done before answering, in order — ``{"update": {...}}`` (a ``session/update`` for
   the request's session), ``{"delay": s}``, ``{"stderr": text}``, ``{"stdout": raw line}``,
-  ``{"crash": code}`` (exit at once), ``{"hang": true}`` (never answer; exits at end of input),
+  ``{"crash": code}`` (exit at once; with ``"once": path``, only if that file is not there yet,
+  which it makes), ``{"hang": true}`` (never answer; exits at end of input),
   ``{"until_cancel": true}`` (wait for ``session/cancel``), ``{"permission": {toolCall, options}}``
   (ask, wait for the answer), ``{"request": {method, params}}`` (ask the client, wait);
 - ``result`` or ``error`` (the JSON-RPC answer), or ``raw`` (a line sent instead of one), or
@@ -135,7 +136,11 @@ class Agent:
             sys.stdout.write(step["stdout"] + "\n")
             sys.stdout.flush()
         elif "crash" in step:
-            sys.exit(step["crash"])
+            once = step.get("once")  # a file: only the first process to get here exits
+            if once is None or not Path(once).exists():
+                if once is not None:
+                    Path(once).touch()
+                sys.exit(step["crash"])
         elif "hang" in step:
             self.wait_for(lambda m: False)
         elif "until_cancel" in step:
