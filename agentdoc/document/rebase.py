@@ -109,9 +109,8 @@ def merge_copy(ours: str, copy: str) -> Merged:
     head = ours[: ours_split.body_offset]
     body = _merge_unrelated(ours_split.body, copy_split.body)
     text = head + body.text
-    theirs_meta = _meta_or_none(copy)
-    ours_meta = _meta_or_none(ours) or {}
-    if theirs_meta:
+    ours_meta = read_meta(ours) or {}  # it reads (above)
+    if theirs_meta := _meta_or_none(copy):
         text = set_meta(text, {k: v for k, v in theirs_meta.items() if k not in ours_meta})
     return Merged(text, body.clean)
 
