@@ -162,9 +162,14 @@ def test_a_killed_daemon_leaves_no_cli_behind(tmp_path: Path, folder: Path) -> N
             daemon.kill()
         # The idle CLI sees the end of its input and exits; the busy one is stopped by the
         # next daemon's start-up recovery.
-        with watching(folder, env, tmp_path / "watch2.log"):
+        with watching(folder, env, tmp_path / "watch2.log") as second:
             wait_for(lambda: not any(alive(pid) for pid in clis), what="no CLI left behind")
             wait_for(lambda: "interrupted" in busy.read_text(), what="the turn marked")
+            # The second daemon starts both documents' CLIs ahead (they were used just before
+            # it started). Stopped, it closes them; killed, it would leave them to find the end
+            # of their input, which a CLI still starting took over 5 s to do under load.
+            second.send(signal.SIGTERM)
+            second.wait(30)
         api.release()
 
 
