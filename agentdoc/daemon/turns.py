@@ -22,7 +22,14 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.synced.pace import paced
 from agentdoc.daemon.watch.settle import read_stable
-from agentdoc.document import Document, check_writable, digest
+from agentdoc.document import (
+    Document,
+    DocumentError,
+    FrontmatterError,
+    check_writable,
+    digest,
+    parse,
+)
 from agentdoc.errors import AgentdocError, NoPendingPrompt, ReadOnlyDocument
 from agentdoc.records import remove_state
 from agentdoc.search import note_changed
@@ -95,6 +102,10 @@ class Turns:
                 self.loop.after_settling(Recheck(path))
             elif queued and outcome in ("cancelled", "interrupted"):
                 # A cancel ends the reply, not the prompt saved below it: sent as queued.
+                self.loop.after_settling(Recheck(path))
+            elif outcome in SAVE_ANSWERS and typed_below_end(doc.text):
+                # Saved while the turn wrote its end, and merged into that write: the file, and
+                # the save's own event, read as ours. Looked at once more, as after a reply.
                 self.loop.after_settling(Recheck(path))
         elif (data := read_stable(path)) is not None:
             self._after_reply(path, doc, data)
@@ -242,6 +253,19 @@ def begin(
 # closed, is the turn's own last write. A cancel is not among them: the save that deleted the
 # streaming reply is what ended it, and is no new submission.
 SAVE_ANSWERS = frozenset({"failed", "interrupted", "error"})
+
+
+def typed_below_end(text: str | None) -> bool:
+    """Whether a failed turn's end (as the file now holds it) has a prompt below it. The end
+    leaves none: its own prompt stays pending above a failure notice, or, below partial text,
+    a new `## User` heading stays empty until the person writes under it."""
+    if text is None:
+        return False
+    try:
+        parsed = parse(text)
+    except (DocumentError, FrontmatterError):
+        return False
+    return parsed.unanswered() is None and parsed.pending_prompt() is not None
 
 
 def after_unfinished(path: Path, doc: DocState, outcome: str, *, reread: bool = True) -> bool:

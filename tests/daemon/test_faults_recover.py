@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.turns import Turns
 from agentdoc.records import status
 from agentdoc.records.recovery import open_regions
+from tests.support.acp import FakeAgent, chunk
 from tests.support.daemon import DOC, Running, make_daemon, roles, save_and_wait_streaming
 from tests.support.fake_claude import FakeClaude
 from tests.support.waiting import wait_for
@@ -147,3 +149,34 @@ def test_a_prompt_saved_as_a_failed_turn_ends_is_sent(
         doc.write_text(DOC + "first\n")
         wait_for(lambda: len(failing.calls()) == 2, what="the resent prompt sent")
     assert "first" in failing.calls()[1]["stdin"]
+
+
+def test_a_prompt_saved_as_a_partial_failed_turn_ends_is_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A turn failed mid-stream: its end keeps the partial text and leaves a new `## User`
+    heading, and the person types the next prompt under it at once. That save landed while the
+    turn wrote its end and was merged into that write, so the file and its event read as
+    agentdoc's own, and the prompt was never sent (seen under load with the real OpenCode)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    doc = folder / "chat.md"
+    doc.write_text(DOC.replace("agentdoc: {}", "agentdoc: {agent: fake}"))
+    broken = {"code": -32603, "message": "refused mid-stream"}
+    agent = FakeAgent(tmp_path, {"session/prompt": {"steps": [chunk("Partial ")], "error": broken}})
+    real_on_done = Turns.on_done
+    typed = threading.Event()
+
+    def merged_into_the_end(turns: Turns, path: Path, ended: str, failure: str | None) -> None:
+        if not typed.is_set():
+            typed.set()
+            text = path.read_text() + "Try once more.\n"
+            path.write_text(text)
+            turns.loop.ledger.record(path, text.encode())  # as the end's own write merged it
+        real_on_done(turns, path, ended, failure)
+
+    monkeypatch.setattr(Turns, "on_done", merged_into_the_end)
+    with Running(Daemon([folder], agent.settings(), rescan_interval=0.5), discovered=True):
+        doc.write_text(doc.read_text() + "first\n")
+        wait_for(lambda: len(agent.prompts()) == 2, what="the typed prompt sent")
+    assert "Try once more." in agent.prompts()[1]
