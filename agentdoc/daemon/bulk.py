@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from agentdoc.document import Document, DocumentError, FrontmatterError, is_unanswered, parse
+from agentdoc.document import Document, is_unanswered, parsed_or_none
 
 Verdict = Literal["send", "bulk"]
 
@@ -45,9 +45,8 @@ def judge(previous: Document | None, current: Document) -> Judgement:
 
 def bulk_reason(previous: str, current: Document) -> str | None:
     """Why the change to `current` is a bulk rewrite rather than a typed prompt, or None."""
-    try:
-        before = parse(previous)
-    except (DocumentError, FrontmatterError):
+    before = parsed_or_none(previous)
+    if before is None:
         return None  # the last version was broken; the user's fix is what they saved
     found = judge(before, current)
     return found.why if found.verdict == "bulk" else None

@@ -26,8 +26,6 @@ from agentdoc.daemon.state import DocState
 from agentdoc.daemon.synced.kept import kept_dir
 from agentdoc.daemon.watch.settle import read_stable
 from agentdoc.document import (
-    DocumentError,
-    FrontmatterError,
     WriteLedger,
     conflict_original,
     decode,
@@ -36,6 +34,7 @@ from agentdoc.document import (
     merge_copy,
     merge_document,
     parse,
+    parsed_or_none,
     write_bytes,
     write_text,
 )
@@ -108,7 +107,7 @@ def rebuild(
     texts = [decode(copy, data) for copy, data in read]
     if not all(is_session_document(text) for text in texts):
         return Absorbed()  # not a conversation (any more): left as the tool left it
-    sessions = {_session(text) for text in texts} - {None}
+    sessions = {session_of(text) for text in texts} - {None}
     if len(sessions) > 1:
         names = ", ".join(copy.name for copy, _ in read)
         return Absorbed(problem=f"the sync tool's copies {names} hold different conversations")
@@ -129,11 +128,10 @@ def rebuild(
     return Absorbed(merged, kept[0])
 
 
-def _session(text: str) -> str | None:
-    try:
-        return parse(text).meta.session
-    except (DocumentError, FrontmatterError):
-        return None
+def session_of(text: str) -> str | None:
+    """The session a version of a document records; None too when it does not read."""
+    parsed = parsed_or_none(text)
+    return None if parsed is None else parsed.meta.session
 
 
 def _keep(copy: Path, document: Path) -> Path:
@@ -162,10 +160,8 @@ def take_in(copy: Path, document: Path, doc: DocState, ledger: WriteLedger) -> s
 
 def _other_conversation(doc_text: str, copy_text: str) -> str | None:
     """The copy's session id when it differs from the document's: not the same conversation."""
-    try:
-        ours, theirs = parse(doc_text).meta.session, parse(copy_text).meta.session
-    except (DocumentError, FrontmatterError):
-        return None  # a copy we cannot read as a document is merged as text
+    ours, theirs = session_of(doc_text), session_of(copy_text)
+    # A copy we cannot read as a document is merged as text.
     return theirs if ours and theirs and ours != theirs else None
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentdoc.daemon import capture
 from agentdoc.daemon.classify import Decision, Held, Known, classify
-from agentdoc.daemon.conflicts import conflicts_of, original_of, rebuild, take_in
+from agentdoc.daemon.conflicts import conflicts_of, original_of, rebuild, session_of, take_in
 from agentdoc.daemon.events import ConflictCopy
 from agentdoc.daemon.notices import hold
 from agentdoc.daemon.snapshot import Snapshot
@@ -26,7 +26,7 @@ from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.synced.gitguard import git_busy
 from agentdoc.daemon.watch.settle import read_stable
 from agentdoc.daemon.watch.tree import changed_ns
-from agentdoc.document import DocumentError, FrontmatterError, digest, parse
+from agentdoc.document import digest
 from agentdoc.records import read_status
 from agentdoc.turn import Progress, integrate
 
@@ -34,13 +34,6 @@ log = logging.getLogger(__name__)
 
 Act = Callable[[Path, DocState, Snapshot, Known, Decision], None]
 HOLD_COPY = "merge what it adds into that document, or delete its `session:` to start anew"
-
-
-def _session(text: str) -> str | None:
-    try:
-        return parse(text).meta.session
-    except (DocumentError, FrontmatterError):
-        return None
 
 
 @dataclass
@@ -97,7 +90,7 @@ class Syncing:
                 or other.parent != path.parent
                 or doc.text is None
                 or session not in doc.text  # most documents: no parse
-                or _session(doc.text) != session
+                or session_of(doc.text) != session
                 or not os.path.lexists(other)  # a copy just merged, its deletion not yet seen
             ):
                 continue

@@ -22,14 +22,7 @@ from agentdoc.daemon.pool import WarmPool
 from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.synced.pace import paced
 from agentdoc.daemon.watch.settle import read_stable
-from agentdoc.document import (
-    Document,
-    DocumentError,
-    FrontmatterError,
-    check_writable,
-    digest,
-    parse,
-)
+from agentdoc.document import Document, check_writable, digest, parsed_or_none
 from agentdoc.errors import AgentdocError, NoPendingPrompt, ReadOnlyDocument
 from agentdoc.records import remove_state
 from agentdoc.search import note_changed
@@ -259,11 +252,8 @@ def typed_below_end(text: str | None) -> bool:
     """Whether a failed turn's end (as the file now holds it) has a prompt below it. The end
     leaves none: its own prompt stays pending above a failure notice, or, below partial text,
     a new `## User` heading stays empty until the person writes under it."""
-    if text is None:
-        return False
-    try:
-        parsed = parse(text)
-    except (DocumentError, FrontmatterError):
+    parsed = None if text is None else parsed_or_none(text)
+    if parsed is None:
         return False
     return parsed.unanswered() is None and parsed.pending_prompt() is not None
 

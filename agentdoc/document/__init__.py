@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.document.parser import is_unanswered as is_unanswered
     from agentdoc.document.parser import parse as parse
     from agentdoc.document.parser import parse_archive as parse_archive
+    from agentdoc.document.parser import parsed_or_none as parsed_or_none
     from agentdoc.document.parser import session_problem as session_problem
     from agentdoc.document.rebase import Merged as Merged
     from agentdoc.document.rebase import merge_copy as merge_copy
@@ -129,6 +130,7 @@ __all__, __getattr__ = lazy_exports(
             "is_session_document",
             "is_unanswered",
             "parse",
+            "parsed_or_none",
             "session_problem",
             "parse_archive",
         ),

@@ -290,6 +290,15 @@ def parse(text: str) -> Document:
     return _parse(text, _meta(text))
 
 
+def parsed_or_none(text: str) -> Document | None:
+    """`parse`, or None where the text is no readable session document (for a caller to whom
+    such a version means only "nothing to find here")."""
+    try:
+        return parse(text)
+    except (DocumentError, FrontmatterError):
+        return None
+
+
 def parse_archive(text: str) -> Document:
     """Parse a document's archive: turns like a session document, no settings of its own."""
     return _parse(text, AgentdocMeta())

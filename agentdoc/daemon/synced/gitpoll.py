@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentdoc.config import Settings
-from agentdoc.document import DocumentError, FrontmatterError, parse
+from agentdoc.document import parsed_or_none
 from agentdoc.turn import behind, sync_on, toplevel
 
 log = logging.getLogger(__name__)
@@ -24,10 +24,8 @@ def in_sync_mode(text: str | None, settings: Settings) -> bool:
         return False
     if settings.git != "sync" and "sync" not in text:
         return False  # most documents: no parse
-    try:
-        return sync_on(parse(text), settings)
-    except (DocumentError, FrontmatterError):
-        return False
+    parsed = parsed_or_none(text)
+    return parsed is not None and sync_on(parsed, settings)
 
 
 def repositories(
