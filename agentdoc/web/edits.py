@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentdoc.document import (
     Behavior,
+    Document,
     DocumentError,
     asked_in,
     decode,
@@ -56,17 +57,26 @@ def add_prompt(prompt: str, marker: str | None) -> Edit:
     """Append `prompt` under the last `## User` (a new one below a reply that has none yet),
     with the submit marker on its last line when the document sends on the marker only."""
 
+    lines = prompt.strip().splitlines() + ([marker] if marker else [])
+    first_seen: list[int] = []
+
     def change(text: str) -> str:
         try:
             doc = parse(text)
         except DocumentError as exc:
             raise AgentdocError(str(exc)) from exc
-        nl = dominant_newline(text)
-        words = nl.join(prompt.strip().splitlines())
-        if not words:
+        if not prompt.strip():
             raise AgentdocError("the prompt is empty")
-        if marker:
-            words += nl + marker
+        # Made again on a save that displaced ours (see `edit`), the prompt may be in it
+        # already: the daemon's writer merges our first write into its next flush, and that
+        # flush is what our second write displaces. Added once more, it would be sent twice.
+        seen = _times_in_prompts(doc, lines)
+        if not first_seen:
+            first_seen.append(seen)
+        elif seen > first_seen[0]:
+            return text
+        nl = dominant_newline(text)
+        words = nl.join(lines)
         last = doc.turns[-1] if doc.turns else None
         if last is not None and last.role == "user" and doc.unanswered() is None:
             head, rest = text[: last.end], text[last.end :]
@@ -74,6 +84,18 @@ def add_prompt(prompt: str, marker: str | None) -> Edit:
         return text.rstrip() + nl * 2 + "## User" + nl * 2 + words + nl
 
     return change
+
+
+def _times_in_prompts(doc: Document, lines: list[str]) -> int:
+    """How often `lines` stand, as whole lines, in the document's `## User` blocks."""
+    wanted = [line.rstrip() for line in lines]
+    n = len(wanted)
+    found = 0
+    for turn in doc.turns:
+        if turn.role == "user":
+            have = [line.rstrip() for line in turn.content.splitlines()]
+            found += sum(have[i : i + n] == wanted for i in range(len(have) - n + 1))
+    return found
 
 
 def answer(behavior: Behavior, reason: str, nonce: str | None) -> Edit:

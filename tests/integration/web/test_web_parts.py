@@ -82,6 +82,29 @@ def test_an_edit_made_again_on_a_write_that_landed_meanwhile(tmp_path: Path) -> 
     )
 
 
+def test_a_prompt_made_again_on_a_flush_that_merged_it_is_not_added_twice(
+    tmp_path: Path,
+) -> None:
+    doc = tmp_path / "a.md"
+    reply = DOC + "Q\n\n## Assistant\n\npart"
+    doc.write_text(reply)
+    prompt = edits.add_prompt("Next", None)
+    merged = reply + " more and the rest\n\n## User\n\nNext\n"
+    calls: list[str] = []
+
+    def change(text: str) -> str:
+        calls.append(text)
+        if len(calls) == 1:  # a flush lands between the page's read and its write
+            doc.write_text(text + " more")
+        elif len(calls) == 2:  # the writer's next flush merged the page's write into it
+            doc.write_text(merged)
+        return prompt(text)
+
+    edits.edit(doc, change)
+    assert calls[-1] == merged
+    assert doc.read_text() == merged
+
+
 def test_tick_an_agents_own_options_by_their_names() -> None:
     block = render_approval("edit", {"path": "x"}, "abcd", options=["Allow once", "Reject"])
     assert [a.options for a in asked_in(block)] == [("Allow once", "Reject")]
