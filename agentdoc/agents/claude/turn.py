@@ -141,8 +141,23 @@ class ClaudeTurn:
             self.process.stop(grace)
 
     def close(self, grace: float) -> neutral.TurnEnd | None:
+        # A stopped CLI prints its result (with what the turn cost) as it exits, and the reader
+        # may pass it on after the exit is seen: read up to the end of output before calling
+        # the turn unanswered, or a cancel under load loses the turn's cost.
+        deadline = time.monotonic() + grace
+        while not self._translator.ended and not self._eof:
+            line = self.process.next_line(deadline - time.monotonic())
+            if line is None:
+                break
+            if line == b"":
+                self._eof = True
+            else:
+                self._translate(line)
         if self._translator.ended:
             self.process.finish(grace)
-            return None
+            # The end, if the caller has not taken it from next_event.
+            end = next((e for e in self._ready if isinstance(e, neutral.TurnEnd)), None)
+            self._ready.clear()
+            return end
         code = self.process.wait()
         return self._translator.no_result(code, self.process.stderr)

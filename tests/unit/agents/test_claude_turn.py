@@ -232,6 +232,28 @@ def test_a_process_that_ends_without_a_result_ends_the_turn_from_close(
     assert end is not None and end.interrupted and end.error == error
 
 
+class Late(Lines):
+    """A stopped CLI's last lines, which its reader passes on only to a wait."""
+
+    def next_line(self, timeout: float) -> bytes | None:
+        return super().next_line(timeout) if timeout > 0 else None
+
+
+def test_a_cancelled_turns_result_read_late_still_ends_it_with_its_cost() -> None:
+    aborted = result(
+        is_error=True,
+        subtype="error_during_execution",
+        terminal_reason="aborted_streaming",
+        usage={"input_tokens": 5, "output_tokens": 3},
+        total_cost_usd=0.02,
+    )
+    turn = ClaudeTurn(Late([aborted]))
+    assert turn.next_event(0) is None  # what a drain after the stop finds at once
+    end = turn.close(5.0)
+    assert end is not None and end.stop_reason == "cancelled"
+    assert end.usage is not None and end.usage.cost_usd == 0.02
+
+
 def test_an_agent_the_launcher_does_not_know_is_refused(tmp_path: Path) -> None:
     request = AgentRequest("hi", tmp_path, agent="nonesuch", clearance=leave_for(tmp_path))
     with pytest.raises(
