@@ -66,6 +66,11 @@ class AcpPeer:
         self.logged_out: str | None = None
         self.login_told = threading.Event()  # an AUTH_STATUS notification came
         self._ready_lock = threading.Lock()
+        # Set by a stop from outside (the daemon closing, a pool letting the agent go), under
+        # `_stop_lock` with the swap of a restarted connection: an exit it caused is not a
+        # failed first start, and nothing is started after it.
+        self._stop_lock = threading.Lock()
+        self._stopped = False
 
     def _connect(self, clearance: Clearance | None) -> Connection:
         connection = Connection(
@@ -103,9 +108,12 @@ class AcpPeer:
                 try:
                     self.info = self._handshake()
                 except ExitedAtStart as exc:
-                    self.kill(grace=0.5)
-                    log.info("%s exited as it started (%s); starting it once more", self.name, exc)
-                    self.connection = self._connect(self.connection.clearance).start()
+                    self.connection.stop(0.5)
+                    with self._stop_lock:
+                        if self._stopped:
+                            raise
+                        log.info("%s exited as it started (%s); starting it again", self.name, exc)
+                        self.connection = self._connect(self.connection.clearance).start()
                     self.info = self._handshake()
             except BaseException:
                 self.kill(grace=0.5)
@@ -226,8 +234,14 @@ class AcpPeer:
     # -- ending -----------------------------------------------------------------------------
 
     def kill(self, grace: float = 2.0) -> None:
-        self.connection.stop(grace)
+        self._stop(grace)
 
     def close(self, grace: float = 5.0) -> None:
         """End of input lets the agent save its session and exit; stop it if it does not."""
-        self.connection.stop(grace)
+        self._stop(grace)
+
+    def _stop(self, grace: float) -> None:
+        with self._stop_lock:
+            self._stopped = True
+            connection = self.connection
+        connection.stop(grace)

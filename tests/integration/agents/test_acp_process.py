@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -516,6 +517,29 @@ def test_an_agent_that_exits_as_it_first_starts_is_started_once_more(
     fake = agent({"initialize": {"steps": [crash]}})
     assert text_of(events_of(fake.process.begin("hi", turn=1))) == ""
     assert len(fake.received("initialize")) == 2 and len(fake.received("session/prompt")) == 1
+
+
+def test_an_agent_stopped_in_its_handshake_is_not_started_again(
+    agent: Callable[..., Agent],
+) -> None:
+    """The daemon stopping (or a pool closing) an agent that is still shaking hands: its exit
+    is the stop, not a failed first start, so nothing is started after it."""
+    fake = agent({"initialize": {"steps": [{"hang": True}]}}, start=False)
+    fake.process.spawn()
+    failed: list[AgentCannotStart] = []
+
+    def shake() -> None:
+        try:
+            fake.process.ready()
+        except AgentCannotStart as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=shake)
+    thread.start()
+    wait_for(lambda: fake.received("initialize"), "the handshake")
+    fake.process.close(grace=1.0)
+    thread.join(30)
+    assert failed and len(fake.received("initialize")) == 1
 
 
 @pytest.mark.parametrize(
