@@ -536,7 +536,7 @@ def test_an_agent_stopped_in_its_handshake_is_not_started_again(
 
     thread = threading.Thread(target=shake)
     thread.start()
-    wait_for(lambda: fake.received("initialize"), "the handshake")
+    wait_for(lambda: bool(fake.received("initialize")), "the handshake")
     fake.process.close(grace=1.0)
     thread.join(30)
     assert failed and len(fake.received("initialize")) == 1
