@@ -145,19 +145,15 @@ class ClaudeTurn:
         # may pass it on after the exit is seen: read up to the end of output before calling
         # the turn unanswered, or a cancel under load loses the turn's cost.
         deadline = time.monotonic() + grace
-        while not self._translator.ended and not self._eof:
-            line = self.process.next_line(deadline - time.monotonic())
-            if line is None:
+        end = None  # the end, if the caller has not taken it from next_event already
+        while self._ready or not self._translator.ended:
+            event = self.next_event(deadline - time.monotonic())
+            if event is None or event is END:
                 break
-            if line == b"":
-                self._eof = True
-            else:
-                self._translate(line)
+            if isinstance(event, neutral.TurnEnd):
+                end = event
         if self._translator.ended:
             self.process.finish(grace)
-            # The end, if the caller has not taken it from next_event.
-            end = next((e for e in self._ready if isinstance(e, neutral.TurnEnd)), None)
-            self._ready.clear()
             return end
         code = self.process.wait()
         return self._translator.no_result(code, self.process.stderr)
