@@ -58,9 +58,10 @@ def add_prompt(prompt: str, marker: str | None) -> Edit:
     with the submit marker on its last line when the document sends on the marker only."""
 
     lines = prompt.strip().splitlines() + ([marker] if marker else [])
-    first_seen: list[int] = []
+    first_seen: int | None = None  # in the text the edit was first made on
 
     def change(text: str) -> str:
+        nonlocal first_seen
         try:
             doc = parse(text)
         except DocumentError as exc:
@@ -71,9 +72,9 @@ def add_prompt(prompt: str, marker: str | None) -> Edit:
         # already: the daemon's writer merges our first write into its next flush, and that
         # flush is what our second write displaces. Added once more, it would be sent twice.
         seen = _times_in_prompts(doc, lines)
-        if not first_seen:
-            first_seen.append(seen)
-        elif seen > first_seen[0]:
+        if first_seen is None:
+            first_seen = seen
+        elif seen > first_seen:
             return text
         nl = dominant_newline(text)
         words = nl.join(lines)
