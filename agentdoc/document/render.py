@@ -277,7 +277,7 @@ def render_footer(
             f"{_tokens(usage.input_tokens or 0)} in / {_tokens(usage.output_tokens or 0)} out"
         )
         if usage.cost_usd:
-            bits.append(f"${usage.cost_usd:.3f}")
+            bits.append(f"{'~' if usage.cost_estimated else ''}${usage.cost_usd:.3f}")
     bits.append(f"{elapsed:.1f} s")
     if usage is not None:
         gauge = context_gauge(

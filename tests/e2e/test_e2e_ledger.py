@@ -9,13 +9,15 @@ each costs about what the first did; a footer that counts an earlier turn too re
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
 
 from tests.support.claude_watch import ask, paused, served
-from tests.support.processes import run_cli, state_of
+from tests.support.processes import processes_with_env, run_cli, state_of
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -59,3 +61,42 @@ def test_footers_and_spent_count_each_turn_once(
     # Five turns were paid for: two answered, one taken back, one cancelled, one after it.
     assert (spent["turns"], spent["undone_turns"]) == (5, 1), spent
     assert spent["total"] == pytest.approx(5 * first, rel=0.1), (first, spent)
+
+
+def streaming_cli(env: dict[str, str]) -> int:
+    """The one CLI of this test's daemon (a CLI per turn: the turn's own)."""
+    [pid] = [
+        pid
+        for pid in processes_with_env("HOME", env["HOME"])
+        if b"--output-format=stream-json" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    return pid
+
+
+def test_a_turn_whose_cli_left_no_result_is_estimated_and_counted(
+    tmp_path: Path, chat_folder: Path
+) -> None:
+    """A CLI that exits before it prints its `result` told no cost (a SIGINT under load can
+    lose the race with it; a kill, as here, always does), yet the API was paid: the turn costs
+    what its stream showed at the price the CLI's last result gave, its footer says the figure
+    is an estimate, and `spent` counts it."""
+    doc = chat_folder / "chat.md"
+    script = [answer("One."), paused(10), answer("Three.")]
+    with served(tmp_path, chat_folder, script, warm_sessions=0) as (api, env, _daemon):
+        ask(doc, "First?", "One.")
+        doc.write_text(doc.read_text() + "A long one?\n")
+        api.wait_paused()
+        wait_for(lambda: "word5" in doc.read_text(), what="the partial reply")
+        os.kill(streaming_cli(env), signal.SIGKILL)
+        # Not a cancel the user asked for: the turn failed, and says so.
+        wait_for(lambda: state_of(doc) == "error", what="the killed turn to end")
+        api.release()
+        ask(doc, "And now?", "Three.")
+        status = run_cli(["status", "--json", str(doc)], env)
+
+    footers = re.findall(r"<sub>.*?</sub>", doc.read_text())
+    assert [("~$" in footer) for footer in footers] == [False, True, False], footers
+    first, killed, last = footer_costs(doc)
+    assert killed == pytest.approx(first, rel=0.1) and last == pytest.approx(first, rel=0.1)
+    spent = json.loads(status.stdout)["spent"]
+    assert spent["turns"] == 3 and spent["total"] == pytest.approx(3 * first, rel=0.1), spent

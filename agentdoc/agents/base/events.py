@@ -47,6 +47,9 @@ class Usage:
     # The session's running total as the agent reported it (kept for the next turn's
     # subtraction), when the agent reports one.
     session_cost_usd: float | None = None
+    # ``cost_usd`` is agentdoc's estimate from the tokens it saw: the agent stopped without
+    # saying what the turn cost.
+    cost_estimated: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,7 @@ class MessageStart(_Streamed):
     message_id: str
     model: str | None = None
     input_tokens: int | None = None
+    prompt_weight: float = 0.0  # its prompt's tokens weighed by price (see `usage`)
 
 
 class BlockStart(_Streamed):
@@ -211,6 +212,7 @@ class Result(_Model):
     # The turn's tokens, and each model's (tokens, cost) in ``modelUsage``, weighed by price.
     own_weight: float = 0.0
     model_costs: list[tuple[float, float]] = Field(default_factory=list)
+    prices: dict[str, float] = Field(default_factory=dict)  # each model's, by `model_prices`
     permission_denials: int = 0
 
 

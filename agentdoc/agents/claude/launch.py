@@ -22,10 +22,14 @@ from agentdoc.agents.claude.process import (
     spawn,
 )
 from agentdoc.agents.claude.turn import ClaudeTurn
+from agentdoc.agents.claude.usage import Prices
 from agentdoc.agents.claude.warm import WarmProcess
 from agentdoc.config import Settings
 
 _SESSION_FLAGS = ("--resume=", "--session-id=", "--fork-session", "--resume-session-at=")
+# Each model's price as this process's turns have read it from the CLI's results, one-shot and
+# warm alike: a turn the CLI ends without a result is estimated at it.
+PRICES = Prices()
 
 
 def shape(argv: list[str]) -> tuple[str, ...]:
@@ -36,7 +40,7 @@ def shape(argv: list[str]) -> tuple[str, ...]:
 def start(
     request: AgentRequest, settings: Settings, environ: Mapping[str, str] | None = None
 ) -> ClaudeTurn:
-    return ClaudeTurn(spawn(request, settings, environ), request.cost_before or 0.0)
+    return ClaudeTurn(spawn(request, settings, environ), request.cost_before or 0.0, prices=PRICES)
 
 
 class WarmClaude(WarmHandle):
@@ -66,6 +70,7 @@ class WarmClaude(WarmHandle):
             before or 0.0,
             process.counted,
             counted,
+            PRICES,
         )
 
 

@@ -45,7 +45,7 @@ from agentdoc.agents.claude.events import (
     ToolResult,
     ToolResultBatch,
 )
-from agentdoc.agents.claude.usage import token_weight
+from agentdoc.agents.claude.usage import model_prices, prompt_weight, token_weight
 
 logger = logging.getLogger(__name__)
 
@@ -167,11 +167,13 @@ def _stream_event(raw: dict[str, Any]) -> Event | None:
 
 def _message_start(event: dict[str, Any], parent: Any) -> Event:
     message = _obj(event.get("message"))
+    usage = _obj(message.get("usage"))
     return MessageStart(
         message_id=message.get("id"),
         model=message.get("model"),
         # The whole prompt this API call read, cache included: what fills the context window.
-        input_tokens=_input_tokens(_obj(message.get("usage"))) or None,
+        input_tokens=_input_tokens(usage) or None,
+        prompt_weight=prompt_weight(usage),
         parent_tool_use_id=parent,
     )
 
@@ -306,6 +308,7 @@ def _result(raw: dict[str, Any]) -> Event:
             model_tokens=_model_tokens(_obj(raw.get("modelUsage"))),
             own_weight=token_weight(usage),
             model_costs=_model_costs(_obj(raw.get("modelUsage"))),
+            prices=model_prices(_obj(raw.get("modelUsage"))),
             permission_denials=len(denials) if isinstance(denials, list) else 0,
         )
     )

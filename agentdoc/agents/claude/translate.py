@@ -22,7 +22,8 @@ attempt must be taken back out (``Retract``). The rules, in the order of the CLI
    is not ended.
 6. ``result`` ends the turn and takes back what is not ended. An interrupted turn (SIGINT) has
    its partial block committed by the CLI before the ``result``; a turn with no ``result`` at
-   all (SIGTERM, kill) keeps its unended blocks and is marked interrupted (:meth:`no_result`).
+   all (SIGTERM, kill, a SIGINT whose exit won the race with the result) keeps its unended
+   blocks, is marked interrupted, and costs what its streamed tokens come to (:meth:`no_result`).
 
 One translator covers one turn: events after the turn's ``result`` are ignored.
 """
@@ -56,7 +57,15 @@ from agentdoc.agents.claude.events import (
     ToolUseBlock,
 )
 from agentdoc.agents.claude.failures import classify
-from agentdoc.agents.claude.usage import cost_share, model_name, only_this_turn, turn_cost
+from agentdoc.agents.claude.usage import (
+    OUTPUT_WEIGHT,
+    Prices,
+    cost_share,
+    estimate,
+    model_name,
+    only_this_turn,
+    turn_cost,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -74,13 +83,17 @@ Out = list[neutral.Event]
 class Translator:
     """Feed it the CLI's events of one turn; each call returns the neutral events they mean."""
 
-    def __init__(self, cost_before: float = 0.0, counted: bool = False) -> None:
+    def __init__(
+        self, cost_before: float = 0.0, counted: bool = False, prices: Prices | None = None
+    ) -> None:
         # The CLI reports the session's (or the warm process's) cost so far: this is the total
         # before the turn, which the turn's own cost is the difference from. ``counted``: the
         # process itself reported it (exact); else it is our record, and a fresh process may
-        # have started from another figure (see `usage`).
+        # have started from another figure (see `usage`). ``prices``: what results taught,
+        # shared with the process's other turns.
         self.cost_before = cost_before
         self.counted = counted
+        self.prices = Prices() if prices is None else prices
         self.reported_total: float | None = None  # the running total the result reported
         self._open_message: str | None = None  # the streamed message rule 4 may take back
         self._open_stopped = False
@@ -93,6 +106,13 @@ class Translator:
         # The last API call's whole prompt and its reply so far: what the context holds.
         self._prompt_tokens: int | None = None
         self._reply_tokens = 0
+        # What the stream showed was paid for, should no result tell it: every API call's
+        # prompt, the answers of the calls before the open one, the open one's text so far.
+        self._model: str | None = None
+        self._paid_in = 0
+        self._paid_out = 0
+        self._paid_weight = 0.0
+        self._reply_chars = 0
         self.ended = False
 
     def feed(self, event: Event) -> Out:
@@ -146,7 +166,12 @@ class Translator:
         failure = exit_failure(exit_code, stderr)
         self.ended = True
         return neutral.TurnEnd(
-            "error", error=failure, interrupted=True, failure=classify(failure or "")
+            "error",
+            model=self._model,
+            usage=self._streamed_usage(),
+            error=failure,
+            interrupted=True,
+            failure=classify(failure or ""),
         )
 
     # --- event handlers ------------------------------------------------------------------
@@ -157,7 +182,12 @@ class Translator:
         self._open_stopped = False
         self._open_index = None
         self._announced = event.message_id
-        self._prompt_tokens, self._reply_tokens = event.input_tokens, 0
+        answered = self._answer_tokens()
+        self._paid_out += answered
+        self._paid_weight += OUTPUT_WEIGHT * answered + event.prompt_weight
+        self._paid_in += event.input_tokens or 0
+        self._model = model_name(event.model) or self._model
+        self._prompt_tokens, self._reply_tokens, self._reply_chars = event.input_tokens, 0, 0
         out.append(neutral.MessageStart(event.message_id, model_name(event.model)))
         return out
 
@@ -173,6 +203,7 @@ class Translator:
         if kind != "text" and kind != "thinking":
             return []  # signatures and tool input JSON are only useful whole, from the commit
         self._open_index = index
+        self._reply_chars += len(text)
         delta = neutral.BlockDelta(index, text)
         if index in self._drafts:
             return [delta]
@@ -224,6 +255,7 @@ class Translator:
 
     def _on_result(self, event: Result) -> neutral.TurnEnd:
         self.ended = True
+        self.prices.learn(event.prices)
         interrupted = self._interrupted or event.terminal_reason == "aborted_streaming"
         error = result_failure(event, interrupted=interrupted) if event.is_error else None
         stop: StopReason = self._stop_reason or "end_turn"
@@ -260,6 +292,26 @@ class Translator:
         )
 
     # --- helpers -------------------------------------------------------------------------
+
+    def _answer_tokens(self) -> int:
+        """The open call's answer so far: as the API counted it, or its streamed text at about
+        four characters a token when the stream was cut before the count came."""
+        return max(self._reply_tokens, self._reply_chars // 4)
+
+    def _streamed_usage(self) -> neutral.Usage | None:
+        """A turn without a result: the tokens its stream showed, and their estimated cost."""
+        answered = self._answer_tokens()
+        if not self._paid_in and not answered:
+            return None
+        weight = self._paid_weight + OUTPUT_WEIGHT * answered
+        cost = estimate(weight, self.prices.of(self._model))
+        return neutral.Usage(
+            input_tokens=self._paid_in,
+            output_tokens=self._paid_out + answered,
+            cost_usd=cost,
+            cost_estimated=cost is not None,
+            context_used=self._prompt_tokens + answered if self._prompt_tokens else None,
+        )
 
     def _drop_drafts(self) -> Out:
         if not self._drafts:

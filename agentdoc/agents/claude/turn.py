@@ -18,6 +18,7 @@ from agentdoc.agents.base.process import END, EndOfStream
 from agentdoc.agents.claude.events import PermissionRequest, PermissionWithdrawn, StreamError
 from agentdoc.agents.claude.stream import convert, load_line, streamed_text
 from agentdoc.agents.claude.translate import Translator
+from agentdoc.agents.claude.usage import Prices
 from agentdoc.agents.claude.warm import AgentProcess, Line
 
 log = logging.getLogger(__name__)
@@ -70,12 +71,14 @@ class ClaudeTurn:
         cost_before: float = 0.0,
         on_total: Callable[[float], None] | None = None,
         counted: bool = False,
+        prices: Prices | None = None,
     ) -> None:
         """``cost_before``: the running total the CLI will count this turn's cost onto
         (``counted``: as the process itself reported it); ``on_total``: told the new total
-        once the turn's result has come."""
+        once the turn's result has come; ``prices``: the models' prices the process's results
+        taught, to estimate a turn that ends without one."""
         self.process = process
-        self._translator = Translator(cost_before, counted)
+        self._translator = Translator(cost_before, counted, prices)
         self._on_total = on_total
         self._ready: deque[neutral.Event] = deque()
         self._asked: dict[str, PermissionRequest] = {}

@@ -20,6 +20,13 @@ The share weighs token kinds as every Claude model is priced — output 5×, a c
 a cache read 0.1× an input token — so it is exact while those ratios hold. A process that has
 already reported a total is its own baseline: its next turn costs the difference.
 
+A CLI stopped by SIGINT may exit before it prints its ``result`` (Claude Code's print mode
+starts its shutdown as it aborts the request, and under load the exit wins), and a crash or a
+kill prints none: then the CLI has told no cost at all, though the API was paid for the prompt
+it read and the words it streamed. Such a turn's cost is estimated from the tokens the stream
+showed, at the price the same model's cost came to in the last ``result`` this process read
+(:class:`Prices`), and said to be an estimate.
+
 A model name may carry the CLI's context-window tag (``claude-opus-4-8[1m]`` in ``init`` and
 ``modelUsage``, ``claude-opus-4-8`` in the API messages); :func:`model_name` drops it so a footer
 names the model one way whichever line told it.
@@ -28,6 +35,8 @@ names the model one way whichever line told it.
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Mapping
 
 _WINDOW_TAG = re.compile(r"\[[^\[\]]*\]$")
 
@@ -61,6 +70,51 @@ def token_weight(usage: dict[str, object], model: bool = False) -> float:
         value = usage.get(_MODEL_KEYS[key] if model else key)
         total += weight * value if isinstance(value, int) else 0.0
     return total
+
+
+OUTPUT_WEIGHT = _WEIGHTS["output_tokens"]
+
+
+def prompt_weight(usage: dict[str, object]) -> float:
+    """A streamed message's prompt (its ``message_start`` usage) in input-token equivalents."""
+    return token_weight({key: value for key, value in usage.items() if key != "output_tokens"})
+
+
+def model_prices(model_usage: Mapping[str, object]) -> dict[str, float]:
+    """Each model's price per input-token equivalent in a ``result``'s ``modelUsage``: its
+    reported cost over its weighed tokens (what it counted, restored turns included, is what
+    it priced)."""
+    prices: dict[str, float] = {}
+    for name, entry in model_usage.items():
+        if not isinstance(entry, dict) or (model := model_name(name)) is None:
+            continue
+        cost, weight = entry.get("costUSD"), token_weight(entry, model=True)
+        if isinstance(cost, int | float) and cost > 0 and weight > 0:
+            prices[model] = cost / weight
+    return prices
+
+
+class Prices:
+    """What each model cost per input-token equivalent, by the last ``result`` that priced it:
+    the price of a turn whose CLI stopped without a ``result``. Shared by the turns of one
+    process, on their own threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_model: dict[str, float] = {}
+
+    def learn(self, prices: Mapping[str, float]) -> None:
+        with self._lock:
+            self._by_model.update(prices)
+
+    def of(self, model: str | None) -> float | None:
+        with self._lock:
+            return None if model is None else self._by_model.get(model)
+
+
+def estimate(weight: float, price: float | None) -> float | None:
+    """An unreported turn's cost: its weighed tokens at the model's last known price."""
+    return round(weight * price, 6) if price and weight > 0 else None
 
 
 def cost_share(own_weight: float, models: list[tuple[float, float]]) -> float | None:

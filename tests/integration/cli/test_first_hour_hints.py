@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,10 @@ def test_the_status_reports_the_clis_own_token_count_at_the_end(
 def test_a_footer_leaves_out_figures_the_cli_did_not_report() -> None:
     failed = Reply(usage=Usage(input_tokens=0, output_tokens=0), stop_reason="error")
     assert " in / " not in render_footer(failed, 1.5, None)
+
+
+def test_a_footer_says_a_cost_agentdoc_estimated() -> None:
+    usage = Usage(input_tokens=4000, output_tokens=9, cost_usd=0.0123)
+    said = render_footer(Reply(usage=usage), 1.5, None)
+    guessed = render_footer(Reply(usage=replace(usage, cost_estimated=True)), 1.5, None)
+    assert "· $0.012 ·" in said and "· ~$0.012 ·" in guessed

@@ -24,6 +24,7 @@ from agentdoc.agents.base.events import TurnEnd, Usage
 from agentdoc.agents.claude.stream import parse_line
 from agentdoc.agents.claude.translate import Translator
 from agentdoc.agents.claude.turn import ClaudeTurn
+from agentdoc.agents.claude.usage import Prices
 from agentdoc.config import Settings
 from agentdoc.errors import AgentdocError
 from tests.support.clearance import leave_for
@@ -252,6 +253,58 @@ def test_a_cancelled_turns_result_read_late_still_ends_it_with_its_cost() -> Non
     end = turn.close(5.0)
     assert end is not None and end.stop_reason == "cancelled"
     assert end.usage is not None and end.usage.cost_usd == 0.02
+
+
+def started(message_id: str, cache_read: int, fresh: int = 0) -> dict[str, Any]:
+    usage = {"input_tokens": fresh, "cache_read_input_tokens": cache_read, "output_tokens": 1}
+    message = {"id": message_id, "model": "claude-opus-4-8", "usage": usage}
+    return stream({"type": "message_start", "message": message})
+
+
+def text(words: str) -> dict[str, Any]:
+    delta = {"type": "text_delta", "text": words}
+    return stream({"type": "content_block_delta", "index": 0, "delta": delta})
+
+
+def test_a_turn_the_cli_ends_without_a_result_costs_its_streamed_tokens() -> None:
+    """A SIGINT can win the race with the CLI's result (or a kill leaves none): the turn is
+    then estimated from what its stream showed, at the price the process's last result taught
+    for that model, and its cost kept — never zero."""
+    prices = Prices()
+    answered = result(
+        session_id="s",
+        total_cost_usd=0.0105,
+        usage={"input_tokens": 10, "cache_read_input_tokens": 1000, "output_tokens": 20},
+        modelUsage={
+            "claude-opus-4-8[1m]": {
+                "inputTokens": 10,
+                "cacheReadInputTokens": 1000,
+                "outputTokens": 20,
+                "costUSD": 0.0105,  # 210 input-token equivalents at $0.00005
+            }
+        },
+    )
+    assert events_of(ClaudeTurn(Lines([started("m1", 1000, 10), answered]), prices=prices))
+    # The next turn: a tool call's answer came whole (its count), then its second call was
+    # cut off after 40 characters of text, before the API counted them.
+    delta = stream({"type": "message_delta", "delta": {}, "usage": {"output_tokens": 8}})
+    cut: list[dict[str, Any] | bytes] = [started("m2", 1200), delta, started("m3", 1300)]
+    cut.append(text("x" * 40))
+    turn = ClaudeTurn(Lines(cut), prices=prices)
+    events_of(turn)
+    end = turn.close(1.0)
+    assert end is not None and end.interrupted and end.error is None
+    assert end.usage is not None and end.usage.cost_estimated
+    # 1200 + 1300 cached prompt tokens at a tenth, 8 + 10 answer tokens at five times.
+    assert end.usage.cost_usd == pytest.approx((0.1 * 2500 + 5 * 18) * 0.00005)
+    assert (end.usage.input_tokens, end.usage.output_tokens) == (2500, 18)
+    assert end.model == "claude-opus-4-8"
+    # A process that never read a result for the model: its tokens, and no cost made up.
+    unpriced = ClaudeTurn(Lines(cut))
+    events_of(unpriced)
+    end = unpriced.close(1.0)
+    assert end is not None and end.usage is not None
+    assert end.usage.cost_usd is None and not end.usage.cost_estimated
 
 
 def test_an_agent_the_launcher_does_not_know_is_refused(tmp_path: Path) -> None:
