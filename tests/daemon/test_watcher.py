@@ -358,6 +358,35 @@ def test_rescan_does_not_repeat_what_events_reported(
     assert run.barrier(marker) == []
 
 
+def test_rescan_leaves_a_reported_save_to_settle(
+    watch: StartWatch,
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A second save soon after the first waits for quiet; a rescan meanwhile sees the file
+    # changed since its last look, but the observer did report it. The marker, hidden from
+    # the observer, is found by that same rescan pass.
+    marker = folder / "marker.md"
+    dispatch = fsevents.EventHandler.dispatch
+
+    def blind_to_marker(self: fsevents.EventHandler, event: FileSystemEvent) -> None:
+        if marker.name not in (Path(str(event.src_path)).name, Path(str(event.dest_path)).name):
+            dispatch(self, event)
+
+    monkeypatch.setattr(fsevents.EventHandler, "dispatch", blind_to_marker)
+    caplog.set_level(logging.DEBUG, logger=watcher_mod.__name__)
+    doc = folder / "doc.md"
+    run = watch([folder], step=0.5, guard=0.02, rescan_interval=0.05)
+    save(doc, "# v2\n", "in_place")
+    assert run.next() == doc
+    save(doc, "# v3\n", "in_place")
+    marker.write_text("found by the rescan alone\n")
+    assert [run.next(), run.next()] == [doc, marker]
+    missed = [r.getMessage() for r in caplog.records if "did not report" in r.getMessage()]
+    assert missed == [f"rescan found a change the observer did not report: {marker}"], missed
+
+
 def test_changes_returns_promptly_when_stopped(watch: StartWatch, folder: Path) -> None:
     run = watch([folder])
     run.stop.set()

@@ -72,6 +72,10 @@ class Settler:
     def pending(self) -> bool:
         return bool(self._first)
 
+    def holds(self, path: Path) -> bool:
+        """Whether `path` has events that have not settled yet."""
+        return path in self._first
+
     def ready(self) -> list[Path]:
         """Pop and return the paths that are ready now, in first-touch order."""
         now = self._clock()

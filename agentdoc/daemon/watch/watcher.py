@@ -313,13 +313,17 @@ class Watcher:
             return self._rewalk(index)
         with self._lock:
             changed = index.rescan()
-        for path in changed:
+        # A path still settling was reported: its events are in hand, and a touch would only
+        # hold it back (a reply's last write waited a whole quiet step more, then was looked
+        # at as a change nobody had seen).
+        missed = [path for path in changed if not self._settler.holds(path)]
+        for path in missed:
             log.debug("rescan found a change the observer did not report: %s", path)
             if conflict_original(path.name) is not None:
                 self._on_conflict(path)  # a copy to merge back, not a document
             else:
                 self._settler.touch(path)
-        return bool(changed)
+        return bool(missed)
 
     def _sweep(self) -> bool:
         with self._lock:
