@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import threading
 import time
+import uuid
 from pathlib import Path
 
 from core import FRONTMATTER, exchange
@@ -31,13 +32,14 @@ from agentdoc.turn.runner import TurnRunner
 
 REPO = Path(__file__).resolve().parent.parent
 LONG_STREAM = REPO / "tests" / "fixtures" / "transcripts" / "long_stream.ndjson"
-SESSION = "5f0c2a7e-3b9d-4e61-8a2f-7c4d1e9b0a36"  # resumed, as a long conversation is
 LONG_AGO = 1_000_000_000  # an mtime that is not "used shortly before start-up"
 SIZES = ((1024 * 1024, "1M"), (10 * 1024, "10K"))
 
 
 def conversation(size: int) -> str:
-    head = FRONTMATTER.replace("agentdoc: {}", f"agentdoc: {{session: {SESSION}}}")
+    """A conversation of about `size` bytes that resumes a session of its own, as a long one
+    does (two documents carrying one session are a document and its copy, merged, not run)."""
+    head = FRONTMATTER.replace("agentdoc: {}", f"agentdoc: {{session: {uuid.uuid4()}}}")
     return head + "".join(exchange(i) for i in range(max(1, size // 2100))) + "## User\n\n"
 
 

@@ -144,9 +144,9 @@ class _CountedFlushes:
     def __enter__(self) -> _CountedFlushes:
         real, counter = self._real, self
 
-        def update(writer: ReplyWriter, *args: object) -> None:
+        def update(writer: ReplyWriter, *args: object, **kwargs: object) -> None:
             counter.count += 1
-            real(writer, *args)  # type: ignore[arg-type]
+            real(writer, *args, **kwargs)  # type: ignore[arg-type]
 
         ReplyWriter.update = update  # type: ignore[method-assign,assignment]
         return self

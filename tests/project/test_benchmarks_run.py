@@ -13,8 +13,9 @@ import sys
 from tests.support.paths import REPO_ROOT
 
 # Rows that need no real agent and take a few seconds each, covering the stream parser, the
-# document parser, a whole turn and the daemon from a save to the agent's start.
-CHEAP = ("parse", "document", "turn", "daemon")
+# document parser, a whole turn, a turn's streamed writes, and the daemon from a save (a first
+# one, of a long conversation, too) to the agent's start.
+CHEAP = ("parse", "document", "turn", "stream", "daemon", "first")
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -28,7 +29,7 @@ def test_the_cheap_rows_of_the_runner_measure_what_they_claim() -> None:
     done = run("benchmarks/run.py", "--quick", "--check", "--only", *CHEAP)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     rows = {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
-    assert {"parse", "document", "turn", "save→turn"} <= rows, done.stdout
+    assert {"parse", "document", "turn", "stream/1M", "save→turn", "first/1M"} <= rows, done.stdout
 
 
 def test_hops_follows_a_save_to_its_reply() -> None:
