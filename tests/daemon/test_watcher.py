@@ -338,12 +338,8 @@ def test_a_reported_overflow_makes_the_rescan_look_at_every_file(
     assert run.next() == doc
 
 
-def test_rescan_does_not_repeat_what_events_reported(
-    watch: StartWatch, folder: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The marker is only seen by the rescan, so the barrier spans rescans that ran after the
-    # document settled: a rescan repeating the save would show up before the marker.
-    marker = folder / "marker.md"
+def _hidden_from_the_observer(monkeypatch: pytest.MonkeyPatch, marker: Path) -> Path:
+    """`marker`, whose events the observer drops: only a rescan finds it."""
     dispatch = fsevents.EventHandler.dispatch
 
     def blind_to_marker(self: fsevents.EventHandler, event: FileSystemEvent) -> None:
@@ -351,6 +347,15 @@ def test_rescan_does_not_repeat_what_events_reported(
             dispatch(self, event)
 
     monkeypatch.setattr(fsevents.EventHandler, "dispatch", blind_to_marker)
+    return marker
+
+
+def test_rescan_does_not_repeat_what_events_reported(
+    watch: StartWatch, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The marker is only seen by the rescan, so the barrier spans rescans that ran after the
+    # document settled: a rescan repeating the save would show up before the marker.
+    marker = _hidden_from_the_observer(monkeypatch, folder / "marker.md")
     doc = folder / "doc.md"
     run = watch([folder], rescan_interval=0.3)
     save(doc, "# v2\n", "in_place")
@@ -367,14 +372,7 @@ def test_rescan_leaves_a_reported_save_to_settle(
     # A second save soon after the first waits for quiet; a rescan meanwhile sees the file
     # changed since its last look, but the observer did report it. The marker, hidden from
     # the observer, is found by that same rescan pass.
-    marker = folder / "marker.md"
-    dispatch = fsevents.EventHandler.dispatch
-
-    def blind_to_marker(self: fsevents.EventHandler, event: FileSystemEvent) -> None:
-        if marker.name not in (Path(str(event.src_path)).name, Path(str(event.dest_path)).name):
-            dispatch(self, event)
-
-    monkeypatch.setattr(fsevents.EventHandler, "dispatch", blind_to_marker)
+    marker = _hidden_from_the_observer(monkeypatch, folder / "marker.md")
     caplog.set_level(logging.DEBUG, logger=watcher_mod.__name__)
     doc = folder / "doc.md"
     run = watch([folder], step=0.5, guard=0.02, rescan_interval=0.05)
