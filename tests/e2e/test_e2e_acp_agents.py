@@ -10,7 +10,10 @@ that would be flags start nothing, and the document's model and effort reach the
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -190,10 +193,25 @@ def _posts(served: Served) -> list[object]:
     return [r for r in served.api.all_requests if r.method == "POST"]
 
 
+def _running_in(served: Served, folder: Path) -> list[int]:
+    """The agent's processes whose working folder is `folder`."""
+    found = []
+    for pid in served.agent_processes():
+        with contextlib.suppress(OSError):
+            if Path(os.readlink(f"/proc/{pid}/cwd")) == folder:
+                found.append(pid)
+    return found
+
+
 def test_document_values_that_would_be_flags_start_nothing(served: Served) -> None:
-    before, asked = served.agent_processes(), len(_posts(served))
+    # In a folder of their own: an agent started for one of them would work there. (The
+    # conversation's own agent may be started again meanwhile, as the daemon takes its last
+    # look at the previous turn's writes: that one works in the conversation's folder.)
+    flags = served.folder / "flags"
+    flags.mkdir()
+    asked = len(_posts(served))
     served.script([{"type": "text", "text": "Must not be asked."}])
-    docs = {served.folder / f"{key}.md": value for key, value in BAD_VALUES.items()}
+    docs = {flags / f"{key}.md": value for key, value in BAD_VALUES.items()}
     written = {}
     for path, value in docs.items():
         meta = value.format(name=served.name)
@@ -206,9 +224,8 @@ def test_document_values_that_would_be_flags_start_nothing(served: Served) -> No
         assert text.startswith(written[path]) and "Must not be asked." not in text
         assert text == written[path] or "still pending" in text
     assert len(_posts(served)) == asked
-    assert served.agent_processes() == before
-    for path in docs:
-        path.unlink()
+    assert _running_in(served, flags.resolve()) == []
+    shutil.rmtree(flags)
 
 
 def test_a_working_folder_named_like_a_flag_is_only_a_folder(served: Served) -> None:
