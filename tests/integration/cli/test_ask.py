@@ -75,7 +75,9 @@ def test_ask_hands_the_prompt_to_the_running_daemon(
 ) -> None:
     path = folder / "chat.md"
     path.write_text(ANSWERED)
-    with Running(make_daemon(folder, claude_on_path)) as daemon:
+    # Asked once the daemon knows the document: a prompt its first walk reads before the
+    # save's event comes is told as found at start (a race of the daemon's first second).
+    with Running(make_daemon(folder, claude_on_path), discovered=True) as daemon:
         result = CliRunner().invoke(cli, ["ask", str(path), "Second?"])
         assert result.exit_code == 0, result.output
     assert "handed to agentdoc watch" in result.stderr
