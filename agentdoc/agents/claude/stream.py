@@ -297,6 +297,7 @@ def _flatten(content: Any) -> str:
 def _result(raw: dict[str, Any]) -> Event:
     usage = _obj(raw.get("usage"))
     denials = raw.get("permission_denials")
+    costs = _model_costs(_obj(raw.get("modelUsage")))
     return Result.model_validate(
         _fields(
             raw,
@@ -307,8 +308,8 @@ def _result(raw: dict[str, Any]) -> Event:
             context_window=_context_window(_obj(raw.get("modelUsage"))),
             model_tokens=_model_tokens(_obj(raw.get("modelUsage"))),
             own_weight=token_weight(usage),
-            model_costs=_model_costs(_obj(raw.get("modelUsage"))),
-            prices=model_prices(_obj(raw.get("modelUsage"))),
+            model_costs=list(costs.values()),
+            prices=model_prices(costs),
             permission_denials=len(denials) if isinstance(denials, list) else 0,
         )
     )
@@ -324,13 +325,13 @@ def _context_window(model_usage: dict[str, Any]) -> int | None:
     return max(windows, default=None)
 
 
-def _model_costs(model_usage: dict[str, Any]) -> list[tuple[float, float]]:
-    """Each model's weighed tokens and reported cost in ``modelUsage``."""
-    return [
-        (token_weight(entry, model=True), float(cost))
-        for entry in model_usage.values()
+def _model_costs(model_usage: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """Each model's weighed tokens and reported cost in ``modelUsage``, by its name."""
+    return {
+        name: (token_weight(entry, model=True), float(cost))
+        for name, entry in model_usage.items()
         if isinstance(entry, dict) and isinstance(cost := entry.get("costUSD"), int | float)
-    ]
+    }
 
 
 def _model_tokens(model_usage: dict[str, Any]) -> list[int]:

@@ -80,18 +80,15 @@ def prompt_weight(usage: dict[str, object]) -> float:
     return token_weight({key: value for key, value in usage.items() if key != "output_tokens"})
 
 
-def model_prices(model_usage: Mapping[str, object]) -> dict[str, float]:
-    """Each model's price per input-token equivalent in a ``result``'s ``modelUsage``: its
-    reported cost over its weighed tokens (what it counted, restored turns included, is what
-    it priced)."""
-    prices: dict[str, float] = {}
-    for name, entry in model_usage.items():
-        if not isinstance(entry, dict) or (model := model_name(name)) is None:
-            continue
-        cost, weight = entry.get("costUSD"), token_weight(entry, model=True)
-        if isinstance(cost, int | float) and cost > 0 and weight > 0:
-            prices[model] = cost / weight
-    return prices
+def model_prices(costs: Mapping[str, tuple[float, float]]) -> dict[str, float]:
+    """Each model's price per input-token equivalent, from its (weighed tokens, reported cost)
+    in a ``result``'s ``modelUsage`` (what it counted, restored turns included, is what it
+    priced)."""
+    return {
+        model: cost / weight
+        for name, (weight, cost) in costs.items()
+        if (model := model_name(name)) and cost > 0 and weight > 0
+    }
 
 
 class Prices:
