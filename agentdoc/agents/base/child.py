@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 
 FirstStep = Literal["interrupt", "end_of_input"]
 TAIL_BYTES = 64 * 1024  # of stderr kept for messages; the rest is dropped as it comes
+# A killed process is gone once the kernel has freed its memory: milliseconds for an agent's
+# node heap, longer on a loaded machine. Bounded: a zombie nobody reaps keeps its group listed.
+KILLED_WITHIN = 2.0
 
 
 def child_env(base: Mapping[str, str], *extra: Mapping[str, str]) -> dict[str, str]:
@@ -180,13 +183,15 @@ class Child:
             log.info("%s (pid %s) still running after %s", self.name, self.pid, sig or "EOF")
 
     def sweep(self, grace: float = 1.0) -> None:
-        """Stop the rest of its process group, even though its leader has exited."""
+        """Stop the rest of its process group, even though its leader has exited: SIGTERM,
+        ``grace`` seconds, SIGKILL. It returns once the group is gone, so a daemon that has
+        stopped its agents does not exit while a killed helper is still being torn down."""
         pgid = self.proc.pid
-        for sig in (signal.SIGTERM, signal.SIGKILL):
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, KILLED_WITHIN)):
             if not _signal_group(pgid, sig):
                 return  # nothing left (a lone exited leader is reaped, so its group is gone)
             log.info("stopped what %s (pid %s) left running (%s)", self.name, pgid, sig.name)
-            if group_gone(pgid, grace):
+            if group_gone(pgid, wait):
                 return
 
 

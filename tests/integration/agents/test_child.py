@@ -90,6 +90,28 @@ def test_the_sweep_stops_what_the_child_left_in_its_group(tmp_path: Path) -> Non
         assert group_gone(proc.pid, 5.0)
 
 
+def test_a_sweep_returns_once_the_group_is_gone_even_without_grace(tmp_path: Path) -> None:
+    """A stop that returns while a killed helper is still dying lets the daemon exit before
+    its agents do. The helper here ignores SIGTERM and holds 200 MB, so the kernel takes
+    milliseconds to tear it down after SIGKILL."""
+    heavy = (
+        "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "held = b'x' * (200 << 20); print('ready', flush=True); time.sleep(60)"
+    )
+    leaves = (
+        "import subprocess, sys; "
+        f"p = subprocess.Popen([sys.executable, '-c', {heavy!r}], stdout=subprocess.PIPE); "
+        "p.stdout.readline()"
+    )
+    with spawn(
+        [sys.executable, "-c", leaves], tmp_path, os.environ, clearance=SCRATCH(tmp_path)
+    ) as proc:
+        child = Child(proc, "end_of_input")
+        assert child.wait(30.0) == 0  # its helper is ready and left behind
+        child.sweep(grace=0.0)
+        assert group_gone(proc.pid, 0.0)
+
+
 def test_the_stderr_tail_keeps_the_last_bytes_and_counts_all() -> None:
     tail = StderrTail(limit=10)
     tail.add(b"first line\n")
