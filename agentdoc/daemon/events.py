@@ -72,7 +72,25 @@ class Release:
     path: Path
 
 
-Event = Changed | Opened | AttribChanged | TurnEnded | Recheck | ConflictCopy | Remote | Release
+@dataclass(frozen=True)
+class Unsent:
+    """A prompt the first walk found in a file saved as the watch began: say it waits, unless
+    that save's event came and was handled meanwhile."""
+
+    path: Path
+
+
+Event = (
+    Changed
+    | Opened
+    | AttribChanged
+    | TurnEnded
+    | Recheck
+    | ConflictCopy
+    | Remote
+    | Release
+    | Unsent
+)
 
 
 @dataclass

@@ -35,6 +35,7 @@ from agentdoc.daemon.events import (
     Release,
     Remote,
     TurnEnded,
+    Unsent,
 )
 from agentdoc.daemon.gate import Gate, gate_for
 from agentdoc.daemon.hints import Hints
@@ -335,6 +336,8 @@ class Daemon:
                 self.syncing.release(path)
             case ConflictCopy(path):
                 self.syncing.on_conflict(path)
+            case Unsent(path):
+                self.discovery.unsent(path)
             case AttribChanged(path):
                 if self.repairs.owes(path):
                     self.turns.mend(path)  # e.g. `chmod 644`: the reply it owes may be closed now

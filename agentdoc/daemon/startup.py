@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agentdoc.daemon.classify import Known, classify
 from agentdoc.daemon.conflicts import conflicts_of
-from agentdoc.daemon.events import Changed, ConflictCopy
+from agentdoc.daemon.events import Changed, ConflictCopy, Unsent
 from agentdoc.daemon.hints import Hints
 from agentdoc.daemon.notices import as_argument, hold, tell_error
 from agentdoc.daemon.snapshot import Snapshot
@@ -172,6 +172,20 @@ class Discovery:
         elif snap.prompt is not None:
             # The next save of it sends it, even an unchanged one.
             doc.seen = None
+            if fresh:
+                # Its save's event is on its way (`agentdoc ask` as the daemon starts), or was
+                # lost as the watch began: it is told only if no save has been handled by the
+                # time one would have settled.
+                settings = self.loop.settings
+                self.loop.deadlines.add(settings.settle_max + settings.settle_step, Unsent(path))
+            else:
+                tell_unsent(path)
+
+    def unsent(self, path: Path) -> None:
+        """The look `one` put off for a prompt in a fresh file: no save of it was handled since
+        (no turn ran, nothing was taken in), so the prompt is told as waiting."""
+        doc = self.loop.docs.get(path)
+        if doc is not None and doc.thread is None and doc.seen is None:
             tell_unsent(path)
 
     def _answers_at_start(self, path: Path, snap: Snapshot) -> bool:

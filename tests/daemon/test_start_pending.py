@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentdoc.daemon import startup
 from agentdoc.daemon.service import Daemon
 from agentdoc.records import Status, now_iso, status, write_status
 from tests.support.daemon import DOC, Running, roles
@@ -95,6 +96,37 @@ def test_an_ordinary_folder_keeps_the_rule_save_it_again(
 ) -> None:
     doc = asked_in(tmp_path)
     held(doc, daemon(tmp_path, plain_claude), "already there", plain_claude)
+
+
+def test_a_prompt_saved_as_the_walk_reaches_it_is_answered_and_never_told_as_waiting(
+    tmp_path: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`agentdoc ask` run as the daemon starts: its prompt lands after the watch began, just
+    before the walk reads the file. The save's event answers it; a status saying the prompt
+    was already there at start would make `ask` give up on a prompt about to be answered."""
+    doc = tmp_path / "chat.md"
+    doc.write_text(DOC)
+    told: list[Path] = []
+    real_tell = startup.tell_unsent
+
+    def tell(path: Path) -> None:
+        told.append(path)
+        real_tell(path)
+
+    monkeypatch.setattr(startup, "tell_unsent", tell)
+    started = daemon(tmp_path, plain_claude, trusted=False)
+    real_one = started.discovery.one
+
+    def asked_meanwhile(path: Path) -> None:
+        if path == doc:
+            doc.write_text(ASKED)
+        real_one(path)
+
+    monkeypatch.setattr(started.discovery, "one", asked_meanwhile)
+    with Running(started, discovered=True):
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state(doc) == "idle", what="the turn's end")
+    assert told == []
 
 
 def git(folder: Path, *args: str) -> None:
