@@ -133,11 +133,20 @@ def _write_in_place(target: Path, data: Content) -> None:
         os.close(fd)
 
 
+IOV_MAX = 1024  # pieces one writev takes (Linux's and POSIX's usual limit)
+
+
 def _write_all(fd: int, data: Content) -> None:
-    for piece in _pieces(data):
-        view = memoryview(piece)
-        while view:
-            view = view[os.write(fd, view) :]
+    """Write every piece, in as few calls as the kernel allows: each write of a streamed
+    reply's temp file is an event for the folder's watcher, so one call, not one per piece."""
+    views = [memoryview(piece) for piece in _pieces(data) if len(piece)]
+    while views:
+        written = os.writev(fd, views[:IOV_MAX])
+        while written:  # what a short write left: the rest of one piece and those after it
+            if written < len(views[0]):
+                views[0], written = views[0][written:], 0
+            else:
+                written -= len(views.pop(0))
 
 
 COMPARE_CHUNK = 1 << 16
