@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -213,11 +214,22 @@ def request_cancel(document: Path) -> Path:
 
 def take_cancel_request(document: Path) -> bool:
     """True (and the request is consumed) if someone asked to cancel this document's turn."""
-    try:
-        cancel_path(document).unlink()
-    except FileNotFoundError:
-        return False
-    return True
+    return cancel_taker(document)()
+
+
+def cancel_taker(document: Path) -> Callable[[], bool]:
+    """`take_cancel_request` for one turn, which looks ten times a second: where the request
+    lives is worked out once (a folder that becomes synced mid-turn moves it at the next turn)."""
+    path = cancel_path(document)
+
+    def take() -> bool:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    return take
 
 
 def pid_alive(pid: int) -> bool:
