@@ -43,6 +43,10 @@ WRITE_BACKOFF = 4.0
 # wake-up of the turn's thread per line: a thread's wake-up costs more CPU than the line's
 # parse. The first event after a quiet spell is taken at once, so the first word is not delayed.
 STREAM_PACE = 0.02
+# Once the reply's first text is in the document, the batches are this far apart: the text
+# reaches the document only at each flush (a quarter of a second apart), so taking it sooner
+# shows nothing sooner, and a model's pace would wake the thread fifty times a second.
+STREAMING_PACE = 0.05
 
 
 @dataclass
@@ -129,9 +133,10 @@ class ReplyStream:
     def _next_event(self, proc: AgentTurn, last_line: float) -> Event | EndOfStream | None:
         """The agent's next event, or None after a wait; see STREAM_PACE."""
         event = proc.next_event(0)
-        if event is not None or time.monotonic() - last_line > 2 * STREAM_PACE:
+        pace = STREAMING_PACE if self.shown_text else STREAM_PACE
+        if event is not None or time.monotonic() - last_line > 2 * pace:
             return event if event is not None else proc.next_event(0.1)
-        self.cancel.wait(STREAM_PACE)
+        self.cancel.wait(pace)
         return proc.next_event(0)
 
     def _first_text(self, builder: ReplyBuilder) -> bool:

@@ -32,6 +32,8 @@ POLL = 0.02  # seconds between looks at a memory file that has nothing new yet
 # that finds nothing brings the interval back to POLL, so the first word after a pause is read
 # as soon as before.
 STEADY_POLL = 0.08
+# Likewise a pipe's reads (`paced`) once a reply is well under way: this many paces apart.
+STEADY_PACES = 2.5
 
 
 def memory_files_supported() -> bool:
@@ -112,12 +114,16 @@ def pipe_chunks(fd: int) -> Iterator[bytes]:
         yield chunk
 
 
-def paced(chunks: Iterable[bytes], pace: float, burst: int = 4) -> Iterator[bytes]:
+def paced(
+    chunks: Iterable[bytes], pace: float, burst: int = 4, steady: int = 16
+) -> Iterator[bytes]:
     """The chunks, but once `burst` of them in a row came less than `pace` apart (a reply
     streaming), the next read waits until `pace` has passed: the lines meanwhile pile up in the
     pipe and come in one read, one wake-up of the reading thread per batch rather than per line
     (the wake-up costs more CPU than the line). The first lines after a quiet spell, the start
-    of a reply's text among them, are read at once."""
+    of a reply's text among them, are read at once; once `steady` reads in a row found lines
+    waiting (a reply well under way, written a quarter of a second at a time) each waits
+    `STEADY_PACES` paces."""
     last = float("-inf")
     quick = 0
     for chunk in chunks:
@@ -126,5 +132,5 @@ def paced(chunks: Iterable[bytes], pace: float, burst: int = 4) -> Iterator[byte
         quick = quick + 1 if now - last < pace else 0
         last = now
         if quick >= burst:
-            time.sleep(pace)
+            time.sleep(pace * STEADY_PACES if quick >= steady else pace)
             last = time.monotonic()  # what piled up meanwhile is read at once: still streaming
