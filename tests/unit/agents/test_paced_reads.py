@@ -49,3 +49,12 @@ def test_a_stream_is_read_in_batches_after_its_first_lines(clock: Clock) -> None
 def test_lines_far_apart_are_each_read_at_once(clock: Clock) -> None:
     chunks = list(output.paced(arriving(clock, [0.5] * 6), pace=0.02))
     assert len(chunks) == 6 and clock.waits == []
+
+
+def test_a_reply_well_under_way_is_read_further_apart_until_a_quiet_spell(clock: Clock) -> None:
+    gaps = [5.0] + [0.001] * 24 + [1.0] + [0.001] * 5
+    chunks = list(output.paced(arriving(clock, gaps), pace=0.02, burst=4, steady=16))
+    assert len(chunks) == len(gaps)
+    steady = 0.02 * output.STEADY_PACES
+    # Twelve reads at the first pace, then the steady one; a quiet spell starts over.
+    assert clock.waits == [0.02] * 12 + [steady] * 9 + [0.02] * 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -34,6 +35,24 @@ def test_pieces_are_written_one_after_the_other(tmp_path: Path) -> None:
     view = memoryview(LONG)
     assert atomic_write(doc, [view[:100], b"<inserted>", view[100:]]) is None
     assert doc.read_bytes() == LONG[:100] + b"<inserted>" + LONG[100:]
+
+
+def test_pieces_cut_short_by_the_kernel_are_written_on_from_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.writev
+    calls: list[int] = []
+
+    def short(fd: int, buffers: list[memoryview]) -> int:
+        calls.append(len(buffers))
+        return real(fd, [b"".join(buffers)[:7]])  # at most seven bytes a call
+
+    monkeypatch.setattr(os, "writev", short)
+    doc = tmp_path / "doc.md"
+    pieces = [b"first piece|", b"", b"second|", b"third piece, the last"]
+    assert atomic_write(doc, pieces) is None
+    assert doc.read_bytes() == b"".join(pieces)
+    assert calls[0] == 3  # every piece in the first call, the empty one left out
 
 
 @pytest.mark.parametrize(
