@@ -5,14 +5,15 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from agentdoc.daemon.lock import TreeLock, find_daemon
 from agentdoc.daemon.synced.kept import kept_copies
-from agentdoc.localstate import move_out, state_folder
+from agentdoc.localstate import FRESH_FOR, move_out, state_folder
 from agentdoc.records import Status, now_iso, write_status
-from agentdoc.records.status import all_statuses
+from agentdoc.records.status import all_statuses, cancel_path, cancel_taker, request_cancel
 from agentdoc.userstate import user_state_dir
 
 
@@ -119,3 +120,24 @@ def test_the_daemon_lock_of_a_synced_folder_is_out_of_it_and_found(tmp_path: Pat
             TreeLock([tmp_path]).acquire()  # a daemon above it sees the one below
     finally:
         lock.release()
+
+
+def test_a_turns_cancel_look_follows_its_folder_becoming_synced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = SimpleNamespace(now=1000.0)
+    fake = SimpleNamespace(monotonic=lambda: clock.now)
+    monkeypatch.setattr("agentdoc.records.status.time", fake)
+    monkeypatch.setattr("agentdoc.localstate.time", fake)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    doc = notes / "chat.md"
+    doc.write_text("# chat\n")
+    take = cancel_taker(doc)
+    request_cancel(doc)
+    assert take() and not take()
+    before = cancel_path(doc)
+    synced(notes)  # a sync tool's marker appears while the turn streams
+    clock.now += FRESH_FOR
+    assert request_cancel(doc) != before  # `agentdoc cancel` writes where the state is now
+    assert take()
