@@ -75,7 +75,8 @@ node_modules/.demo-installed: package.json package-lock.json
 demo: $(VENV)/.demo-installed node_modules/.demo-installed
 	AGENTDOC_CLAUDE=$(CURDIR)/node_modules/.bin/claude $(BIN)/agentdoc demo --dir agentdoc-demo
 
-lint: install docs
+# Lint needs the Python tools only: the agents' npm packages are for the tests that run them.
+lint: $(VENV)/.installed docs
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
@@ -113,7 +114,7 @@ check: lint
 # checkout (the include rule lets a prompt read its git work tree); then the tests that time
 # themselves against a bound (marked `serial`), one at a time, so no neighbour takes their time.
 # Every pass runs even if one before it failed; each lists its slowest tests.
-test: lint editors $(CLAUDE_DEP) .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
+test: lint install editors $(CLAUDE_DEP) .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
 	@tmp=$$(mktemp -d); failed=0; \
 	AGENTDOC_CLAUDE=$(CLAUDE) $(PYTEST) -n $(JOBS) --dist worksteal --durations=25 \
 		-m "not serial" || failed=1; \

@@ -44,6 +44,14 @@ def test_the_suite_installs_everything(tmp_path: Path) -> None:
     assert "mkdocs build --strict" in commands
 
 
+def test_the_quick_loop_installs_no_agent(tmp_path: Path) -> None:
+    """`make check` (lint and the unit tier) runs no agent: installing 260 npm packages took
+    most of its minute on a fresh clone."""
+    commands = planned("check", tmp_path)
+    assert "pip install --quiet -e '.[dev]'" in commands
+    assert "npm " not in commands
+
+
 def test_the_lock_gives_the_demo_claude_code_alone() -> None:
     package = json.loads((REPO_ROOT / "package.json").read_text())
     assert set(package["dependencies"]) == {CLAUDE}
