@@ -52,7 +52,6 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.records.status import Status as Status
     from agentdoc.records.status import StatusReporter as StatusReporter
     from agentdoc.records.status import as_found as as_found
-    from agentdoc.records.status import cancel_taker as cancel_taker
     from agentdoc.records.status import clear_dead_turn as clear_dead_turn
     from agentdoc.records.status import folder_statuses as folder_statuses
     from agentdoc.records.status import live_turn as live_turn
@@ -117,7 +116,6 @@ __all__, __getattr__ = lazy_exports(
             "Status",
             "StatusReporter",
             "as_found",
-            "cancel_taker",
             "clear_dead_turn",
             "folder_statuses",
             "live_turn",

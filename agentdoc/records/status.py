@@ -13,8 +13,6 @@ import json
 import logging
 import os
 import threading
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -22,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from agentdoc.document import atomic_write, fitting_name, shown_name
-from agentdoc.localstate import FRESH_FOR, make_state_folder, state_folder, state_folders
+from agentdoc.localstate import make_state_folder, state_folder, state_folders
 
 log = logging.getLogger(__name__)
 
@@ -215,26 +213,11 @@ def request_cancel(document: Path) -> Path:
 
 def take_cancel_request(document: Path) -> bool:
     """True (and the request is consumed) if someone asked to cancel this document's turn."""
-    return cancel_taker(document)()
-
-
-def cancel_taker(document: Path) -> Callable[[], bool]:
-    """`take_cancel_request` for one turn, which looks ten times a second: where the request
-    lives is worked out again only as often as the state folder's own answer goes stale (a
-    folder that becomes synced mid-turn moves it)."""
-    path, since = cancel_path(document), time.monotonic()
-
-    def take() -> bool:
-        nonlocal path, since
-        if time.monotonic() - since >= FRESH_FOR:
-            path, since = cancel_path(document), time.monotonic()
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            return False
-        return True
-
-    return take
+    try:
+        cancel_path(document).unlink()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def pid_alive(pid: int) -> bool:

@@ -28,7 +28,7 @@ from agentdoc.agents import (
 )
 from agentdoc.config import Settings
 from agentdoc.document import ThinkingSidecar, render_body, retry_words
-from agentdoc.records import Journal, cancel_taker
+from agentdoc.records import Journal, take_cancel_request
 from agentdoc.turn.approvals import Approvals
 from agentdoc.turn.ending import Problem, TurnEnding
 from agentdoc.turn.session import TurnPlan
@@ -76,7 +76,6 @@ class ReplyStream:
         cancelled, and why agentdoc stopped the agent if it did."""
         self.proc, self.turn = proc, plan.turn
         interval = self.settings.flush_interval
-        take_cancel = cancel_taker(self.path)
         last_flush = last_line = last_check = last_look = time.monotonic()
         dirty = False
         while True:
@@ -84,7 +83,7 @@ class ReplyStream:
             now = time.monotonic()
             if now - last_check >= 0.1:  # look for a cancel request file ten times a second
                 last_check = now
-                if take_cancel():
+                if take_cancel_request(self.path):
                     self.cancel.set()
             if self.cancel.is_set():
                 proc.stop()

@@ -13,7 +13,12 @@ from agentdoc.daemon.lock import TreeLock, find_daemon
 from agentdoc.daemon.synced.kept import kept_copies
 from agentdoc.localstate import FRESH_FOR, move_out, state_folder
 from agentdoc.records import Status, now_iso, write_status
-from agentdoc.records.status import all_statuses, cancel_path, cancel_taker, request_cancel
+from agentdoc.records.status import (
+    all_statuses,
+    cancel_path,
+    request_cancel,
+    take_cancel_request,
+)
 from agentdoc.userstate import user_state_dir
 
 
@@ -127,17 +132,15 @@ def test_a_turns_cancel_look_follows_its_folder_becoming_synced(
 ) -> None:
     clock = SimpleNamespace(now=1000.0)
     fake = SimpleNamespace(monotonic=lambda: clock.now)
-    monkeypatch.setattr("agentdoc.records.status.time", fake)
     monkeypatch.setattr("agentdoc.localstate.time", fake)
     notes = tmp_path / "notes"
     notes.mkdir()
     doc = notes / "chat.md"
     doc.write_text("# chat\n")
-    take = cancel_taker(doc)
     request_cancel(doc)
-    assert take() and not take()
+    assert take_cancel_request(doc) and not take_cancel_request(doc)
     before = cancel_path(doc)
     synced(notes)  # a sync tool's marker appears while the turn streams
     clock.now += FRESH_FOR
     assert request_cancel(doc) != before  # `agentdoc cancel` writes where the state is now
-    assert take()
+    assert take_cancel_request(doc)
