@@ -295,18 +295,18 @@ def _flatten(content: Any) -> str:
 
 
 def _result(raw: dict[str, Any]) -> Event:
-    usage = _obj(raw.get("usage"))
+    usage, model_usage = _obj(raw.get("usage")), _obj(raw.get("modelUsage"))
     denials = raw.get("permission_denials")
-    costs = _model_costs(_obj(raw.get("modelUsage")))
+    costs = _model_costs(model_usage)
     return Result.model_validate(
         _fields(
             raw,
             errors=raw.get("errors") or [],
             input_tokens=_input_tokens(usage),
             output_tokens=usage.get("output_tokens") or 0,
-            models=list(_obj(raw.get("modelUsage"))),
-            context_window=_context_window(_obj(raw.get("modelUsage"))),
-            model_tokens=_model_tokens(_obj(raw.get("modelUsage"))),
+            models=list(model_usage),
+            context_window=_context_window(model_usage),
+            model_tokens=_model_tokens(model_usage),
             own_weight=token_weight(usage),
             model_costs=list(costs.values()),
             prices=model_prices(costs),
