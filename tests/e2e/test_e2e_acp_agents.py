@@ -31,7 +31,7 @@ from tests.support.contract import (
     serve,
     without_own_permission,
 )
-from tests.support.processes import run_cli, state_of
+from tests.support.processes import command_lines, run_cli, state_of
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -202,16 +202,6 @@ def _running_in(served: Served, folder: Path) -> list[int]:
     return found
 
 
-def _argvs(served: Served) -> list[bytes]:
-    """The command lines of the agent's processes; one that ended meanwhile is left out (an
-    agent's helpers come and go)."""
-    found = []
-    for pid in served.agent_processes():
-        with contextlib.suppress(OSError):
-            found.append(Path(f"/proc/{pid}/cmdline").read_bytes())
-    return found
-
-
 def test_document_values_that_would_be_flags_start_nothing(served: Served) -> None:
     # In a folder of their own: an agent started for one of them would work there. (The
     # conversation's own agent may be started again meanwhile, as the daemon takes its last
@@ -249,7 +239,7 @@ def test_a_working_folder_named_like_a_flag_is_only_a_folder(served: Served) -> 
     path.write_text(f"---\nagentdoc:\n  agent: {served.name}\n  cwd: -x\n---\n\n## User\n\nHi.\n")
     served.api.wait_paused(timeout=TIMEOUT)
     try:
-        argvs = _argvs(served)
+        argvs = list(command_lines(served.agent_processes()).values())
     finally:
         served.api.release()
     wait_for(lambda: state_of(path) == "idle", "the dashed folder's turn", timeout=TIMEOUT)

@@ -8,7 +8,6 @@ each costs about what the first did; a footer that counts an earlier turn too re
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.claude_watch import ask, paused, served
-from tests.support.processes import processes_with_env, run_cli, state_of
+from tests.support.processes import command_lines, processes_with_env, run_cli, state_of
 from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -66,12 +65,8 @@ def test_footers_and_spent_count_each_turn_once(
 
 def streaming_cli(env: dict[str, str]) -> int:
     """The one CLI of this test's daemon (a CLI per turn: the turn's own)."""
-    found = []
-    for pid in processes_with_env("HOME", env["HOME"]):
-        with contextlib.suppress(OSError):  # a helper of the CLI's may end meanwhile
-            if b"--output-format=stream-json" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-    [pid] = found
+    lines = command_lines(processes_with_env("HOME", env["HOME"]))
+    [pid] = [pid for pid, line in lines.items() if b"--output-format=stream-json" in line]
     return pid
 
 

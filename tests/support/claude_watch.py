@@ -13,6 +13,7 @@ from agentdoc.agents.fakeapi.script import ScriptEntry
 from tests.support.claude_cli import agentdoc_env
 from tests.support.processes import (
     WatchProcess,
+    command_lines,
     processes_with_env,
     state_of,
     watching,
@@ -42,12 +43,8 @@ def warm_env(tmp_path: Path, api: FakeMessagesAPI, **settings: Any) -> dict[str,
 
 def warm_clis(env: dict[str, str]) -> list[int]:
     """The long-lived CLIs of this test, alive now."""
-    found = []
-    for pid in processes_with_env("HOME", env["HOME"]):
-        with contextlib.suppress(OSError):
-            if b"--input-format=stream-json" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
-    return sorted(found)
+    lines = command_lines(processes_with_env("HOME", env["HOME"]))
+    return sorted(pid for pid, line in lines.items() if b"--input-format=stream-json" in line)
 
 
 @contextlib.contextmanager

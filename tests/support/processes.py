@@ -148,6 +148,16 @@ def processes_with_env(key: str, value: str) -> list[int]:
     return found
 
 
+def command_lines(pids: Sequence[int]) -> dict[int, bytes]:
+    """The raw command lines of those of `pids` still running: a process listed a moment ago
+    (an agent's short-lived helper) may have ended by the time it is read."""
+    found = {}
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            found[pid] = Path(f"/proc/{pid}/cmdline").read_bytes()
+    return found
+
+
 def kill_all(pids: Sequence[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):

@@ -75,8 +75,8 @@ def test_ask_hands_the_prompt_to_the_running_daemon(
 ) -> None:
     path = folder / "chat.md"
     path.write_text(ANSWERED)
-    # Asked once the daemon knows the document: a prompt its first walk reads before the
-    # save's event comes is told as found at start (a race of the daemon's first second).
+    # Asked once the daemon knows the document: this test is about the hand-over; a prompt
+    # written as the first walk reads it is tests/daemon/test_start_pending.py's.
     with Running(make_daemon(folder, claude_on_path), discovered=True) as daemon:
         result = CliRunner().invoke(cli, ["ask", str(path), "Second?"])
         assert result.exit_code == 0, result.output
