@@ -29,7 +29,7 @@ endif
 JOBS ?= 4
 PYTEST := $(BIN)/pytest -q -ra -p no:cacheprovider
 
-.PHONY: demo check test e2e e2e-oldest lint install editors docs
+.PHONY: demo check test e2e e2e-oldest lint install editors docs peer bench
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -97,6 +97,19 @@ editors:
 	} >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(EDITOR_PACKAGES) >/dev/null; } || \
 		echo "note: install $(EDITOR_PACKAGES) to run the real-editor tests"
+
+# The peer the benchmarks' `peer` row measures against (a Rust tool from PyPI), in an environment
+# of its own so nothing of it reaches agentdoc's.
+PEER_VERSION := 0.35.342
+peer: .peer/.installed
+.peer/.installed:
+	$(PYTHON) -m venv .peer
+	.peer/bin/pip install --quiet agent-doc==$(PEER_VERSION)
+	touch $@
+
+# Every benchmark row (about 6 minutes on 2 cores): see benchmarks/README.md.
+bench: install peer
+	$(BIN)/python benchmarks/run.py --quick --check
 
 # The files whose end-to-end tests exercise what differs between Claude Code releases (the
 # stream, sessions, thinking, approvals, the warm CLI, history, context, big output, the

@@ -26,6 +26,7 @@ import core
 import daemon
 import instant
 import live
+import peer
 import scale
 import searching
 import snapshot
@@ -101,6 +102,7 @@ BENCHMARKS: dict[str, tuple[str, Runner]] = {
     "search": ("search 10,000 exchanges", lambda d, r, c: searching.bench_search(d, r.turn, c)),
     "watch": ("watch process, real CLI", lambda d, r, c: daemon.bench_daemon(d, r.first, c)),
     "pace": ("a turn at a model's pace", lambda d, r, c: daemon.bench_pace(d, r.first, c)),
+    "peer": ("one-shot turn against agent-doc", lambda d, r, c: peer.bench_peer(d, r.first, c)),
     "many": ("24 documents at once", lambda d, r, c: daemon.bench_many(d, r.first, c)),
     "poll": ("idle --poll, 5,000 notes", lambda d, r, c: daemon.bench_poll(d, r.idle, c)),
     "web": ("the page: latency, CPU per delta", lambda d, r, c: web.bench_web(d, r.warm, c)),
