@@ -14,79 +14,87 @@ turns through the agent's `Agent`, ``options`` tells what a document's agent is 
 the offline vendor APIs that the demo and the end-to-end tests point the real agents at.
 """
 
-from agentdoc.agents.base.agent import Agent
-from agentdoc.agents.base.checks import Check, Outcome
-from agentdoc.agents.base.clearance import Clearance
-from agentdoc.agents.base.events import (
-    Activity,
-    Event,
-    OptionKind,
-    PermissionAsked,
-    PermissionWithdrawn,
-    Retrying,
-)
-from agentdoc.agents.base.failure import STALLED, Failure
-from agentdoc.agents.base.marks import TurnMark
-from agentdoc.agents.base.process import END, AgentTurn, EndOfStream, WarmAgent
-from agentdoc.agents.base.prompt import ImagePart, ImageType
-from agentdoc.agents.base.reply import Reply, ReplyBuilder, TextPart, ThinkingPart, ToolPart
-from agentdoc.agents.base.request import AgentRequest
-from agentdoc.agents.checking import agent_checks
-from agentdoc.agents.folderfiles import folder_files
-from agentdoc.agents.history import branch_point, mark_turn, restore_files, unrestorable
-from agentdoc.agents.launch import prepare_warm, start_turn
-from agentdoc.agents.options import SessionOptions, session_options
-from agentdoc.agents.registry import (
-    LEGACY_AGENT,
-    AgentSpec,
-    agent_named,
-    builtin_agents,
-    known_agents,
-    recorded_owner,
-    resolve_agent,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "END",
-    "LEGACY_AGENT",
-    "STALLED",
-    "Activity",
-    "Agent",
-    "AgentRequest",
-    "AgentSpec",
-    "AgentTurn",
-    "Check",
-    "Clearance",
-    "EndOfStream",
-    "Event",
-    "Failure",
-    "ImagePart",
-    "ImageType",
-    "OptionKind",
-    "Outcome",
-    "PermissionAsked",
-    "PermissionWithdrawn",
-    "Reply",
-    "ReplyBuilder",
-    "Retrying",
-    "SessionOptions",
-    "TextPart",
-    "ThinkingPart",
-    "ToolPart",
-    "TurnMark",
-    "WarmAgent",
-    "agent_checks",
-    "agent_named",
-    "branch_point",
-    "builtin_agents",
-    "folder_files",
-    "known_agents",
-    "mark_turn",
-    "prepare_warm",
-    "recorded_owner",
-    "resolve_agent",
-    "restore_files",
-    "session_options",
-    "start_turn",
-    "unrestorable",
-]
+from agentdoc.lazy import lazy_exports
+
+if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.agents.base.agent import Agent as Agent
+    from agentdoc.agents.base.checks import Check as Check
+    from agentdoc.agents.base.checks import Outcome as Outcome
+    from agentdoc.agents.base.clearance import Clearance as Clearance
+    from agentdoc.agents.base.events import Activity as Activity
+    from agentdoc.agents.base.events import Event as Event
+    from agentdoc.agents.base.events import OptionKind as OptionKind
+    from agentdoc.agents.base.events import PermissionAsked as PermissionAsked
+    from agentdoc.agents.base.events import PermissionWithdrawn as PermissionWithdrawn
+    from agentdoc.agents.base.events import Retrying as Retrying
+    from agentdoc.agents.base.failure import STALLED as STALLED
+    from agentdoc.agents.base.failure import Failure as Failure
+    from agentdoc.agents.base.marks import TurnMark as TurnMark
+    from agentdoc.agents.base.process import END as END
+    from agentdoc.agents.base.process import AgentTurn as AgentTurn
+    from agentdoc.agents.base.process import EndOfStream as EndOfStream
+    from agentdoc.agents.base.process import WarmAgent as WarmAgent
+    from agentdoc.agents.base.prompt import ImagePart as ImagePart
+    from agentdoc.agents.base.prompt import ImageType as ImageType
+    from agentdoc.agents.base.reply import Reply as Reply
+    from agentdoc.agents.base.reply import ReplyBuilder as ReplyBuilder
+    from agentdoc.agents.base.reply import TextPart as TextPart
+    from agentdoc.agents.base.reply import ThinkingPart as ThinkingPart
+    from agentdoc.agents.base.reply import ToolPart as ToolPart
+    from agentdoc.agents.base.request import AgentRequest as AgentRequest
+    from agentdoc.agents.checking import agent_checks as agent_checks
+    from agentdoc.agents.folderfiles import folder_files as folder_files
+    from agentdoc.agents.history import branch_point as branch_point
+    from agentdoc.agents.history import mark_turn as mark_turn
+    from agentdoc.agents.history import restore_files as restore_files
+    from agentdoc.agents.history import unrestorable as unrestorable
+    from agentdoc.agents.launch import prepare_warm as prepare_warm
+    from agentdoc.agents.launch import start_turn as start_turn
+    from agentdoc.agents.options import SessionOptions as SessionOptions
+    from agentdoc.agents.options import session_options as session_options
+    from agentdoc.agents.registry import LEGACY_AGENT as LEGACY_AGENT
+    from agentdoc.agents.registry import AgentSpec as AgentSpec
+    from agentdoc.agents.registry import agent_named as agent_named
+    from agentdoc.agents.registry import builtin_agents as builtin_agents
+    from agentdoc.agents.registry import known_agents as known_agents
+    from agentdoc.agents.registry import recorded_owner as recorded_owner
+    from agentdoc.agents.registry import resolve_agent as resolve_agent
+
+__all__, __getattr__ = lazy_exports(
+    __name__,
+    {
+        "base.agent": ("Agent",),
+        "base.checks": ("Check", "Outcome"),
+        "base.clearance": ("Clearance",),
+        "base.events": (
+            "Activity",
+            "Event",
+            "OptionKind",
+            "PermissionAsked",
+            "PermissionWithdrawn",
+            "Retrying",
+        ),
+        "base.failure": ("STALLED", "Failure"),
+        "base.marks": ("TurnMark",),
+        "base.process": ("END", "AgentTurn", "EndOfStream", "WarmAgent"),
+        "base.prompt": ("ImagePart", "ImageType"),
+        "base.reply": ("Reply", "ReplyBuilder", "TextPart", "ThinkingPart", "ToolPart"),
+        "base.request": ("AgentRequest",),
+        "checking": ("agent_checks",),
+        "folderfiles": ("folder_files",),
+        "history": ("branch_point", "mark_turn", "restore_files", "unrestorable"),
+        "launch": ("prepare_warm", "start_turn"),
+        "options": ("SessionOptions", "session_options"),
+        "registry": (
+            "LEGACY_AGENT",
+            "AgentSpec",
+            "agent_named",
+            "builtin_agents",
+            "known_agents",
+            "recorded_owner",
+            "resolve_agent",
+        ),
+    },
+)

@@ -8,20 +8,23 @@ from here, so a document can never choose a program to run (PRODUCT.md §8).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import import_module
 from types import MappingProxyType
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentdoc.agents.acp import ACP
 from agentdoc.agents.base.agent import Agent
-from agentdoc.agents.claude import CLAUDE
 from agentdoc.config import AGENT_NAME, AgentConfig, Settings
 from agentdoc.errors import AgentdocError
 
 Protocol = Literal["claude", "acp"]
-# Each protocol's `Agent`: a new protocol is a sub-package and a row here.
-PROTOCOLS: Mapping[Protocol, Agent] = MappingProxyType({"claude": CLAUDE, "acp": ACP})
+# Each protocol's `Agent`, by the sub-package and name it lives under: a new protocol is a
+# sub-package and a row here. A protocol is loaded when an agent that speaks it is first
+# used, so a one-shot Claude turn never imports the ACP client (nor the reverse).
+PROTOCOLS: Mapping[Protocol, tuple[str, str]] = MappingProxyType(
+    {"claude": ("agentdoc.agents.claude", "CLAUDE"), "acp": ("agentdoc.agents.acp", "ACP")}
+)
 # Whose a session is when a document or record does not say: it comes from before agentdoc
 # spoke to any other agent than Claude Code.
 LEGACY_AGENT = "claude"
@@ -56,7 +59,14 @@ class AgentSpec(BaseModel):
     @property
     def agent(self) -> Agent:
         """Its protocol's `Agent`: what it can do, and how it is started."""
-        return PROTOCOLS[self.protocol]
+        return protocol_agent(self.protocol)
+
+
+def protocol_agent(protocol: Protocol) -> Agent:
+    """The `Agent` of a protocol, its sub-package loaded on first use."""
+    module, name = PROTOCOLS[protocol]
+    agent: Agent = getattr(import_module(module), name)
+    return agent
 
 
 # The npm package each built-in ships in, for install hints.
@@ -92,7 +102,7 @@ _BUILTIN_ENV: Mapping[str, Mapping[str, str]] = MappingProxyType(
 def agent_named(name: str) -> Agent:
     """The `Agent` of the agent called ``name`` in a record (a turn's mark), without the
     config: only a built-in can speak anything but ACP, and built-ins keep their protocol."""
-    return CLAUDE if name == LEGACY_AGENT else ACP
+    return protocol_agent("claude" if name == LEGACY_AGENT else "acp")
 
 
 def recorded_owner(name: str) -> str | None:

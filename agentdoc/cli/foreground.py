@@ -26,13 +26,14 @@ from agentdoc.cli.interrupt import stop_on_signals
 from agentdoc.cli.logs import log_path, open_log_file
 from agentdoc.cli.terminal import LiveView
 from agentdoc.config import config_path, load_settings
-from agentdoc.daemon import Daemon, WarmPool, own_command, paced
+from agentdoc.daemon import own_command, paced
 from agentdoc.document import NOT_ASKED_HINT, WriteLedger, byproduct_kind, conflict_original
 from agentdoc.errors import EXIT_TURN_FAILED, AgentdocError, require_existing
 from agentdoc.records import clear_dead_turn, live_turn, recover
 from agentdoc.turn import Mode, Progress, TurnRunner
 
 if TYPE_CHECKING:
+    from agentdoc.daemon import Daemon
     from agentdoc.web import Running, Serving
 
 # Whatever id the agent uses (most: UUIDs; some: `ses_…`), as the
@@ -90,7 +91,11 @@ def run_turn(
     # In a terminal the person can answer a tool's permission request right there: the CLI
     # then runs as the daemon runs it, asking over stdio, for this one turn.
     asker = TerminalAsker(path, report, view.close) if _can_ask(quiet) else None
-    pool = WarmPool(capacity=1) if asker is not None else None
+    pool = None
+    if asker is not None:
+        from agentdoc.daemon import WarmPool  # the daemon's machinery only for a person asking
+
+        pool = WarmPool(capacity=1)
     try:
         runner = TurnRunner(
             path,
@@ -184,6 +189,8 @@ def watch_in_foreground(
     for shown in logging.getLogger().handlers:
         if isinstance(shown, logging.StreamHandler) and shown.stream in (sys.stderr, sys.stdout):
             shown.addFilter(_not_told)  # the view prints these failures itself
+    from agentdoc.daemon import Daemon  # not loaded by one-shot turns, which are timed per process
+
     settings = load_settings()
     daemon = Daemon(
         roots,

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.support.fake_claude import FakeClaude
 
 HEAVY = (
     "markdown_it",
@@ -28,9 +32,14 @@ print(json.dumps(sorted(m for m in sys.modules)), file=sys.stderr)
 """
 
 
-def loaded_by(args: list[str], cwd: str) -> set[str]:
+def loaded_by(args: list[str], cwd: str, env: dict[str, str] | None = None) -> set[str]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=cwd, check=False
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+        env=None if env is None else {**os.environ, **env},
     )
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
@@ -47,3 +56,21 @@ def test_help_loads_no_logging(tmp_path: Path) -> None:
     # --help is measured against a bare interpreter (benchmarks/): the log set-up of -v is
     # not loaded to print it.
     assert "logging" not in loaded_by(["--help"], str(tmp_path))
+
+
+def test_a_one_shot_claude_turn_loads_neither_the_other_protocol_nor_the_daemon(
+    tmp_path: Path, fake_claude: Callable[..., FakeClaude]
+) -> None:
+    # `agentdoc run` pays for each module it imports on every turn (benchmarks/: `run/10K`).
+    fake = fake_claude("plain_text.ndjson")
+    doc = tmp_path / "chat.md"
+    doc.write_text("---\nagentdoc: {}\n---\n\n## User\n\nhi there\n", encoding="utf-8")
+    modules = loaded_by(
+        ["run", "-q", str(doc)],
+        str(tmp_path),
+        {**fake.env, "AGENTDOC_CLAUDE": str(fake.executable)},
+    )
+    assert "agentdoc.agents.claude" in modules  # the turn ran
+    assert "## Assistant" in doc.read_text(encoding="utf-8")
+    unused = ("agentdoc.agents.acp", "agentdoc.daemon.service", "agentdoc.daemon.pool", "watchdog")
+    assert [m for m in unused if m in modules] == []
