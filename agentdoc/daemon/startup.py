@@ -27,7 +27,7 @@ from agentdoc.daemon.state import DocState, Loop
 from agentdoc.daemon.synced.gitguard import written_by_git
 from agentdoc.daemon.syncing import Act
 from agentdoc.daemon.watch.settle import read_stable
-from agentdoc.daemon.watch.tree import changed_ns, maybe_session, mtime_ns, starts_as_session
+from agentdoc.daemon.watch.tree import maybe_session, starts_as_session, times_ns
 from agentdoc.document import (
     WriteLedger,
     decode,
@@ -59,9 +59,9 @@ def read_found(
 ) -> Found | None:
     """The document at `path` as start-up finds it, or None when it is no session document;
     `elsewhere`: another machine answers it, so a reply open in it is that machine's."""
-    mtime, arrived = mtime_ns(path), changed_ns(path)
     if not starts_as_session(path):
-        return None
+        return None  # most notes of a vault: no more than that one read
+    mtime, arrived = times_ns(path)  # before the read, so a save after it is seen as new
     data = read_stable(path)
     if data is None or not maybe_session(data):
         return None

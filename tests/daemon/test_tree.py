@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from agentdoc.daemon.startup import read_found
 from agentdoc.daemon.watch import tree
 from agentdoc.daemon.watch.tree import TreeIndex, build
+from agentdoc.document import WriteLedger
 from tests.support.fsyncs import record_stats
 
 OLD_NS = 1_600_000_000 * 10**9  # long before now: a folder mtime the index trusts
@@ -154,3 +157,29 @@ def test_start_up_tells_most_notes_from_one_short_read(
     note = tmp_path / "note.md"
     note.write_text(text, encoding="utf-8")
     assert tree.starts_as_session(note) is could_be
+
+
+def test_start_up_looks_at_a_plain_note_with_one_read_and_no_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Start-up does this for each of a vault's notes, the daemon's watch hearing every open.
+    note = tmp_path / "note.md"
+    note.write_text("---\ntitle: Note\n---\n\n# Note\n", encoding="utf-8")
+    looked_at = record_stats(monkeypatch)
+    assert read_found(note, WriteLedger()) is None
+    assert looked_at == []
+
+
+def test_a_fifo_put_where_a_note_was_listed_does_not_hold_start_up(tmp_path: Path) -> None:
+    fifo = tmp_path / "note.md"
+    os.mkfifo(fifo)  # no writer: a blocking open would wait for one forever
+    answers: list[bool] = []
+    looking = threading.Thread(target=lambda: answers.append(tree.starts_as_session(fifo)))
+    looking.start()
+    looking.join(timeout=10)
+    held = looking.is_alive()
+    if held:  # released before failing, so the test leaves no thread behind
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        looking.join()
+    assert not held
+    assert answers == [False]

@@ -288,22 +288,33 @@ def starts_as_session(path: Path) -> bool:
     """Whether the file may be a session document, from one read of its start: start-up does
     not read every note of a vault whole (nor twice). A whole note read here without the
     `agentdoc` key is none (its settings must name it in any encoding a document may have)."""
+    note_own_open(path)
     try:
-        note_own_open(path)
-        with path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES)
+        # Not through a file object: start-up does this for each of a vault's notes. Never
+        # blocking: a FIFO put where a note was listed opens at once and reads nothing.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return False
+    try:
+        head = b""
+        while len(head) < HEAD_BYTES and (more := os.read(fd, HEAD_BYTES - len(head))):
+            head += more
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
     if not maybe_session(head):
         return False
     return len(head) == HEAD_BYTES or b"agentdoc" in head
 
 
-def mtime_ns(path: Path) -> int:
+def times_ns(path: Path) -> tuple[int, int]:
+    """The file's mtime, and when it last changed (see `changed_ns`); zeros if it is gone."""
     try:
-        return path.stat().st_mtime_ns
+        st = os.stat(path)
     except OSError:
-        return 0
+        return 0, 0
+    return st.st_mtime_ns, max(st.st_mtime_ns, st.st_ctime_ns)
 
 
 def changed_ns(path: Path) -> int:
