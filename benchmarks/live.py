@@ -24,6 +24,7 @@ from measure import CheckFailed, Row, alternate, format_seconds, wait_until
 
 from agentdoc.config import Settings
 from agentdoc.daemon import own_command
+from agentdoc.daemon.events import Stop
 from agentdoc.daemon.service import Daemon
 from agentdoc.turn.outcome import Progress
 from agentdoc.turn.runner import TurnRunner
@@ -148,7 +149,7 @@ def _check_turns(turns: _Turns) -> None:
 
 @contextmanager
 def running(daemon: Daemon) -> Iterator[Daemon]:
-    stop = threading.Event()
+    stop = Stop()
     thread = threading.Thread(target=daemon.run, args=(stop,), name="bench-daemon", daemon=True)
     thread.start()
     try:

@@ -181,7 +181,9 @@ def watch_in_foreground(
     """The daemon until Ctrl-C or SIGTERM, with a live view of its turns, logging to
     `log_file` (None: no file) as well as to the terminal (and the web page, when `serving` or
     the config's `serve` asks for it)."""
-    stop = threading.Event()
+    from agentdoc.daemon import Daemon, Stop  # not loaded by one-shot turns, timed per process
+
+    stop = Stop()  # wakes the daemon's sleeping loop too
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     roots = paths or [Path.cwd()]
@@ -189,8 +191,6 @@ def watch_in_foreground(
     for shown in logging.getLogger().handlers:
         if isinstance(shown, logging.StreamHandler) and shown.stream in (sys.stderr, sys.stdout):
             shown.addFilter(_not_told)  # the view prints these failures itself
-    from agentdoc.daemon import Daemon  # not loaded by one-shot turns, which are timed per process
-
     settings = load_settings()
     daemon = Daemon(
         roots,

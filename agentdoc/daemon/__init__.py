@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from agentdoc.lazy import lazy_exports
 
 if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at run time
+    from agentdoc.daemon.events import Stop as Stop
     from agentdoc.daemon.gate import own_command as own_command
     from agentdoc.daemon.lock import find_daemon as find_daemon
     from agentdoc.daemon.lock import stop_daemon as stop_daemon
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
 __all__, __getattr__ = lazy_exports(
     __name__,
     {
+        "events": ("Stop",),
         "gate": ("own_command",),
         "lock": ("find_daemon", "stop_daemon"),
         "pool": ("WarmPool",),

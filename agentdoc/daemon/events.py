@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,3 +117,24 @@ class Deadlines:
         if not self._heap:
             return longest
         return max(0.0, min(longest, self._heap[0][0] - time.monotonic()))
+
+
+class Stop(threading.Event):
+    """What stops a daemon. Setting it also wakes the threads that sleep on the daemon's
+    queues (`wake_on`), so a loop with nothing to do may sleep long and still stop at once,
+    from a signal handler too (each waker only puts on a `queue.SimpleQueue`). A plain
+    `threading.Event` stops a daemon as well, noticed within its idle tick."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._wakers: list[Callable[[], None]] = []
+
+    def wake_on(self, waker: Callable[[], None]) -> None:
+        self._wakers.append(waker)
+        if self.is_set():  # set before the daemon was listening
+            waker()
+
+    def set(self) -> None:
+        super().set()
+        for waker in list(self._wakers):
+            waker()

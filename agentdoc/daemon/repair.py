@@ -40,6 +40,9 @@ class Repairs:
     def forget(self, path: Path) -> None:
         self._owed.pop(path, None)
 
+    def pending(self) -> bool:
+        return bool(self._owed)
+
     def due(self) -> list[Path]:
         """The documents to try again now (the periodic fallback)."""
         if not self._owed or time.monotonic() < self._next:

@@ -34,6 +34,7 @@ from agentdoc.daemon.events import (
     Recheck,
     Release,
     Remote,
+    Stop,
     TurnEnded,
     Unsent,
 )
@@ -78,6 +79,12 @@ SHUTDOWN_GRACE = 10.0
 FRESH_MARGIN_NS = 1_000_000_000
 DISCOVERY_BATCH = 64  # files looked at between two checks for a waiting save
 CONFIG_LOOK_EVERY = 1.0  # seconds between looks at the config file's stamp
+# The longest the loop sleeps on its queue. Events and deadlines wake it at once; these bound
+# only its chores (start-up discovery, owed repairs, held prompts, idle warm agents, the
+# config). A woken thread costs tens of microseconds, so a daemon with nothing to do stays
+# asleep: ten wake-ups a second were a tenth of a streaming turn's CPU.
+BUSY_TICK = 0.1  # while start-up discovers the tree or a repair is owed
+IDLE_TICK = 1.0
 
 
 def _load(path: Path) -> Settings:
@@ -105,7 +112,8 @@ class Daemon:
     # The user's config file, read again whenever it is saved (None: the settings stay).
     config: Path | None = None
     _docs: dict[Path, DocState] = field(default_factory=dict, init=False)
-    _events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue, init=False)
+    # None wakes the loop (a `Stop` set): nothing to handle, only `stop` to look at.
+    _events: queue.SimpleQueue[Event | None] = field(default_factory=queue.SimpleQueue, init=False)
     _deadlines: Deadlines = field(default_factory=Deadlines, init=False)
     _found: queue.SimpleQueue[Path] = field(default_factory=queue.SimpleQueue, init=False)
     _watcher: Watcher | None = field(default=None, init=False)
@@ -177,6 +185,9 @@ class Daemon:
             watcher.start(self._found.put, background=True)
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
+            if isinstance(stop, Stop):
+                stop.wake_on(partial(self._events.put, None))
+                stop.wake_on(watcher.wake)
             remote = partial(self._put, Remote)
             start_polling(self.syncing.conversations, lambda: self.settings, remote, stop)
             self.ready.set()
@@ -198,6 +209,7 @@ class Daemon:
                 if config is not None and (reread := config.look()) is not None:
                     self._guarded(None, partial(self._reconfigure, reread, started, lock))
             self._shutdown()
+            watcher.wake()  # a plain Event: the feed would see it only at its next tick
             feeder.join(timeout=5)
         finally:
             watcher.stop()
@@ -226,7 +238,8 @@ class Daemon:
     def _tick(self, watcher: Watcher) -> None:
         """One turn of the loop: an event (or a batch of start-up discovery), the deadlines
         due, and the chores of the loop's own."""
-        self._step(self._deadlines.wait(0.1))
+        busy = not self.discovered.is_set() or self.repairs.pending()
+        self._step(self._deadlines.wait(BUSY_TICK if busy else IDLE_TICK))
         for event in self._deadlines.due():
             self._handle(event)
         if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
@@ -307,6 +320,8 @@ class Daemon:
                 event = self._events.get(timeout=timeout)
             else:
                 event = self._events.get_nowait()
+            if event is None:
+                return  # woken: the loop looks at `stop`
         except queue.Empty:
             # Start-up discovery only when no save is waiting: a save goes first.
             for path in take(self._found, DISCOVERY_BATCH):

@@ -11,7 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from agentdoc.cli import cli
+from agentdoc.daemon import service
 from agentdoc.daemon.service import Daemon
+from agentdoc.daemon.watch import watcher
 from agentdoc.errors import AgentdocError
 from agentdoc.records import status
 from tests.support.daemon import (
@@ -312,3 +314,16 @@ def test_saves_are_served_while_the_first_walk_goes_on(
         release.set()
     # Found by the walk, and (without --send-pending) left alone.
     assert [c["stdin"] for c in plain_claude.calls()] == ["hi there"]
+
+
+def test_an_idle_daemon_sleeps_on_its_queues_and_still_stops_at_once(
+    folder: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With nothing to do, the loop and the watch's feed wait on their queues (here up to an
+    # hour, and no rescan); setting the daemon's `Stop` wakes both.
+    monkeypatch.setattr(service, "IDLE_TICK", 3600.0)
+    monkeypatch.setattr(watcher, "TICK", 3600.0)
+    settings = plain_claude.settings(settle_step=0.1, settle_max=1.0)
+    daemon = Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0)
+    with Running(daemon, discovered=True):
+        pass  # leaving the block sets the Stop, and fails unless the daemon's thread ends

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agentdoc.daemon.events import Stop
 from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.watch import tree
 from agentdoc.daemon.watch.watcher import Watcher
@@ -56,7 +57,7 @@ def _during_walk(monkeypatch: pytest.MonkeyPatch, doomed: Path) -> None:
 def _fails(daemon: Daemon) -> AgentdocError:
     """Run `daemon` until it ends; the agentdoc error it ends with."""
     ended: list[BaseException] = []
-    stop = threading.Event()
+    stop = Stop()
 
     def run() -> None:
         try:

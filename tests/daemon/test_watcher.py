@@ -79,6 +79,7 @@ class Running:
 
     def close(self) -> None:
         self.stop.set()
+        self.watcher.wake()
         self.thread.join(timeout=TIMEOUT)
         self.watcher.stop()
         assert not self.thread.is_alive(), "changes() did not return after stop was set"
@@ -383,10 +384,15 @@ def test_rescan_leaves_a_save_in_hand_to_settle(
     assert watcher._settler.holds(missed)
 
 
-def test_changes_returns_promptly_when_stopped(watch: StartWatch, folder: Path) -> None:
+def test_changes_returns_once_stopped_and_woken(
+    watch: StartWatch, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An idle watch sleeps on its queue (here up to an hour); the daemon's `Stop` wakes it.
+    monkeypatch.setattr(watcher_mod, "TICK", 3600.0)
     run = watch([folder])
     run.stop.set()
-    run.thread.join(timeout=1.0)
+    run.watcher.wake()
+    run.thread.join(timeout=10)
     assert not run.thread.is_alive()
 
 

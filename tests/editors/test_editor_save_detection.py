@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from agentdoc.daemon.events import Stop
 from agentdoc.daemon.service import Daemon
 from agentdoc.daemon.watch import watcher as watcher_mod
 from agentdoc.daemon.watch.settle import read_stable
@@ -102,6 +103,7 @@ class Watched:
 
     def close(self) -> None:
         self.stop.set()
+        self.watcher.wake()
         self.thread.join(TIMEOUT)
         self.watcher.stop()
 
@@ -167,7 +169,7 @@ def test_the_daemon_sends_a_prompt_vim_saved_without_waiting_for_quiet(
     doc = folder / "chat.md"
     settings = plain_claude.settings(settle_step=60.0, settle_max=120.0)
     daemon = Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0)
-    stop = threading.Event()
+    stop = Stop()
     thread = threading.Thread(target=daemon.run, args=(stop,))
     thread.start()
     try:

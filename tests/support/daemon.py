@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from watchdog.observers import inotify_c
 
+from agentdoc.daemon.events import Stop
 from agentdoc.daemon.service import Daemon
 from agentdoc.document import parser as document
 from agentdoc.records import status
@@ -28,7 +29,7 @@ class Running:
     def __init__(self, daemon: Daemon, *, discovered: bool = False) -> None:
         self.daemon = daemon
         self.discovered = discovered
-        self.stop = threading.Event()
+        self.stop = Stop()
         self.thread = threading.Thread(target=daemon.run, args=(self.stop,))
 
     def __enter__(self) -> Daemon:

@@ -59,7 +59,9 @@ log = logging.getLogger(__name__)
 DOUBLE_WATCH_WARNING = r"Callback with id .* already exists for watch"
 warnings.filterwarnings("ignore", message=DOUBLE_WATCH_WARNING, category=RuntimeWarning)
 
-TICK = 0.05  # longest wait on the queue, so a set stop event is noticed promptly
+# The longest wait on the queue when nothing is due (settling, a rescan): a stop wakes the wait
+# (`wake`), so an idle watch need not look at it twenty times a second.
+TICK = 1.0
 
 # A rescan that finds nothing doubles the wait before the next one, up to this many times the
 # configured interval; any activity brings it back to the interval.
@@ -114,7 +116,8 @@ class Watcher:
         self._on_polling = on_polling
         self.polling: str | None = None  # why it polls though not asked to
         self._refusals = REFUSALS.count
-        self._queue: queue.SimpleQueue[tuple[Path, bool]] = queue.SimpleQueue()
+        # None: a wake (`wake`), no path.
+        self._queue: queue.SimpleQueue[tuple[Path, bool] | None] = queue.SimpleQueue()
         self._index: TreeIndex | None = None  # None until the first walk is done
         self._to_follow: set[Path] = set()  # asked for while the first walk went on
         self._overflows = OVERFLOWS.count
@@ -222,6 +225,11 @@ class Watcher:
         self._on_polling(self.polling)
         return True
 
+    def wake(self) -> None:
+        """Have `changes` look at its stop event now (safe from any thread, and from a signal
+        handler: a `SimpleQueue` put)."""
+        self._queue.put(None)
+
     def stop(self) -> None:
         with self._lock:
             observer, self._observer = self._observer, None
@@ -289,18 +297,18 @@ class Watcher:
 
     def _collect(self, timeout: float) -> bool:
         try:
-            path, complete = (
-                self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
-            )
+            item = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
         except queue.Empty:
             return False
-        self._settler.touch(path, complete=complete)
+        touched = False
         while True:
+            if item is not None:
+                self._settler.touch(item[0], complete=item[1])
+                touched = True
             try:
-                path, complete = self._queue.get_nowait()
+                item = self._queue.get_nowait()
             except queue.Empty:
-                return True
-            self._settler.touch(path, complete=complete)
+                return touched
 
     def _rescan(self) -> bool:
         """Look for changes the observer did not report; True if there were any."""
