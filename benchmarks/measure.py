@@ -8,10 +8,12 @@ run in turn (A B A B ...) so that a machine that speeds up or slows down during 
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 Unit = Literal["s", "B"]
@@ -23,6 +25,16 @@ _WHAT_WIDTH = 52
 
 class CheckFailed(Exception):
     """A benchmark measured something other than what it claims (wrong output, lost turn)."""
+
+
+def installed(variable: str, local: Path, missing: str) -> str:
+    """The program the environment `variable` names, else `local` if it is there."""
+    configured = os.environ.get(variable)
+    if configured:
+        return configured
+    if local.exists():
+        return str(local)
+    raise CheckFailed(missing)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from core import FRONTMATTER
 from daemon import PACE, PACED, _env, history
-from measure import CheckFailed, Row
+from measure import CheckFailed, Row, installed
 from warm import REPO, find_claude
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
@@ -33,13 +33,11 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def find_peer() -> str:
-    configured = os.environ.get("AGENTDOC_PEER")
-    local = REPO / ".peer" / "bin" / "agent-doc"
-    if configured:
-        return configured
-    if local.exists():
-        return str(local)
-    raise CheckFailed("the peer is not installed (`make peer`, or AGENTDOC_PEER)")
+    return installed(
+        "AGENTDOC_PEER",
+        REPO / ".peer" / "bin" / "agent-doc",
+        "the peer is not installed (`make peer`, or AGENTDOC_PEER)",
+    )
 
 
 def own_cpu(argv: list[str], env: dict[str, str], cwd: Path) -> float:

@@ -27,7 +27,7 @@ import uuid
 from pathlib import Path
 
 from live import DOC, TIMEOUT, _Ends, _idle, running
-from measure import CheckFailed, Row, alternate, wait_until
+from measure import CheckFailed, Row, alternate, installed, wait_until
 
 from agentdoc.agents import END, AgentRequest, AgentTurn
 from agentdoc.agents.fakeapi import FakeMessagesAPI
@@ -43,13 +43,11 @@ TYPING = 2.0  # seconds between opening a document and saving a prompt into it (
 
 
 def find_claude() -> str:
-    configured = os.environ.get("AGENTDOC_CLAUDE")
-    local = REPO / "node_modules" / ".bin" / "claude"
-    if configured:
-        return configured
-    if local.exists():
-        return str(local)
-    raise CheckFailed("the real Claude CLI is not installed (`make install`, or AGENTDOC_CLAUDE)")
+    return installed(
+        "AGENTDOC_CLAUDE",
+        REPO / "node_modules" / ".bin" / "claude",
+        "the real Claude CLI is not installed (`make install`, or AGENTDOC_CLAUDE)",
+    )
 
 
 def _env(api: FakeMessagesAPI, home: Path) -> dict[str, str]:
