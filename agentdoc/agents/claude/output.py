@@ -26,6 +26,9 @@ from agentdoc.agents.claude.framing import LineFramer
 log = logging.getLogger(__name__)
 
 READ_SIZE = 1 << 20
+# A pipe holds 64 KiB unless its size was raised, so a read asks for no more: a bigger buffer is
+# mapped and unmapped by the allocator on every read (three system calls more, each time).
+PIPE_READ_SIZE = 1 << 16
 POLL = 0.02  # seconds between looks at a memory file that has nothing new yet
 # While every look finds more (a reply streaming), the looks space out up to this: each one
 # costs a thread's wake-up, and streamed text is written at the flush interval anyway. A look
@@ -105,7 +108,7 @@ def pipe_chunks(fd: int) -> Iterator[bytes]:
     """What a pipe delivers, in big reads, until it is closed."""
     while True:
         try:
-            chunk = os.read(fd, READ_SIZE)
+            chunk = os.read(fd, PIPE_READ_SIZE)
         except OSError as exc:  # EBADF/EIO: the pipe is gone; treat as the end of output
             log.debug("claude stdout read failed: %s", exc)
             return
