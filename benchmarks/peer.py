@@ -25,11 +25,11 @@ from core import FRONTMATTER
 from daemon import PACE, PACED, _env, history
 from measure import CheckFailed, Row, installed
 from warm import REPO, find_claude
+from watching import _cpu_seconds
 
 from agentdoc.agents.fakeapi import FakeMessagesAPI
 
 TIMEOUT = 120.0
-_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def find_peer() -> str:
@@ -53,8 +53,7 @@ def own_cpu(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     )
     try:
         os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
-        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        own = (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime: the process alone
+        own = _cpu_seconds(proc.pid)  # utime + stime: the process alone, not its children
     finally:
         with contextlib.suppress(ProcessLookupError):  # what it left behind in its session
             os.killpg(proc.pid, signal.SIGKILL)
