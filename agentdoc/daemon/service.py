@@ -182,11 +182,12 @@ class Daemon:
         try:
             # Saves are observed from here on; the first walk of the tree (which may hold a
             # great many notes) goes on behind, feeding start-up discovery as it finds files.
-            watcher.start(self._found.put, background=True)
+            watcher.start(self._discover, background=True, on_walked=self._wake)
+            self.discovery.plain = watcher.glanced.still_plain
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()
             if isinstance(stop, Stop):
-                stop.wake_on(partial(self._events.put, None))
+                stop.wake_on(self._wake)
                 stop.wake_on(watcher.wake)
             remote = partial(self._put, Remote)
             start_polling(self.syncing.conversations, lambda: self.settings, remote, stop)
@@ -245,6 +246,7 @@ class Daemon:
         if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
             self.discovered.set()
             log.info("start-up done: %d session documents", len(self._docs))
+            watcher.glanced.plain.clear()  # what discovery did not ask for is stale now
             # What start-up built (modules, parsers, the tree's index) lives as long as the
             # daemon: kept out of the collector's full passes, which otherwise walk it all
             # (tens of milliseconds) in the middle of a streaming reply.
@@ -313,6 +315,17 @@ class Daemon:
 
     def _put(self, kind: Callable[[Path], Event], path: Path) -> None:
         self._events.put(kind(path))
+
+    def _wake(self) -> None:
+        self._events.put(None)
+
+    def _discover(self, path: Path) -> None:
+        """A file the first walk found, for start-up discovery (on the walk's thread)."""
+        self._found.put(path)
+        if self._found.qsize() == 1:
+            # The loop waits on its events while nothing is found: it takes this one now, not
+            # at its next tick (an extra wake-up now and then is harmless).
+            self._wake()
 
     def _step(self, timeout: float) -> None:
         try:

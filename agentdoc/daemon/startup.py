@@ -55,11 +55,15 @@ class Found:
 
 
 def read_found(
-    path: Path, ledger: WriteLedger, elsewhere: Callable[[Path], bool] = lambda _p: False
+    path: Path,
+    ledger: WriteLedger,
+    elsewhere: Callable[[Path], bool] = lambda _p: False,
+    plain: Callable[[Path], bool] = lambda _p: False,
 ) -> Found | None:
     """The document at `path` as start-up finds it, or None when it is no session document;
-    `elsewhere`: another machine answers it, so a reply open in it is that machine's."""
-    if not starts_as_session(path):
+    `elsewhere`: another machine answers it, so a reply open in it is that machine's; `plain`:
+    a note already read and found none, unchanged since (`Glance.still_plain`)."""
+    if plain(path) or not starts_as_session(path):
         return None  # most notes of a vault: no more than that one read
     mtime, arrived = times_ns(path)  # before the read, so a save after it is seen as new
     data = read_stable(path)
@@ -125,6 +129,7 @@ class Discovery:
     poll: bool
     send_pending: bool
     started_ns: int = 0  # a file changed since then was saved by someone: its event follows
+    plain: Callable[[Path], bool] = lambda _p: False  # see `read_found`
 
     def look(self, path: Path) -> None:
         """Remember what the document at `path` holds at start-up; send nothing unless asked
@@ -140,7 +145,7 @@ class Discovery:
         tell_error(path, message, self.loop.on_progress)
 
     def one(self, path: Path) -> None:
-        found = read_found(path, self.loop.ledger, self.loop.gate.answered_elsewhere)
+        found = read_found(path, self.loop.ledger, self.loop.gate.answered_elsewhere, self.plain)
         if found is None:
             return
         if not found.session:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from watchdog.observers.api import BaseObserver
 
 from agentdoc.cli import cli
 from agentdoc.daemon import service
 from agentdoc.daemon.service import Daemon
-from agentdoc.daemon.watch import watcher
+from agentdoc.daemon.watch import observing, tree, watcher
 from agentdoc.errors import AgentdocError
 from agentdoc.records import status
 from tests.support.daemon import (
@@ -327,3 +330,77 @@ def test_an_idle_daemon_sleeps_on_its_queues_and_still_stops_at_once(
     daemon = Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0)
     with Running(daemon, discovered=True):
         pass  # leaving the block sets the Stop, and fails unless the daemon's thread ends
+
+
+def test_start_up_reads_each_plain_note_once_before_the_watch_begins(
+    tmp_path: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read while observed, each note's read comes back as an open and a close for the watch's
+    threads to build and drop; a 10,000-note vault's start-up spent more CPU on those than on
+    the reads. And a note made a session document after that read is found all the same."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    plain = [folder / f"note{n}.md" for n in range(5)]
+    for note in plain:
+        note.write_text("---\ntitle: a note\n---\n\n# Note\n")
+    chat = folder / "chat.md"
+    chat.write_text(DOC)
+    turned = folder / "turned.md"  # made a session document just after the glance
+    turned.write_text(DOC.replace("agentdoc: {}", "title: notyet"))
+    monkeypatch.setattr(tree, "FINE_RACY_NS", 0)  # written just now, yet settled
+    happened: list[str | Path] = []
+    read_start = tree._starts_as_session
+
+    def counted(path: Path) -> bool:
+        happened.append(path)
+        return read_start(path)
+
+    monkeypatch.setattr(tree, "_starts_as_session", counted)
+    real_take, real_observer = tree.Glance.take, observing.start_observer
+
+    def glance_then_edit(glance: tree.Glance, *args: Any) -> None:
+        real_take(glance, *args)
+        st = turned.stat()
+        turned.write_text(DOC.replace("agentdoc: {}", "agentdoc: {} "))  # the same size
+        os.utime(turned, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    def observer(*args: Any) -> BaseObserver:
+        happened.append("observed")
+        return real_observer(*args)
+
+    monkeypatch.setattr(tree.Glance, "take", glance_then_edit)
+    monkeypatch.setattr(watcher, "start_observer", observer)
+    with Running(make_daemon(folder, plain_claude), discovered=True) as running:
+        known = set(running.documents())
+    assert known == {chat, turned}
+    observed = happened.index("observed")
+    assert sorted(map(str, happened[:observed])) == sorted(map(str, [*plain, chat, turned]))
+    assert sorted(map(str, happened[observed + 1 :])) == sorted(map(str, [chat, turned]))
+
+
+def test_start_up_discovery_does_not_wait_for_the_loops_tick(
+    folder: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The walk wakes the loop when it finds the first file and when it is done: with ticks an
+    # hour apart, start-up still ends as soon as the walk and its reads do.
+    (folder / "chat.md").write_text(DOC)
+    monkeypatch.setattr(service, "BUSY_TICK", 3600.0)
+    monkeypatch.setattr(service, "IDLE_TICK", 3600.0)
+    # The walk begins once the loop waits for its first event.
+    waiting = threading.Event()
+    step, build = Daemon._step, tree.build
+
+    def first_wait(self: Daemon, timeout: float) -> None:
+        waiting.set()
+        step(self, timeout)
+
+    def walk_later(*args: Any) -> Any:
+        assert waiting.wait(10)
+        return build(*args)
+
+    monkeypatch.setattr(Daemon, "_step", first_wait)
+    monkeypatch.setattr(watcher, "build", walk_later)
+    settings = plain_claude.settings(settle_step=0.1, settle_max=1.0)
+    daemon = Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0)
+    with Running(daemon, discovered=True) as running:
+        assert running.documents() == [folder / "chat.md"]

@@ -183,3 +183,63 @@ def test_a_fifo_put_where_a_note_was_listed_does_not_hold_start_up(tmp_path: Pat
         looking.join()
     assert not held
     assert answers == [False]
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes written a moment ago count as settled: the glance vouches for them as it would
+    for notes older than their filesystem clock's tick."""
+    monkeypatch.setattr(tree, "FINE_RACY_NS", 0)
+
+
+@pytest.mark.usefixtures("settled")
+def test_the_glance_vouches_for_plain_notes_once_each(notes: Path) -> None:
+    seen = tree.Glance()
+    seen.take([notes], [])
+    plain = sorted(Path(p).relative_to(notes).as_posix() for p in seen.plain)
+    assert plain == sorted(f"{sub}/n{n}.md" for sub in ("a", "a/deep", "b") for n in range(3))
+    note = notes / "a" / "n0.md"
+    assert seen.still_plain(note)
+    assert not seen.still_plain(note)  # asked once: discovery looks at each note once
+    assert not seen.still_plain(notes / "chat.md")  # a session document is read as ever
+
+
+def _same_size_same_mtime(note: Path) -> None:
+    """Rewritten in place to the same size, its mtime put back (`rsync --inplace --times`)."""
+    st = note.stat()
+    with note.open("r+b") as f:
+        f.write(b"---\nagentdoc: {}\n---"[: st.st_size].ljust(st.st_size, b"\n"))
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.usefixtures("settled")
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(_same_size_same_mtime, id="in-place-same-size-and-mtime"),
+        pytest.param(lambda n: n.write_text("---\nagentdoc: {}\n---\n"), id="rewritten"),
+        pytest.param(
+            lambda n: (n.with_suffix(".new").write_text("# x\n"), n.with_suffix(".new").replace(n)),
+            id="replaced",
+        ),
+        pytest.param(lambda n: n.unlink(), id="deleted"),
+    ],
+)
+def test_a_note_changed_after_the_glance_is_read_again(
+    notes: Path, change: Callable[[Path], object]
+) -> None:
+    seen = tree.Glance()
+    seen.take([notes], [])
+    note = notes / "b" / "n1.md"
+    change(note)
+    assert not seen.still_plain(note)
+
+
+def test_the_glance_does_not_vouch_for_a_note_changed_within_its_clock_tick(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The notes were written just now: a save in the same tick would leave the same stat.
+    monkeypatch.setattr(tree, "FINE_RACY_NS", 3600 * 10**9)
+    seen = tree.Glance()
+    seen.take([notes], [])
+    assert seen.plain == {}

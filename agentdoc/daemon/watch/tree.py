@@ -289,6 +289,10 @@ def starts_as_session(path: Path) -> bool:
     not read every note of a vault whole (nor twice). A whole note read here without the
     `agentdoc` key is none (its settings must name it in any encoding a document may have)."""
     note_own_open(path)
+    return _starts_as_session(path)
+
+
+def _starts_as_session(path: Path) -> bool:
     try:
         # Not through a file object: start-up does this for each of a vault's notes. Never
         # blocking: a FIFO put where a note was listed opens at once and reads nothing.
@@ -326,3 +330,68 @@ def changed_ns(path: Path) -> int:
     except OSError:
         return 0
     return max(st.st_mtime_ns, st.st_ctime_ns)
+
+
+# A note's stat as the glance saw it: (mtime_ns, ctime_ns, size, inode). The ctime too, as
+# nothing can set it back: a tool that writes the same size in place and restores the mtime
+# (`rsync --inplace --times`) still moves it.
+Glimpse = tuple[int, int, int, int]
+# A note changed this recently may change again within the same tick of its filesystem's clock
+# without its stat showing it, so the glance does not vouch for it: a clock that counts
+# nanoseconds ticks at the kernel's pace (a few milliseconds), one that counts whole seconds
+# (FAT, HFS+, ext3) needs RACY_NS.
+FINE_RACY_NS = 100_000_000
+
+
+def _glimpse(st: os.stat_result) -> Glimpse:
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+@dataclass
+class Glance:
+    """The notes start-up read the start of before the watch began and found no session
+    document in, each with its stat then.
+
+    A vault's start-up reads the start of every note once; read while the watch is on, each
+    read comes back as two events (an open, a close) that the observer's threads turn into
+    objects only to drop them: for 10,000 notes, more CPU than the reads. Read before, the
+    walk behind the watch reads again only a note whose stat moved since (or that the glance
+    could not vouch for, see FINE_RACY_NS); a save after the watch began is an event as ever.
+    """
+
+    # Each note's glimpse kept as its hash: a vault's worth of tuples would stay in the
+    # daemon's memory after start-up (freed, but not given back to the system).
+    plain: dict[str, int] = field(default_factory=dict)
+
+    def take(self, folders: Iterable[Path], files: Iterable[Path]) -> None:
+        """Read the start of every markdown file under the roots. On a thread of its own,
+        which may still run once the watch began (a slow folder): `still_plain` is asked of
+        what it has found so far, and a note it has not reached is read as ever."""
+        now = time.time_ns()
+
+        def look(path: Path) -> None:
+            try:
+                st = os.stat(path)
+                racy = RACY_NS if st.st_ctime_ns % 1_000_000_000 == 0 else FINE_RACY_NS
+                if not stat.S_ISREG(st.st_mode) or max(st.st_mtime_ns, st.st_ctime_ns) > now - racy:
+                    return
+                # No own-open token: nothing observes these reads, so none would be taken back.
+                if not _starts_as_session(path):
+                    self.plain[str(path)] = hash(_glimpse(st))
+            except OSError:
+                return  # read at discovery, which tells what is wrong with it
+
+        try:
+            build(folders, files, look)
+        except Exception:  # only costs start-up time: every note is read as before
+            log.exception("start-up could not glance at the notes; reading each as it is found")
+
+    def still_plain(self, path: Path) -> bool:
+        """Whether `path` is a note the glance read, unchanged since (asked once a note)."""
+        seen = self.plain.pop(str(path), None)
+        if seen is None:
+            return False
+        try:
+            return hash(_glimpse(os.stat(path))) == seen
+        except OSError:
+            return False

@@ -40,7 +40,13 @@ from agentdoc.daemon.watch.fsevents import EVENT_FILTER, EventHandler
 from agentdoc.daemon.watch.observing import gone_error, start_observer
 from agentdoc.daemon.watch.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.watch.settle import Settler
-from agentdoc.daemon.watch.tree import IGNORED_DIRS, TreeIndex, build, stamp_of
+from agentdoc.daemon.watch.tree import (
+    IGNORED_DIRS,
+    Glance,
+    TreeIndex,
+    build,
+    stamp_of,
+)
 from agentdoc.daemon.watch.watchlimit import (
     OVERFLOWS,
     REFUSALS,
@@ -62,6 +68,10 @@ warnings.filterwarnings("ignore", message=DOUBLE_WATCH_WARNING, category=Runtime
 # The longest wait on the queue when nothing is due (settling, a rescan): a stop wakes the wait
 # (`wake`), so an idle watch need not look at it twenty times a second.
 TICK = 1.0
+
+# Seconds the watch waits for start-up's glance at the notes before it begins anyway: a 10,000
+# note vault takes a fifth of that.
+GLANCE_WAIT = 1.0
 
 # A rescan that finds nothing doubles the wait before the next one, up to this many times the
 # configured interval; any activity brings it back to the interval.
@@ -125,6 +135,7 @@ class Watcher:
         self._lock = threading.Lock()  # guards _observer and _index
         self._started = False
         self.walked = threading.Event()
+        self.glanced = Glance()  # the notes start-up need not read again (filled by `start`)
         self.failure: AgentdocError | None = None  # the watch itself cannot go on
 
     @property
@@ -132,15 +143,23 @@ class Watcher:
         return self._roots
 
     def start(
-        self, found: Callable[[Path], None] | None = None, *, background: bool = False
+        self,
+        found: Callable[[Path], None] | None = None,
+        *,
+        background: bool = False,
+        on_walked: Callable[[], None] = lambda: None,
     ) -> None:
-        """Start observing, then walk the roots once: the baseline of the rescan, with `found`
-        called for each markdown file. With `background`, the walk runs on a thread and this
-        returns as soon as events are observed. A second call does nothing."""
+        """Glance at the notes (`glanced`), start observing, then walk the roots once: the
+        baseline of the rescan, with `found` called for each markdown file. With `background`,
+        the walk runs on a thread and this returns as soon as events are observed; `walked` is
+        set when it is done, and `on_walked` called. A second call does nothing."""
         with self._lock:
             if self._started:
                 return
             self._started = True
+        if not self._poll:
+            self._glance()
+        with self._lock:
             # Polling is the index's own rescan (see `changes`): watchdog's polling observer
             # would stat every file of the tree, `.git/` included, every interval.
             self._observer = None if self._poll else self._start_observer()
@@ -149,14 +168,27 @@ class Watcher:
             self._on_polling(self.polling)
         report = found or nowhere
         if not background:
-            self._walk(report)
+            self._walk(report, on_walked)
             return
         walker = threading.Thread(
-            target=self._walk, args=(report,), name="agentdoc-walk", daemon=True
+            target=self._walk, args=(report, on_walked), name="agentdoc-walk", daemon=True
         )
         walker.start()
 
-    def _walk(self, found: Callable[[Path], None]) -> None:
+    def _glance(self) -> None:
+        """Glance at the notes before observing, which would report each read (see `Glance`):
+        for GLANCE_WAIT at most, as a slow folder (a network mount) must not keep the watch
+        from beginning; the glance then goes on beside it."""
+        glancing = threading.Thread(
+            target=self.glanced.take,
+            args=(self._roots.folders, self._roots.files),
+            name="agentdoc-glance",
+            daemon=True,
+        )
+        glancing.start()
+        glancing.join(GLANCE_WAIT)
+
+    def _walk(self, found: Callable[[Path], None], on_walked: Callable[[], None]) -> None:
         try:
             index = build(self._roots.folders, self._roots.files, found)
         except Exception as exc:  # on its own thread: told through `changes`, not lost
@@ -171,6 +203,7 @@ class Watcher:
                 index.follow(path, stamp_of(path))
             self._index = index
         self.walked.set()
+        on_walked()
         for copy in index.orphan_copies():
             self._on_conflict(copy)  # made while no daemon watched: the document is rebuilt
         log.debug("indexed %d folders under %s", len(index.folders), self._roots)
