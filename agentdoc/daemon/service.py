@@ -173,6 +173,7 @@ class Daemon:
     def run(self, stop: threading.Event) -> None:
         lock = TreeLock(self.roots)
         lock.acquire()
+        self.discovery.locked_ns = time.time_ns()  # `agentdoc ask` finds the daemon from here
         for root in self.roots:
             # Before anything reads a status or journal: in a synced folder they live out of
             # the tree now, and one an older agentdoc left in it is moved there first.
@@ -183,6 +184,7 @@ class Daemon:
             # Saves are observed from here on; the first walk of the tree (which may hold a
             # great many notes) goes on behind, feeding start-up discovery as it finds files.
             watcher.start(self._discover, background=True, on_walked=self._wake)
+            self.discovery.observed_ns = time.time_ns()
             self.discovery.plain = watcher.glanced.still_plain
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()

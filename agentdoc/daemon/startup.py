@@ -129,6 +129,11 @@ class Discovery:
     poll: bool
     send_pending: bool
     started_ns: int = 0  # a file changed since then was saved by someone: its event follows
+    # A file changed between these two was saved once the daemon could be found (`agentdoc
+    # ask` hands its prompt over) but before its watch began (start-up's glance at the notes
+    # comes first): no event follows, so the change is taken as the save it was.
+    locked_ns: int = 0
+    observed_ns: int = 0
     plain: Callable[[Path], bool] = lambda _p: False  # see `read_found`
 
     def look(self, path: Path) -> None:
@@ -163,9 +168,11 @@ class Discovery:
         self.hints.found_at_start(path, found.mtime)
         for copy in conflicts_of(path):  # made while no daemon watched
             self.loop.put(ConflictCopy(copy))
-        if fresh and self.poll:
-            # Polling compares later looks with the walk, which already saw this version:
-            # no event is on its way, so the save is taken as it is now.
+        unheard = self.locked_ns <= found.arrived < self.observed_ns
+        if fresh and (self.poll or unheard):
+            # Polling compares later looks with the walk, which already saw this version;
+            # a save before the watch began was not observed: no event is on its way, so the
+            # save is taken as it is now (should one come after all, it changes nothing).
             self.loop.put(Changed(path))
         elif self.send_pending:
             self.act(path, doc, snap, Known("found"), classify(Known("found"), snap))

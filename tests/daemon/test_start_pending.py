@@ -8,11 +8,13 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentdoc.daemon import startup
+from agentdoc.daemon import find_daemon, startup
 from agentdoc.daemon.service import Daemon
+from agentdoc.daemon.watch import tree
 from agentdoc.records import Status, now_iso, status, write_status
 from tests.support.daemon import DOC, Running, roles
 from tests.support.fake_claude import FakeClaude
@@ -127,6 +129,39 @@ def test_a_prompt_saved_as_the_walk_reaches_it_is_answered_and_never_told_as_wai
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
         wait_for(lambda: state(doc) == "idle", what="the turn's end")
     assert told == []
+
+
+def test_a_prompt_handed_over_before_the_watch_began_is_answered(
+    tmp_path: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`agentdoc ask` finds the daemon as soon as it holds its lock, and hands the prompt over
+    by saving it: while start-up still glances at the notes, before the watch began, the save
+    makes no event. It is answered all the same, and never told as waiting."""
+    doc = tmp_path / "chat.md"
+    doc.write_text(DOC)
+    told: list[Path] = []
+    real_tell = startup.tell_unsent
+
+    def tell(path: Path) -> None:
+        told.append(path)
+        real_tell(path)
+
+    real_take = tree.Glance.take
+
+    def asked_meanwhile(glance: tree.Glance, *args: Any) -> None:
+        assert find_daemon(doc) is not None  # what `agentdoc ask` looks for
+        real_take(glance, *args)
+        doc.write_text(ASKED)
+
+    monkeypatch.setattr(startup, "tell_unsent", tell)
+    monkeypatch.setattr(tree.Glance, "take", asked_meanwhile)
+    with Running(daemon(tmp_path, plain_claude, trusted=False), discovered=True):
+        wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
+        wait_for(lambda: state(doc) == "idle", what="the turn's end")
+    assert told == []
+    assert [c["stdin"] for c in plain_claude.calls()] == [
+        "written on the phone while the server slept"
+    ]
 
 
 def git(folder: Path, *args: str) -> None:
