@@ -7,11 +7,14 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from agentdoc.config import Settings
 from agentdoc.document import parser as document
 from agentdoc.records import read_marks, read_snapshot
+from agentdoc.turn import hooks
 from agentdoc.turn.hooks import DEFAULT_HOOKS, Hook, ToolGate, TurnEnd, TurnHook, TurnStart
 from agentdoc.turn.runner import TurnRunner
 from tests.support.clearance import own_leave
@@ -143,3 +146,24 @@ def test_waiting_for_the_tools_asks_the_holders_to_start() -> None:
     assert gate.wait(10.0)
     thread.join(10.0)
     assert started.is_set()
+
+
+def test_an_agent_waiting_for_the_snapshot_never_waits_out_its_grace(
+    doc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot leaves an agent that was asked the machine for a moment (its git processes
+    would compete with sending the request); an agent that waits for it (an ACP prompt, a
+    one-shot CLI's stdin, a held tool) has it taken at once."""
+    monkeypatch.setattr(hooks, "SNAPSHOT_GRACE", 3600.0)
+    taken: list[int] = []
+    monkeypatch.setattr(hooks, "snapshot_before", lambda _path, turn, *_args: taken.append(turn))
+    gate = ToolGate()
+    plan = SimpleNamespace(turn=3, request=SimpleNamespace(cwd=doc.parent))
+    start = TurnStart(doc, Settings(), {}, plan, gate)  # type: ignore[arg-type]
+    snapshots = hooks.FileSnapshots()
+    snapshots.before(start)
+    gate.open()
+    gate.asked.set()  # the prompt went out
+    assert gate.wait(30.0)  # then the agent waits for the gate
+    snapshots.settle()
+    assert taken == [3]

@@ -205,13 +205,25 @@ class WarmProcess:
             event.set()
 
     def _hook(self, request_id: str) -> None:
-        """The CLI is about to run a tool: it may once the running turn's `tools_after` is set."""
+        """The CLI is about to run a tool: it may once the running turn's `tools_after` is set.
+        A call that comes first is held (not answered) until `_release` answers it, even if
+        `tools_after` is set by then."""
         with self._hold_lock:
             hold = self._hold
             if hold is not None and not hold.is_set():
                 self._held.append(request_id)
-                return
-        self.write(control_response(request_id, {}))
+                if len(self._held) > 1:
+                    return  # the thread that answers them is waiting already
+            else:
+                hold = None
+        if hold is None:
+            self.write(control_response(request_id, {}))
+            return
+        # Only now does anything wait for the gate: what it waits for (the undo snapshot)
+        # may start at once rather than leave the CLI the machine while it sends the prompt.
+        threading.Thread(
+            target=self._release, args=(hold,), name="agentdoc-hold", daemon=True
+        ).start()
 
     def _release(self, hold: threading.Event) -> None:
         hold.wait()
@@ -248,13 +260,6 @@ class WarmProcess:
         self._turn = WarmTurn(self, self._stderr.total)
         if not self.write(user_message(prompt, message_id, images)):
             log.info("claude (pid %s) is gone; its turn ends at once", self.pid)
-        # After the prompt: what the turn waits for may start once something waits for it.
-        # A hook call that comes first is held (not answered) until this thread answers it,
-        # even if `tools_after` is set by then.
-        if tools_after is not None:
-            threading.Thread(
-                target=self._release, args=(tools_after,), name="agentdoc-hold", daemon=True
-            ).start()
         return self._turn
 
     def counted(self, total: float) -> None:

@@ -18,6 +18,7 @@ from agentdoc.agents import END, AgentRequest, Clearance
 from agentdoc.agents.claude.warm import WarmProcess
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
+from agentdoc.turn.hooks import ToolGate
 from tests.support.clearance import leave_for
 from tests.support.processes import alive
 from tests.support.waiting import wait_for
@@ -81,6 +82,23 @@ def test_a_turns_tools_wait_until_it_lets_them_run(stand_in: Path) -> None:
         ran.unlink()
         again = proc.begin("tool")
         assert lines_of(again)[-1]["subtype"] == "success" and ran.exists()
+    finally:
+        proc.close()
+
+
+def test_a_turns_gate_is_waited_on_only_once_a_tool_waits(stand_in: Path) -> None:
+    # Until then what the tools wait for (the undo snapshot) leaves the CLI the machine to send
+    # its request: waiting on the gate is what tells it to start at once.
+    proc = start(stand_in)
+    try:
+        quiet, tool = ToolGate(), ToolGate()
+        first = proc.begin("one", tools_after=quiet)
+        assert lines_of(first)[-1]["subtype"] == "success" and first.wait() == 0
+        assert not quiet.waited.is_set()
+        turn = proc.begin("tool", tools_after=tool)
+        wait_for(tool.waited.is_set, what="the held tool's wait on the gate")
+        tool.set()
+        assert lines_of(turn)[-1]["subtype"] == "success"
     finally:
         proc.close()
 
