@@ -100,22 +100,28 @@ def test_an_ordinary_folder_keeps_the_rule_save_it_again(
     held(doc, daemon(tmp_path, plain_claude), "already there", plain_claude)
 
 
+@pytest.fixture
+def told(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The documents start-up tells of a prompt waiting (told as ever, and listed here)."""
+    found: list[Path] = []
+    real_tell = startup.tell_unsent
+
+    def tell(path: Path) -> None:
+        found.append(path)
+        real_tell(path)
+
+    monkeypatch.setattr(startup, "tell_unsent", tell)
+    return found
+
+
 def test_a_prompt_saved_as_the_walk_reaches_it_is_answered_and_never_told_as_waiting(
-    tmp_path: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch, told: list[Path]
 ) -> None:
     """`agentdoc ask` run as the daemon starts: its prompt lands after the watch began, just
     before the walk reads the file. The save's event answers it; a status saying the prompt
     was already there at start would make `ask` give up on a prompt about to be answered."""
     doc = tmp_path / "chat.md"
     doc.write_text(DOC)
-    told: list[Path] = []
-    real_tell = startup.tell_unsent
-
-    def tell(path: Path) -> None:
-        told.append(path)
-        real_tell(path)
-
-    monkeypatch.setattr(startup, "tell_unsent", tell)
     started = daemon(tmp_path, plain_claude, trusted=False)
     real_one = started.discovery.one
 
@@ -132,20 +138,13 @@ def test_a_prompt_saved_as_the_walk_reaches_it_is_answered_and_never_told_as_wai
 
 
 def test_a_prompt_handed_over_before_the_watch_began_is_answered(
-    tmp_path: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, plain_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch, told: list[Path]
 ) -> None:
     """`agentdoc ask` finds the daemon as soon as it holds its lock, and hands the prompt over
     by saving it: while start-up still glances at the notes, before the watch began, the save
     makes no event. It is answered all the same, and never told as waiting."""
     doc = tmp_path / "chat.md"
     doc.write_text(DOC)
-    told: list[Path] = []
-    real_tell = startup.tell_unsent
-
-    def tell(path: Path) -> None:
-        told.append(path)
-        real_tell(path)
-
     real_take = tree.Glance.take
 
     def asked_meanwhile(glance: tree.Glance, *args: Any) -> None:
@@ -153,7 +152,6 @@ def test_a_prompt_handed_over_before_the_watch_began_is_answered(
         real_take(glance, *args)
         doc.write_text(ASKED)
 
-    monkeypatch.setattr(startup, "tell_unsent", tell)
     monkeypatch.setattr(tree.Glance, "take", asked_meanwhile)
     with Running(daemon(tmp_path, plain_claude, trusted=False), discovered=True):
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
