@@ -52,10 +52,31 @@ def test_quick_commands_do_not_load_the_parser_or_the_watcher(
     assert [m for m in HEAVY if m in modules] == []
 
 
-def test_help_loads_no_logging(tmp_path: Path) -> None:
+def test_help_loads_no_logging_and_no_table_of_sync_tools(tmp_path: Path) -> None:
     # --help is measured against a bare interpreter (benchmarks/): the log set-up of -v is
-    # not loaded to print it.
-    assert "logging" not in loaded_by(["--help"], str(tmp_path))
+    # not loaded to print it, nor the sync tools `init-sync --tool` takes.
+    modules = loaded_by(["--help"], str(tmp_path))
+    assert [m for m in ("logging", "agentdoc.synctools") if m in modules] == []
+
+
+def test_init_sync_still_shows_and_takes_the_sync_tools(tmp_path: Path) -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "agentdoc", "init-sync", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    ).stdout
+    assert "[syncthing|nextcloud|dropbox|rclone|unison|git]" in " ".join(shown.split())
+    assert "rclone and unison leave no mark" in " ".join(shown.split())
+    wrong = subprocess.run(
+        [sys.executable, "-m", "agentdoc", "init-sync", "--tool", "dropbox2", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert wrong.returncode == 1 and "'dropbox2' is not one of 'syncthing'" in wrong.stderr
 
 
 def test_a_one_shot_claude_turn_loads_neither_the_other_protocol_nor_the_daemon(
