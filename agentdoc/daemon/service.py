@@ -248,7 +248,7 @@ class Daemon:
         if not self.discovered.is_set() and watcher.walked.is_set() and self._found.empty():
             self.discovered.set()
             log.info("start-up done: %d session documents", len(self._docs))
-            watcher.glanced.plain.clear()  # what discovery did not ask for is stale now
+            watcher.glanced.close()
             # What start-up built (modules, parsers, the tree's index) lives as long as the
             # daemon: kept out of the collector's full passes, which otherwise walk it all
             # (tens of milliseconds) in the middle of a streaming reply.

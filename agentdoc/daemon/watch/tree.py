@@ -362,6 +362,7 @@ class Glance:
     # Each note's glimpse kept as its hash: a vault's worth of tuples would stay in the
     # daemon's memory after start-up (freed, but not given back to the system).
     plain: dict[str, int] = field(default_factory=dict)
+    closed: bool = False  # start-up is done: nothing asks any more
 
     def take(self, folders: Iterable[Path], files: Iterable[Path]) -> None:
         """Read the start of every markdown file under the roots. On a thread of its own,
@@ -376,7 +377,7 @@ class Glance:
                 if not stat.S_ISREG(st.st_mode) or max(st.st_mtime_ns, st.st_ctime_ns) > now - racy:
                     return
                 # No own-open token: nothing observes these reads, so none would be taken back.
-                if not _starts_as_session(path):
+                if not _starts_as_session(path) and not self.closed:
                     self.plain[str(path)] = hash(_glimpse(st))
             except OSError:
                 return  # read at discovery, which tells what is wrong with it
@@ -385,6 +386,12 @@ class Glance:
             build(folders, files, look)
         except Exception:  # only costs start-up time: every note is read as before
             log.exception("start-up could not glance at the notes; reading each as it is found")
+
+    def close(self) -> None:
+        """Start-up is done: what it did not ask for is stale (a glance still going on, in a
+        slow folder, keeps nothing more)."""
+        self.closed = True
+        self.plain.clear()
 
     def still_plain(self, path: Path) -> bool:
         """Whether `path` is a note the glance read, unchanged since (asked once a note)."""
