@@ -54,9 +54,27 @@ def test_quick_commands_do_not_load_the_parser_or_the_watcher(
 
 def test_help_loads_no_logging_and_no_table_of_sync_tools(tmp_path: Path) -> None:
     # --help is measured against a bare interpreter (benchmarks/): the log set-up of -v is
-    # not loaded to print it, nor the sync tools `init-sync --tool` takes.
+    # not loaded to print it, nor the sync tools `init-sync --tool` takes, nor shutil (and
+    # its compression modules) for the terminal's width.
     modules = loaded_by(["--help"], str(tmp_path))
-    assert [m for m in ("logging", "agentdoc.synctools") if m in modules] == []
+    assert [m for m in ("logging", "agentdoc.synctools", "shutil") if m in modules] == []
+
+
+@pytest.mark.parametrize("args", [["--help"], ["watch", "--help"]])
+def test_help_is_laid_out_for_the_terminals_width(args: list[str], tmp_path: Path) -> None:
+    def widest(columns: str) -> int:
+        shown = subprocess.run(
+            [sys.executable, "-m", "agentdoc", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            check=True,
+            env={**os.environ, "COLUMNS": columns},
+        ).stdout
+        # The examples keep their lines (click does not rewrap them); the rest is wrapped.
+        return max(len(line) for line in shown.splitlines() if "agentdoc " not in line)
+
+    assert widest("50") <= 50 < widest("100")
 
 
 def test_init_sync_still_shows_and_takes_the_sync_tools(tmp_path: Path) -> None:
