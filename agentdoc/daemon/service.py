@@ -184,7 +184,7 @@ class Daemon:
             # Saves are observed from here on; the first walk of the tree (which may hold a
             # great many notes) goes on behind, feeding start-up discovery as it finds files.
             watcher.start(self._discover, background=True, on_walked=self._wake)
-            self.discovery.observed_ns = time.time_ns()
+            self.discovery.observed_ns = watcher.observed_ns
             self.discovery.plain = watcher.glanced.still_plain
             feeder = threading.Thread(target=self._feed, args=(watcher, stop), daemon=True)
             feeder.start()

@@ -116,6 +116,13 @@ def take(found: queue.SimpleQueue[Path], most: int) -> list[Path]:
     return paths
 
 
+# A file's times come from the kernel's coarse clock, up to a tick behind the time of day: a save
+# made just after the watch began may carry a time before it, and has its event. Only a change
+# clearly before the watch began is taken as one no event will tell (a save taken early would
+# cut short the settling of an editor's burst of saves).
+CLOCK_TICK_NS = 50_000_000
+
+
 @dataclass
 class Discovery:
     """What each document the first walk finds holds, remembered as the loop's state, and a
@@ -168,7 +175,7 @@ class Discovery:
         self.hints.found_at_start(path, found.mtime)
         for copy in conflicts_of(path):  # made while no daemon watched
             self.loop.put(ConflictCopy(copy))
-        unheard = self.locked_ns <= found.arrived < self.observed_ns
+        unheard = self.locked_ns <= found.arrived < self.observed_ns - CLOCK_TICK_NS
         if fresh and (self.poll or unheard):
             # Polling compares later looks with the walk, which already saw this version;
             # a save before the watch began was not observed: no event is on its way, so the

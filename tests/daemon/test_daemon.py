@@ -50,8 +50,10 @@ def test_one_turn_per_logical_save_whatever_the_editor(
 
 def test_autosave_burst_sends_once(folder: Path, doc: Path, plain_claude: FakeClaude) -> None:
     """With `settle_guard` as long as the quiet step (the setting for an editor that autosaves
-    in bursts under `trigger: save`), a burst is one save: its last version is sent."""
-    settings = plain_claude.settings(settle_step=0.1, settle_max=1.0, settle_guard=0.1)
+    in bursts under `trigger: save`), a burst is one save: its last version is sent. The burst
+    begins as soon as the daemon is ready: start-up's look at the file, which may come in the
+    middle of it, must not take its first version for a save either."""
+    settings = plain_claude.settings(settle_step=0.5, settle_max=2.0, settle_guard=0.5)
     with Running(Daemon([folder], settings, environ=plain_claude.env, rescan_interval=0.5)):
         autosave_burst(doc, [DOC + "h", DOC + "hi", DOC + "hi th", DOC + "hi there\n"], 0.03)
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")

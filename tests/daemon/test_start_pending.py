@@ -153,6 +153,7 @@ def test_a_prompt_handed_over_before_the_watch_began_is_answered(
         doc.write_text(ASKED)
 
     monkeypatch.setattr(tree.Glance, "take", asked_meanwhile)
+    monkeypatch.setattr(startup, "CLOCK_TICK_NS", 0)  # the save comes just before the watch
     with Running(daemon(tmp_path, plain_claude, trusted=False), discovered=True):
         wait_for(lambda: roles(doc) == ["user", "assistant", "user"], what="the reply")
         wait_for(lambda: state(doc) == "idle", what="the turn's end")

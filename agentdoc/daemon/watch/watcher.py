@@ -136,6 +136,7 @@ class Watcher:
         self._started = False
         self.walked = threading.Event()
         self.glanced = Glance()  # the notes start-up need not read again (filled by `start`)
+        self.observed_ns = 0  # when the observer began (set by `start`)
         self.failure: AgentdocError | None = None  # the watch itself cannot go on
 
     @property
@@ -159,6 +160,7 @@ class Watcher:
             self._started = True
         if not self._poll:
             self._glance()
+        self.observed_ns = time.time_ns()  # what changes from here on is observed
         with self._lock:
             # Polling is the index's own rescan (see `changes`): watchdog's polling observer
             # would stat every file of the tree, `.git/` included, every interval.
