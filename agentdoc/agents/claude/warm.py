@@ -210,20 +210,18 @@ class WarmProcess:
         `tools_after` is set by then."""
         with self._hold_lock:
             hold = self._hold
-            if hold is not None and not hold.is_set():
+            held = hold is not None and not hold.is_set()
+            if held:
                 self._held.append(request_id)
-                if len(self._held) > 1:
-                    return  # the thread that answers them is waiting already
-            else:
-                hold = None
-        if hold is None:
+            first = held and len(self._held) == 1  # else its answering thread waits already
+        if not held:
             self.write(control_response(request_id, {}))
-            return
-        # Only now does anything wait for the gate: what it waits for (the undo snapshot)
-        # may start at once rather than leave the CLI the machine while it sends the prompt.
-        threading.Thread(
-            target=self._release, args=(hold,), name="agentdoc-hold", daemon=True
-        ).start()
+        elif first:
+            # Only now does anything wait for the gate: what it waits for (the undo snapshot)
+            # may start at once rather than leave the CLI the machine while it sends the prompt.
+            threading.Thread(
+                target=self._release, args=(hold,), name="agentdoc-hold", daemon=True
+            ).start()
 
     def _release(self, hold: threading.Event) -> None:
         hold.wait()

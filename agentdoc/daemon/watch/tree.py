@@ -371,13 +371,15 @@ class Glance:
         now = time.time_ns()
 
         def look(path: Path) -> None:
+            if self.closed:
+                return  # start-up is done: a glance still going on reads nothing more
             try:
                 st = os.stat(path)
                 racy = RACY_NS if st.st_ctime_ns % 1_000_000_000 == 0 else FINE_RACY_NS
                 if not stat.S_ISREG(st.st_mode) or max(st.st_mtime_ns, st.st_ctime_ns) > now - racy:
                     return
                 # No own-open token: nothing observes these reads, so none would be taken back.
-                if not _starts_as_session(path) and not self.closed:
+                if not _starts_as_session(path):
                     self.plain[str(path)] = hash(_glimpse(st))
             except OSError:
                 return  # read at discovery, which tells what is wrong with it

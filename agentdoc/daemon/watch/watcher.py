@@ -40,13 +40,7 @@ from agentdoc.daemon.watch.fsevents import EVENT_FILTER, EventHandler
 from agentdoc.daemon.watch.observing import gone_error, start_observer
 from agentdoc.daemon.watch.roots import Roots, changed_paths, nowhere, plan_roots, scan
 from agentdoc.daemon.watch.settle import Settler
-from agentdoc.daemon.watch.tree import (
-    IGNORED_DIRS,
-    Glance,
-    TreeIndex,
-    build,
-    stamp_of,
-)
+from agentdoc.daemon.watch.tree import IGNORED_DIRS, Glance, TreeIndex, build, stamp_of
 from agentdoc.daemon.watch.watchlimit import (
     OVERFLOWS,
     REFUSALS,
