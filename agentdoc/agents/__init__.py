@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.agents.base.events import PermissionAsked as PermissionAsked
     from agentdoc.agents.base.events import PermissionWithdrawn as PermissionWithdrawn
     from agentdoc.agents.base.events import Retrying as Retrying
+    from agentdoc.agents.base.events import SessionStarted as SessionStarted
+    from agentdoc.agents.base.events import TurnEnd as TurnEnd
     from agentdoc.agents.base.failure import STALLED as STALLED
     from agentdoc.agents.base.failure import Failure as Failure
     from agentdoc.agents.base.marks import TurnMark as TurnMark
@@ -36,6 +38,7 @@ if TYPE_CHECKING:  # names re-exported for the type checker; loaded lazily at ru
     from agentdoc.agents.base.process import AgentTurn as AgentTurn
     from agentdoc.agents.base.process import EndOfStream as EndOfStream
     from agentdoc.agents.base.process import WarmAgent as WarmAgent
+    from agentdoc.agents.base.process import WarmStart as WarmStart
     from agentdoc.agents.base.prompt import ImagePart as ImagePart
     from agentdoc.agents.base.prompt import ImageType as ImageType
     from agentdoc.agents.base.reply import Reply as Reply
@@ -75,10 +78,12 @@ __all__, __getattr__ = lazy_exports(
             "PermissionAsked",
             "PermissionWithdrawn",
             "Retrying",
+            "SessionStarted",
+            "TurnEnd",
         ),
         "base.failure": ("STALLED", "Failure"),
         "base.marks": ("TurnMark",),
-        "base.process": ("END", "AgentTurn", "EndOfStream", "WarmAgent"),
+        "base.process": ("END", "AgentTurn", "EndOfStream", "WarmAgent", "WarmStart"),
         "base.prompt": ("ImagePart", "ImageType"),
         "base.reply": ("Reply", "ReplyBuilder", "TextPart", "ThinkingPart", "ToolPart"),
         "base.request": ("AgentRequest",),

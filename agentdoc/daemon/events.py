@@ -48,9 +48,11 @@ class TurnEnded:
 
 @dataclass(frozen=True)
 class Recheck:
-    """Look at the file again once a turn's own writes have settled."""
+    """Look at the file again once a turn's own writes have settled, unless another turn has
+    begun since (it took whatever prompt there was)."""
 
     path: Path
+    begun: int  # the document's `DocState.begun` when the look was asked for
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ A document's process is reused only when the next turn would have started the ve
 and environment) and the process agrees it can run the request next (the session it is already
 in, no fork). Anything else — a new model, effort, system prompt, cwd, permission setting or
 agent, a `start`, a fork, a rebuilt session, a process that died — closes the old process and
-starts a fresh one. Idle processes are closed
+starts a fresh one; one that died unseen is found out by the turn it ends unheard, which is
+begun again on a fresh process (`OnceMore`). Idle processes are closed
 after `warm_idle` seconds, and the least recently used idle one goes when more than
 `warm_sessions` are up (each idle CLI holds ~185 MB).
 """
@@ -19,7 +20,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agentdoc.agents import AgentRequest, AgentTurn, WarmAgent, prepare_warm
+from agentdoc.agents import (
+    END,
+    AgentRequest,
+    AgentTurn,
+    EndOfStream,
+    Event,
+    SessionStarted,
+    TurnEnd,
+    WarmAgent,
+    WarmStart,
+    prepare_warm,
+)
 from agentdoc.config import Settings
 from agentdoc.document import sidecar_path
 from agentdoc.localstate import state_folder
@@ -37,6 +49,54 @@ def reusable(process: WarmAgent, key: object, request: AgentRequest) -> bool:
 def protected(document: Path) -> tuple[Path, ...]:
     """Files the agent's own tools may never write: they carry the person's answers."""
     return (document, sidecar_path(document), state_folder(document.parent))
+
+
+class OnceMore:
+    """A turn begun on a process that was up before it (kept from an earlier turn, or started
+    ahead of this one). Such a process may die between turns (killed, out of memory) and still
+    pass for alive a moment later: a killed CLI's threads take a while to exit, its stdin takes
+    the prompt meanwhile. The turn then ends with nothing said, so the prompt never reached the
+    model: it is begun again, once, on a fresh process, as if the old one had been seen gone."""
+
+    def __init__(self, turn: AgentTurn, again: Callable[[], AgentTurn]) -> None:
+        self._turn = turn
+        self._again: Callable[[], AgentTurn] | None = again  # None once anything was said
+
+    @property
+    def pid(self) -> int | None:
+        return self._turn.pid
+
+    def next_event(self, timeout: float) -> Event | EndOfStream | None:
+        event = self._turn.next_event(timeout)
+        # The session the turn continues is named before the agent is asked anything (ACP's
+        # session set-up; the CLI's init line, before its request): not yet a word.
+        if event is None or self._again is None or isinstance(event, SessionStarted):
+            return event
+        again, self._again = self._again, None
+        if event is not END and not (isinstance(event, TurnEnd) and event.interrupted):
+            return event
+        log.info("a warm agent (pid %s) ended before the turn began; starting another", self.pid)
+        self._turn.close(grace=1.0)
+        self._turn = again()
+        return None  # the caller asks again, of the fresh process
+
+    def answer(self, request_id: str, option_id: str, message: str | None = None) -> bool:
+        return self._turn.answer(request_id, option_id, message)
+
+    def cancel(self) -> None:
+        self._again = None
+        self._turn.cancel()
+
+    def stop(self, grace: float | None = None) -> None:
+        self._again = None
+        # Each protocol's turn has its own default grace (a warm CLI waits for its interrupt).
+        if grace is None:
+            self._turn.stop()
+        else:
+            self._turn.stop(grace)
+
+    def close(self, grace: float) -> TurnEnd | None:
+        return self._turn.close(grace)
 
 
 @dataclass
@@ -67,19 +127,31 @@ class WarmPool:
         request = replace(request, protect=protected(document.absolute()))
         start = prepare_warm(request, settings, environ)
         with self._lock:
-            process = self._procs.get(document)
-            if process is not None and not reusable(process, start.key, request):
-                self._procs.pop(document)
-                self._close_later(process, "its next turn needs another process")
-                process = None
-            if process is None:
-                process = start.start()
-                self.started += 1
-                self._procs[document] = process
-                log.debug("started a warm %s (pid %s) for %s", request.agent, process.pid, document)
-            turn = process.begin(request)
             self._unused.discard(document)
-            self._evict()
+            process = self._procs.get(document)
+            if process is None or not reusable(process, start.key, request):
+                return self._fresh(document, start, request, "its next turn needs another process")
+            turn = process.begin(request)
+
+        def again() -> AgentTurn:
+            with self._lock:
+                return self._fresh(document, start, request, "it ended a turn unheard")
+
+        return OnceMore(turn, again)
+
+    def _fresh(
+        self, document: Path, start: WarmStart, request: AgentRequest, why: str
+    ) -> AgentTurn:
+        """Begin `request` on a process started for it, in place of the document's old one."""
+        old = self._procs.pop(document, None)
+        if old is not None:
+            self._close_later(old, why)
+        process = start.start()
+        self.started += 1
+        self._procs[document] = process
+        log.debug("started a warm %s (pid %s) for %s", request.agent, process.pid, document)
+        turn = process.begin(request)
+        self._evict()
         return turn
 
     def prewarm(

@@ -354,7 +354,7 @@ class Daemon:
                 self.saves.on_change(path)
             case TurnEnded(path, outcome, failure):
                 self._on_done(path, outcome, failure)
-            case Recheck(path) if idle:
+            case Recheck(path, begun) if idle and (doc is None or doc.begun == begun):
                 self.saves.recheck(path)
             case Opened(path) if idle and doc is not None:
                 # Only conversations the daemon knows: a search through a tree of notes opens

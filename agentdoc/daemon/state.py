@@ -45,6 +45,7 @@ class DocState:
     indexed: str | None = None  # digest of the version last handed to the search index
     own_taken: str | None = None  # digest of the last `undo`/`archive` version taken in
     locked: bool = False  # its turn was refused for the file's read-only mode
+    begun: int = 0  # turns begun, to tell a look asked for before the latest one (`Recheck`)
 
 
 @dataclass

@@ -92,14 +92,14 @@ class Turns:
                 self.loop.after_settling(Changed(path))
             elif outcome == "read-only" and not doc.locked:
                 # Made writable before this end was taken in: its prompt is due now.
-                self.loop.after_settling(Recheck(path))
+                self.loop.after_settling(Recheck(path, doc.begun))
             elif queued and outcome in ("cancelled", "interrupted"):
                 # A cancel ends the reply, not the prompt saved below it: sent as queued.
-                self.loop.after_settling(Recheck(path))
+                self.loop.after_settling(Recheck(path, doc.begun))
             elif outcome in SAVE_ANSWERS and typed_below_end(doc.text):
                 # Saved while the turn wrote its end, and merged into that write: the file, and
                 # the save's own event, read as ours. Looked at once more, as after a reply.
-                self.loop.after_settling(Recheck(path))
+                self.loop.after_settling(Recheck(path, doc.begun))
         elif (data := read_stable(path)) is not None:
             self._after_reply(path, doc, data)
 
@@ -153,7 +153,7 @@ class Turns:
         # prompt found here was typed and saved by the user (our close only adds an empty
         # heading), so sending it is what their save asked for. The look waits one settle
         # step, so a save landing right now settles like any other.
-        self.loop.after_settling(Recheck(path))
+        self.loop.after_settling(Recheck(path, doc.begun))
 
     def mend(self, path: Path) -> bool:
         """Close a reply no turn owns and correct a stale status; True if the file changed."""
@@ -238,6 +238,7 @@ def begin(
             ended(TurnEnded(path, outcome, failure))
 
     doc.runner = runner
+    doc.begun += 1
     doc.thread = threading.Thread(target=body, daemon=True)
     doc.thread.start()
 

@@ -44,6 +44,7 @@ class Journal:
         self._text = ""
         self._file: IO[str] | None = None
         self.keep = False  # set when the turn ended with its region still open in the document
+        self.pid: int | None = None  # the agent's process, as last noted
         try:
             make_state_dir(self.path.parent)
             self._file = self.path.open("w", encoding="utf-8")
@@ -72,6 +73,7 @@ class Journal:
         self._text = text
 
     def note_process(self, pid: int | None) -> None:
+        self.pid = pid
         self._write({"pid": pid})
         self.sync()
 

@@ -194,6 +194,9 @@ class ReplyStream:
     def _publish(self, plan: TurnPlan, reply: Reply, sidecar: ThinkingSidecar) -> None:
         # The journal gets the text at each write, not at each delta: it is synced only here,
         # so what a crash leaves of it is the same, at a fraction of the cost.
+        if self.proc is not None and self.proc.pid != self.journal.pid:
+            # The turn was begun again on a fresh process (its warm one had died unheard).
+            self.journal.note_process(self.proc.pid)
         self.journal.record(reply.text())
         self.journal.sync()
         if self.thinking_on:

@@ -12,7 +12,9 @@ from click.testing import CliRunner
 
 from agentdoc.cli import cli
 from agentdoc.config import Settings
+from agentdoc.daemon.events import Event, Recheck
 from agentdoc.daemon.service import Daemon
+from agentdoc.daemon.state import Loop
 from agentdoc.document import parser as document
 from agentdoc.errors import AgentdocError
 from agentdoc.turn.runner import TurnRunner
@@ -262,6 +264,80 @@ def test_the_daemon_keeps_one_warm_agent_for_a_documents_turns(
     assert not agent.received("session/resume")
     assert [p.split("\n")[-1] for p in agent.prompts()] == ["first question", "second question"]
     assert path.read_text().count("Answer.") == 2
+
+
+def test_a_warm_agent_that_dies_unheard_is_replaced_within_the_turn(
+    fake: Callable[[dict[str, Any]], FakeAgent], folder: Path, tmp_path: Path
+) -> None:
+    """The warm agent exits as the second prompt reaches it, having said nothing: the turn is
+    begun again on a fresh agent, which answers it (its first prompt, the script's first
+    answer), and the document reads as if nothing had happened."""
+    path = folder / "chat.md"
+    path.write_text("---\nagentdoc: {agent: fake}\n---\n\n## User\n\n")
+    crash = {"steps": [{"crash": 1, "once": str(tmp_path / "crashed")}]}
+    script = {
+        "initialize": caps(sessionCapabilities={"resume": {}}),
+        "session/prompt": [{"steps": [chunk("Answer.")]}, crash],
+    }
+    agent = fake(script)
+    settings = agent.settings(warm_sessions=2, settle_step=0.1, settle_max=1.0)
+    with Running(Daemon([folder], settings, rescan_interval=0.5)) as daemon:
+        path.write_text(path.read_text() + "first question\n")
+        wait_for(lambda: roles(path) == ["user", "assistant", "user"], "the first reply")
+        path.write_text(path.read_text() + "second question\n")
+        wait_for(lambda: len(roles(path)) == 5, "the second reply")
+        assert daemon.pool is not None and daemon.pool.started == 2
+    assert path.read_text().count("Answer.") == 2 and "interrupted" not in path.read_text()
+    sent = [p.split("\n")[-1] for p in agent.prompts()]
+    assert sent == ["first question", "second question", "second question"]
+
+
+def test_a_prompt_whose_turn_fails_at_once_is_not_sent_again_unasked(
+    fake: Callable[[dict[str, Any]], FakeAgent], folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a reply the daemon looks at the file once more, a settle step later, for a prompt
+    saved while the reply streamed. A turn begun before that look took whatever prompt there
+    was: when it fails at once (an API refusal), its prompt waits for the person's next save,
+    and the late look must not send it again."""
+    path = folder / "chat.md"
+    path.write_text("---\nagentdoc: {agent: fake}\n---\n\n## User\n\n")
+    refused = {"error": {"code": -32603, "message": "Internal error", "data": {"details": "401"}}}
+    script = {
+        "initialize": caps(sessionCapabilities={"resume": {}}),
+        "session/prompt": [{"steps": [chunk("Answer.")]}, refused],
+    }
+    agent = fake(script)
+    # The look the first reply asks for is held back until the second turn has failed.
+    held: list[Event] = []
+    after_settling = Loop.after_settling
+
+    def holding(loop: Loop, event: Event) -> None:
+        if isinstance(event, Recheck) and not held:
+            held.append(event)
+        else:
+            after_settling(loop, event)
+
+    monkeypatch.setattr(Loop, "after_settling", holding)
+    handled = threading.Event()
+    settings = agent.settings(warm_sessions=1, settle_step=0.1, settle_max=1.0)
+    with Running(Daemon([folder], settings, rescan_interval=0.5)) as daemon:
+        dispatch = daemon._dispatch
+
+        def noting(event: Event) -> None:
+            dispatch(event)
+            if held and event is held[0]:
+                handled.set()
+
+        monkeypatch.setattr(daemon, "_dispatch", noting)
+        path.write_text(path.read_text() + "first question\n")
+        wait_for(lambda: bool(held), "the look after the first reply")
+        path.write_text(path.read_text() + "second question\n")
+        wait_for(lambda: "failed: Internal error" in path.read_text(), "the second turn's failure")
+        wait_for(lambda: daemon._docs[path].thread is None, "the failure taken in")
+        daemon.loop.put(held[0])
+        assert handled.wait(10)
+        assert daemon._docs[path].begun == 2  # no third turn
+    assert [p.split("\n")[-1] for p in agent.prompts()] == ["first question", "second question"]
 
 
 def test_agentdoc_run_works_with_an_acp_agent(

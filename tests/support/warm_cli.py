@@ -37,10 +37,17 @@ for line in sys.stdin:
     msg = json.loads(line)
     if msg["type"] == "user":
         turn += 1
-        out({"type": "system", "subtype": "init", "session_id": "s-1"})
         text = msg["message"]["content"]
+        if text == "die-once" and not os.path.exists("died"):
+            open("died", "w").close()
+            sys.exit(1)  # gone without a word, as a CLI killed between turns
+        out({"type": "system", "subtype": "init", "session_id": "s-1"})
         if text == "hang":
             continue  # a turn that never ends by itself
+        if text == "half":  # a reply begun and never ended
+            out({"type": "assistant", "message": {"id": f"m{turn}", "content": [
+                {"type": "text", "text": "half"}]}})
+            continue
         if text == "tool":  # a tool in the first response: the CLI calls the hook first
             out({"type": "control_request", "request_id": "h1", "request": {
                 "subtype": "hook_callback", "callback_id": hook, "input": {}}})
@@ -49,7 +56,7 @@ for line in sys.stdin:
             open("tool-ran", "w").close()
         out({"type": "assistant", "message": {"id": f"m{turn}", "content": [
             {"type": "text", "text": f"echo {text}"}]}})
-        out({"type": "result", "subtype": "success", "session_id": "s-1"})
+        out({"type": "result", "subtype": "success", "is_error": False, "session_id": "s-1"})
     elif msg["type"] == "control_request" and msg["request"]["subtype"] == "initialize":
         hook = msg["request"]["hooks"]["PreToolUse"][0]["hookCallbackIds"][0]
     elif msg["type"] == "control_request" and not os.environ.get("IGNORE_INTERRUPT"):

@@ -8,13 +8,18 @@ writes to it. The real CLI is covered end to end in test_e2e_warm.py.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from agentdoc.agents import END, AgentRequest, Clearance
+from agentdoc.agents import END, AgentRequest, AgentTurn, Clearance
+from agentdoc.agents.base.events import BlockEnd
 from agentdoc.agents.claude.warm import WarmProcess
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
@@ -165,3 +170,76 @@ def test_the_pool_trims_to_its_limit_once_busy_processes_are_idle(
         wait_for(lambda: not alive(first), "the least recently used process to close")
     finally:
         pool.close_all()
+
+
+def said(turn: AgentTurn) -> list[str]:
+    """The text a turn streamed, read to its end."""
+    text, deadline = [], time.monotonic() + 20
+    while (event := turn.next_event(1)) is not END:
+        assert time.monotonic() < deadline, "the turn did not end"
+        if isinstance(event, BlockEnd) and event.text:  # the stand-in does not stream
+            text.append(event.text)
+    turn.close(5)
+    return text
+
+
+@pytest.fixture
+def stand_in_pool(
+    stand_in: Path, tmp_path: Path
+) -> Iterator[tuple[WarmPool, Callable[..., AgentTurn]]]:
+    exe = tmp_path / "claude"
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {stand_in} "$@"\n')
+    exe.chmod(0o755)
+    pool = WarmPool(capacity=2, idle_timeout=600)
+    settings = Settings(claude=str(exe))
+
+    def begin(prompt: str, turn: int) -> AgentTurn:
+        request = AgentRequest(
+            prompt,
+            tmp_path,
+            resume="s-1" if turn > 1 else None,
+            turn=turn,
+            clearance=leave_for(tmp_path),
+        )
+        return pool.begin(tmp_path / "a.md", request, settings, {})
+
+    try:
+        yield pool, begin
+    finally:
+        pool.close_all()
+
+
+def test_a_warm_process_that_ends_a_turn_unheard_is_replaced_for_it(
+    stand_in_pool: tuple[WarmPool, Callable[..., AgentTurn]],
+) -> None:
+    """A process that died between turns may still pass for alive when the next prompt is
+    written to it; that turn ends with nothing said, and is begun again on a fresh process."""
+    pool, begin = stand_in_pool
+    assert said(begin("one", 1)) == ["echo one"]
+    [first] = pool.pids()
+    turn = begin("die-once", 2)
+    assert said(turn) == ["echo die-once"]
+    assert pool.started == 2 and turn.pid != first and pool.pids() == [turn.pid]
+    assert not alive(first)
+
+
+def test_a_fresh_process_that_ends_unheard_is_not_started_again(
+    stand_in_pool: tuple[WarmPool, Callable[..., AgentTurn]],
+) -> None:
+    pool, begin = stand_in_pool
+    assert said(begin("die-once", 1)) == []
+    assert pool.started == 1
+
+
+def test_a_warm_process_that_dies_after_it_spoke_is_not_started_again(
+    stand_in_pool: tuple[WarmPool, Callable[..., AgentTurn]],
+) -> None:
+    """Once the agent said anything the prompt may have reached the model: never sent twice."""
+    pool, begin = stand_in_pool
+    assert said(begin("one", 1)) == ["echo one"]
+    turn = begin("half", 2)
+    wait_for(lambda: isinstance(turn.next_event(1), BlockEnd), "the first words of the reply")
+    [pid] = pool.pids()
+    os.killpg(pid, signal.SIGKILL)
+    assert said(turn) == []
+    assert pool.started == 1
