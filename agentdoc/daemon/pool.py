@@ -34,6 +34,7 @@ from agentdoc.agents import (
 )
 from agentdoc.config import Settings
 from agentdoc.document import sidecar_path
+from agentdoc.errors import AgentdocError
 from agentdoc.localstate import state_folder
 
 log = logging.getLogger(__name__)
@@ -76,8 +77,13 @@ class OnceMore:
         if event is not END and not (isinstance(event, TurnEnd) and event.interrupted):
             return event
         log.info("a warm agent (pid %s) ended before the turn began; starting another", self.pid)
+        try:
+            fresh = again()
+        except AgentdocError as exc:
+            log.warning("could not start another agent for the turn: %s", exc)
+            return event  # the turn ends as the old process left it
         self._turn.close(grace=1.0)
-        self._turn = again()
+        self._turn = fresh
         return None  # the caller asks again, of the fresh process
 
     def answer(self, request_id: str, option_id: str, message: str | None = None) -> bool:

@@ -15,14 +15,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentdoc.agents import END, AgentRequest, AgentTurn, Clearance
+from agentdoc.agents import END, AgentRequest, AgentTurn, Clearance, prepare_warm
 from agentdoc.agents.base.events import BlockEnd
 from agentdoc.agents.claude.warm import WarmProcess
 from agentdoc.config import Settings
 from agentdoc.daemon.pool import WarmPool
+from agentdoc.errors import AgentCannotStart
 from agentdoc.turn.hooks import ToolGate
 from tests.support.clearance import leave_for
 from tests.support.processes import alive
@@ -243,3 +245,27 @@ def test_a_warm_process_that_dies_after_it_spoke_is_not_started_again(
     os.killpg(pid, signal.SIGKILL)
     assert said(turn) == []
     assert pool.started == 1
+
+
+def test_a_turn_whose_fresh_process_cannot_start_ends_as_the_old_one_left_it(
+    stand_in_pool: tuple[WarmPool, Callable[..., AgentTurn]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool, begin = stand_in_pool
+    assert said(begin("one", 1)) == ["echo one"]
+
+    class Failing:
+        def __init__(self, start: Any) -> None:
+            self.key = start.key
+
+        def start(self) -> Any:
+            raise AgentCannotStart("the disk is full")
+
+    def failing(*args: Any) -> Any:
+        return Failing(prepare_warm(*args))
+
+    monkeypatch.setattr("agentdoc.daemon.pool.prepare_warm", failing)
+    turn = begin("die-once", 2)
+    while (event := turn.next_event(10)) is not END:
+        assert event is not None, "the turn did not end"
+    end = turn.close(5)
+    assert end is not None and end.interrupted and pool.started == 1
