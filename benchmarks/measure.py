@@ -17,6 +17,15 @@ from pathlib import Path
 from typing import Literal
 
 Unit = Literal["s", "B"]
+# The checkout these benchmarks belong to: the agentdoc a child process runs is this one's, not
+# whichever the interpreter has installed, so two checkouts can be measured against each other.
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def checkout_env(environ: dict[str, str]) -> dict[str, str]:
+    """`environ` for a child that runs `python -m agentdoc`, with this checkout's package."""
+    return {**environ, "PYTHONPATH": str(CHECKOUT)}
+
 
 # Column headers and the width each column may take at most (the `what` text is cut to fit).
 _HEADERS = ("name", "what", "median", "min", "max", "ratio", "vs", "note")

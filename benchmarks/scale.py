@@ -8,6 +8,7 @@ document once, against a plain markdown-it parse of the same text.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from core import FRONTMATTER, exchange
 from markdown_it import MarkdownIt
-from measure import CheckFailed, Row, alternate
+from measure import CheckFailed, Row, alternate, checkout_env
 
 from agentdoc.document import parse
 
@@ -24,8 +25,11 @@ BIG = ((10 * 1024 * 1024, "10M"),)
 
 
 def _command(args: list[str], cwd: Path) -> Callable[[], None]:
+    # The bare interpreter gets the same environment: the row to beat pays the same path search.
+    env = checkout_env(dict(os.environ))
+
     def run() -> None:
-        subprocess.run(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     return run
 

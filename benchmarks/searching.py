@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core import FRONTMATTER, exchange
-from measure import CheckFailed, Row, alternate
+from measure import CheckFailed, Row, alternate, checkout_env
 
 from agentdoc.search import connect, key, refresh, search
 
@@ -56,7 +56,7 @@ def _process(args: list[str], env: dict[str, str], out: list[bytes]) -> Callable
 
 def bench_search(folder: Path, reps: int, check: bool) -> list[Row]:
     state = folder / "search-state"
-    env = {**os.environ, "AGENTDOC_STATE_DIR": str(state)}
+    env = checkout_env({**os.environ, "AGENTDOC_STATE_DIR": str(state)})
     # As installed: compiled once, not at every start (the untimed first round compiles).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["AGENTDOC_STATE_DIR"] = str(state)  # this process's queries use the same index

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure import checkout_env
+
 FOLDERS = ("notes", "Projekte", "日記", "recettes-été", "archive/2019", "archive/2020/q3")
 SESSION = "---\nagentdoc: {}\n---\n\n# Chat\n\n## User\n\n"
 READY = "start-up done: "
@@ -43,7 +45,7 @@ def cpu_seconds(pid: int) -> float:
 
 def measure(root: Path, idle: float) -> tuple[float, float]:
     log = root.parent / "watch.log"
-    env = {**os.environ, "AGENTDOC_CLAUDE": "/bin/true"}
+    env = checkout_env({**os.environ, "AGENTDOC_CLAUDE": "/bin/true"})
     started = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.Popen(

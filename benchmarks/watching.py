@@ -20,7 +20,7 @@ from pathlib import Path
 
 from core import FRONTMATTER, exchange
 from live import REPO, install_fake
-from measure import CheckFailed, Row, wait_until
+from measure import CheckFailed, Row, checkout_env, wait_until
 
 from agentdoc.daemon import own_command
 from agentdoc.document import parse
@@ -74,7 +74,7 @@ def _watch(top: Path, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "agentdoc", "-v", "watch", str(top)],
-            env=env,
+            env=checkout_env(env),
             cwd=top,
             stdout=out,
             stderr=subprocess.STDOUT,
