@@ -22,6 +22,7 @@ from pathlib import Path
 
 from agentdoc.agents import (
     END,
+    Activity,
     AgentRequest,
     AgentTurn,
     EndOfStream,
@@ -69,9 +70,10 @@ class OnceMore:
 
     def next_event(self, timeout: float) -> Event | EndOfStream | None:
         event = self._turn.next_event(timeout)
-        # The session the turn continues is named before the agent is asked anything (ACP's
-        # session set-up; the CLI's init line, before its request): not yet a word.
-        if event is None or self._again is None or isinstance(event, SessionStarted):
+        # Not yet a word: the session the turn continues named before the agent is asked
+        # anything (ACP's session set-up, the CLI's init line), and lines that show nothing (the
+        # CLI's bookkeeping, some of it left over from the turn before).
+        if event is None or self._again is None or isinstance(event, SessionStarted | Activity):
             return event
         again, self._again = self._again, None
         if event is not END and not (isinstance(event, TurnEnd) and event.interrupted):

@@ -57,6 +57,8 @@ for line in sys.stdin:
         out({"type": "assistant", "message": {"id": f"m{turn}", "content": [
             {"type": "text", "text": f"echo {text}"}]}})
         out({"type": "result", "subtype": "success", "is_error": False, "session_id": "s-1"})
+        if os.environ.get("LIFECYCLE"):  # as Claude Code 2.1.3xx: a line after the result
+            out({"type": "command_lifecycle", "state": "completed", "session_id": "s-1"})
     elif msg["type"] == "control_request" and msg["request"]["subtype"] == "initialize":
         hook = msg["request"]["hooks"]["PreToolUse"][0]["hookCallbackIds"][0]
     elif msg["type"] == "control_request" and not os.environ.get("IGNORE_INTERRUPT"):

@@ -190,7 +190,8 @@ def stand_in_pool(
     stand_in: Path, tmp_path: Path
 ) -> Iterator[tuple[WarmPool, Callable[..., AgentTurn]]]:
     exe = tmp_path / "claude"
-    exe.write_text(f'#!/bin/sh\nexec {sys.executable} {stand_in} "$@"\n')
+    # A line after each result, which the next turn reads first: not a word of that turn.
+    exe.write_text(f'#!/bin/sh\nLIFECYCLE=1 exec {sys.executable} {stand_in} "$@"\n')
     exe.chmod(0o755)
     pool = WarmPool(capacity=2, idle_timeout=600)
     settings = Settings(claude=str(exe))
