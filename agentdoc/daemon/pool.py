@@ -57,8 +57,11 @@ class OnceMore:
     """A turn begun on a process that was up before it (kept from an earlier turn, or started
     ahead of this one). Such a process may die between turns (killed, out of memory) and still
     pass for alive a moment later: a killed CLI's threads take a while to exit, its stdin takes
-    the prompt meanwhile. The turn then ends with nothing said, so the prompt never reached the
-    model: it is begun again, once, on a fresh process, as if the old one had been seen gone."""
+    the prompt meanwhile. The turn then ends before the agent said a word of a reply, so there is
+    nothing of it to keep: it is begun again, once, on a fresh process, as if the old one had
+    been seen gone. (A process that dies in the moment between sending its request and the
+    first word of the answer costs that request twice; it is not told apart from one that
+    never read the prompt.)"""
 
     def __init__(self, turn: AgentTurn, again: Callable[[], AgentTurn]) -> None:
         self._turn = turn
