@@ -43,9 +43,10 @@ WRITE_BACKOFF = 4.0
 # wake-up of the turn's thread per line: a thread's wake-up costs more CPU than the line's
 # parse. The first event after a quiet spell is taken at once, so the first word is not delayed.
 STREAM_PACE = 0.02
-# Once the reply's first text is in the document, the batches are this far apart: the text
-# reaches the document only at each flush (a quarter of a second apart), so taking it sooner
-# shows nothing sooner, and a model's pace would wake the thread fifty times a second.
+# Once the reply's first text is in the document, the text reaches it only at each flush (a
+# quarter of a second apart): taking events sooner shows nothing sooner, and a model's pace would
+# wake the thread fifty times a second. The thread sleeps till the next flush is due, at least
+# this long (a pause shows as soon as before: see `_next_event`).
 STREAMING_PACE = 0.05
 
 
@@ -79,7 +80,7 @@ class ReplyStream:
         last_flush = last_line = last_check = last_look = time.monotonic()
         dirty = False
         while True:
-            event = self._next_event(proc, last_line)
+            event = self._next_event(proc, last_line, last_flush + interval)
             now = time.monotonic()
             if now - last_check >= 0.1:  # look for a cancel request file ten times a second
                 last_check = now
@@ -129,12 +130,18 @@ class ReplyStream:
         self._drain(proc, builder)
         return stalled
 
-    def _next_event(self, proc: AgentTurn, last_line: float) -> Event | EndOfStream | None:
-        """The agent's next event, or None after a wait; see STREAM_PACE."""
+    def _next_event(
+        self, proc: AgentTurn, last_line: float, due: float
+    ) -> Event | EndOfStream | None:
+        """The agent's next event, or None after a wait; see STREAM_PACE. `due`: when the
+        next flush may be written."""
         event = proc.next_event(0)
         pace = STREAMING_PACE if self.shown_text else STREAM_PACE
         if event is not None or time.monotonic() - last_line > 2 * pace:
             return event if event is not None else proc.next_event(0.1)
+        if self.shown_text and self.approvals.waiting is None:
+            # An approval's answer is still looked for at the pace, so it goes out as soon.
+            pace = max(pace, due - time.monotonic())
         self.cancel.wait(pace)
         return proc.next_event(0)
 

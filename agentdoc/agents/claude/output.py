@@ -35,8 +35,12 @@ POLL = 0.02  # seconds between looks at a memory file that has nothing new yet
 # that finds nothing brings the interval back to POLL, so the first word after a pause is read
 # as soon as before.
 STEADY_POLL = 0.08
-# Likewise a pipe's reads (`paced`) once a reply is well under way: this many paces apart.
-STEADY_PACES = 2.5
+# Likewise a pipe's reads (`paced`) once a reply is well under way: this many paces apart (the
+# turn takes the lines at its flushes, a quarter of a second apart).
+STEADY_PACES = 5
+# A read this full means the agent writes faster than the pace lets through (a big tool output,
+# a multi-megabyte reply): the next read comes at once, so the pipe never holds the agent up.
+BACKLOG = PIPE_READ_SIZE // 2
 
 
 def memory_files_supported() -> bool:
@@ -134,6 +138,6 @@ def paced(
         now = time.monotonic()
         quick = quick + 1 if now - last < pace else 0
         last = now
-        if quick >= burst:
+        if quick >= burst and len(chunk) < BACKLOG:
             time.sleep(pace * STEADY_PACES if quick >= steady else pace)
             last = time.monotonic()  # what piled up meanwhile is read at once: still streaming

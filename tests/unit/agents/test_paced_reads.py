@@ -58,3 +58,16 @@ def test_a_reply_well_under_way_is_read_further_apart_until_a_quiet_spell(clock:
     steady = 0.02 * output.STEADY_PACES
     # Twelve reads at the first pace, then the steady one; a quiet spell starts over.
     assert clock.waits == [0.02] * 12 + [steady] * 9 + [0.02] * 2
+
+
+def test_a_pipe_filling_faster_than_the_pace_is_read_without_waiting(clock: Clock) -> None:
+    """A multi-megabyte reply or a big tool output: each read comes back full, and waiting
+    before the next would hold the agent up on a full pipe."""
+
+    def full(n: int) -> Iterator[bytes]:
+        for _ in range(n):
+            clock.now += 0.001
+            yield b"x" * output.BACKLOG
+
+    chunks = list(output.paced(full(40), pace=0.02, burst=4, steady=16))
+    assert len(chunks) == 40 and clock.waits == []
