@@ -21,7 +21,11 @@ from agentdoc.localstate import state_folder
 INPUT_PREVIEW_CHARS = 1500  # per string value of the tool input shown in the block
 _START = "<!-- agentdoc:approval {nonce} (tick one box and save) -->"
 _END = "<!-- agentdoc:approval-end {nonce} -->"
-_BOX = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*[-*+][ \t]+\[([ xX])\][ \t]+(.*)$")
+# A box: `[ ]`, or ticked. A tick that lands while a reply streams is merged into the reply's
+# next write as typed text (`merge_text` keeps what the person typed and never drops a character
+# of the region), so `[ ]` ticked as `[x]` may be written back as `[ x]`; a person typing an x
+# into the box on a phone may leave the space too. Either way the box is ticked.
+_BOX = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*[-*+][ \t]+\[( | ?[xX] ?)\][ \t]+(.*)$")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)*")
 
 Behavior = Literal["allow", "always", "deny"]

@@ -28,6 +28,7 @@ from agentdoc.document.approval import (
     replace_block,
     touches,
 )
+from agentdoc.document.merge import merge_text
 from agentdoc.records import Status, write_status
 from agentdoc.turn.approvals import (
     SELF_REFUSAL,
@@ -58,6 +59,9 @@ def block(**ticks: str) -> str:
         pytest.param(block(), None, id="nothing-ticked"),
         pytest.param(block(allow="> - [x] allow\n"), Answer("allow"), id="allow"),
         pytest.param(block(allow="> - [X] allow\n"), Answer("allow"), id="capital-x"),
+        pytest.param(block(allow="> - [ x] allow\n"), Answer("allow"), id="x-after-the-space"),
+        pytest.param(block(allow="> - [x ] allow\n"), Answer("allow"), id="x-before-the-space"),
+        pytest.param(block(allow="> - [xx] allow\n"), None, id="not-a-box"),
         pytest.param(block(allow="- [x] allow\n"), Answer("allow"), id="quote-marker-removed"),
         pytest.param(
             block(
@@ -86,6 +90,15 @@ def block(**ticks: str) -> str:
 )
 def test_read_answer(text: str, expected: Answer | None) -> None:
     assert read_answer(f"before\n\n{text}\n\nafter\n", NONCE) == expected
+
+
+def test_a_tick_merged_into_a_streamed_write_still_answers() -> None:
+    """The person ticks while the reply streams, between the daemon's read of the document and
+    its write: the write merges the tick in as typed text, and the answer must still count."""
+    base = f"Some text.\n\n{block()}\n"
+    ticked = base.replace("> - [ ] allow\n", "> - [x] allow\n", 1)
+    merged = merge_text(base, base + "More text.\n", ticked)
+    assert read_answer(merged, NONCE) == Answer("allow")
 
 
 def test_the_block_shows_the_tool_its_target_and_folded_input() -> None:
