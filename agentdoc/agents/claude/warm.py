@@ -40,6 +40,7 @@ from agentdoc.agents.claude.stream import load_line
 log = logging.getLogger(__name__)
 
 INTERRUPT_GRACE = 3.0  # seconds for an interrupted turn to print its result
+STDERR_DRAIN = 1.0  # seconds to wait for an exited CLI's last stderr to be read
 # While the CLI streams, its stdout is read in batches this far apart (see `paced`); the turn's
 # thread takes its events at the same pace.
 READ_PACE = 0.02
@@ -147,6 +148,7 @@ class WarmProcess:
         self._child: Child | None = None
         self._lines: queue.SimpleQueue[Line] = queue.SimpleQueue()
         self._stderr = StderrTail()
+        self._stderr_reader: threading.Thread | None = None
         self._turn: WarmTurn | None = None
         self._acks: dict[str, threading.Event] = {}
         # The running turn's `tools_after`, and the hook calls held until it is set.
@@ -160,8 +162,9 @@ class WarmProcess:
         # Before any prompt: the CLI reads its stdin in order, so every turn's tools go through
         # the hook. Held tools are what lets a turn's undo snapshot run beside its request.
         self.write(initialize())
-        for target in (self._read_stdout, self._read_stderr):
-            threading.Thread(target=target, daemon=True).start()
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
         return self
 
     @property
@@ -287,6 +290,10 @@ class WarmProcess:
             return None
 
     def stderr_since(self, offset: int) -> str:
+        reader = self._stderr_reader
+        if reader is not None and self._proc is not None and self._proc.poll() is not None:
+            # Exited: what it said last (why it would not start) may still be in the pipe.
+            reader.join(STDERR_DRAIN)
         return self._stderr.since(offset)
 
     def exit_code(self, timeout: float | None = None) -> int:
