@@ -243,6 +243,19 @@ def roles(path: Path) -> list[str]:
     return [t.role for t in document.parse(path.read_text()).turns]
 
 
+def asked_twice(folder: Path, path: Path, agent: FakeAgent) -> int:
+    """Two questions saved into `path` one after the other, each answered, by a daemon keeping
+    warm agents; how many agent processes its pool started."""
+    settings = agent.settings(warm_sessions=2, settle_step=0.1, settle_max=1.0)
+    with Running(Daemon([folder], settings, rescan_interval=0.5)) as daemon:
+        path.write_text(path.read_text() + "first question\n")
+        wait_for(lambda: roles(path) == ["user", "assistant", "user"], "the first reply")
+        path.write_text(path.read_text() + "second question\n")
+        wait_for(lambda: len(roles(path)) == 5, "the second reply")
+        assert daemon.pool is not None
+        return daemon.pool.started
+
+
 def test_the_daemon_keeps_one_warm_agent_for_a_documents_turns(
     fake: Callable[[dict[str, Any]], FakeAgent], folder: Path
 ) -> None:
@@ -253,13 +266,7 @@ def test_the_daemon_keeps_one_warm_agent_for_a_documents_turns(
         "session/prompt": {"steps": [chunk("Answer.")]},
     }
     agent = fake(script)
-    settings = agent.settings(warm_sessions=2, settle_step=0.1, settle_max=1.0)
-    with Running(Daemon([folder], settings, rescan_interval=0.5)) as daemon:
-        path.write_text(path.read_text() + "first question\n")
-        wait_for(lambda: roles(path) == ["user", "assistant", "user"], "the first reply")
-        path.write_text(path.read_text() + "second question\n")
-        wait_for(lambda: len(roles(path)) == 5, "the second reply")
-        assert daemon.pool is not None and daemon.pool.started == 1
+    assert asked_twice(folder, path, agent) == 1  # processes started
     assert len(agent.received("initialize")) == 1
     assert not agent.received("session/resume")
     assert [p.split("\n")[-1] for p in agent.prompts()] == ["first question", "second question"]
@@ -280,13 +287,7 @@ def test_a_warm_agent_that_dies_unheard_is_replaced_within_the_turn(
         "session/prompt": [{"steps": [chunk("Answer.")]}, crash],
     }
     agent = fake(script)
-    settings = agent.settings(warm_sessions=2, settle_step=0.1, settle_max=1.0)
-    with Running(Daemon([folder], settings, rescan_interval=0.5)) as daemon:
-        path.write_text(path.read_text() + "first question\n")
-        wait_for(lambda: roles(path) == ["user", "assistant", "user"], "the first reply")
-        path.write_text(path.read_text() + "second question\n")
-        wait_for(lambda: len(roles(path)) == 5, "the second reply")
-        assert daemon.pool is not None and daemon.pool.started == 2
+    assert asked_twice(folder, path, agent) == 2  # processes started
     assert path.read_text().count("Answer.") == 2 and "interrupted" not in path.read_text()
     sent = [p.split("\n")[-1] for p in agent.prompts()]
     assert sent == ["first question", "second question", "second question"]
