@@ -29,7 +29,7 @@ endif
 JOBS ?= 4
 PYTEST := $(BIN)/pytest -q -ra -p no:cacheprovider
 
-.PHONY: demo check test e2e e2e-oldest lint install editors docs peer bench
+.PHONY: demo check test test-setup e2e e2e-oldest lint install editors docs peer bench
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -122,12 +122,19 @@ OLDEST_E2E := $(addprefix tests/e2e/test_e2e_,turns.py sessions.py thinking.py a
 check: lint
 	$(PYTEST) -n 2 -m unit
 
+# What the test passes need, side by side: the installs wait on the registries and the disk
+# more than on the processors, and lint needs only the Python tools.
+test-setup:
+	@$(MAKE) --no-print-directory -j4 lint install editors \
+		$(filter-out node_modules/.installed,$(CLAUDE_DEP)) \
+		.claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
+
 # Everything, in passes that report one after another: the whole suite in parallel; the
 # end-to-end tests again on the oldest release, in a temp folder of their own outside the
 # checkout (the include rule lets a prompt read its git work tree); then the tests that time
 # themselves against a bound (marked `serial`), one at a time, so no neighbour takes their time.
 # Every pass runs even if one before it failed; each lists its slowest tests.
-test: lint install editors $(CLAUDE_DEP) .claude-versions/$(OLDEST_CLAUDE_VERSION)/.installed
+test: test-setup
 	@tmp=$$(mktemp -d); failed=0; \
 	AGENTDOC_CLAUDE=$(CLAUDE) $(PYTEST) -n $(JOBS) --dist worksteal --durations=25 \
 		-m "not serial" || failed=1; \
