@@ -69,8 +69,11 @@ def load(path: Path, known: document.Document | None = None) -> tuple[str, docum
         return _parsed(path, data, known)
     except AgentdocError:
         # Read in the middle of a save written in place (emptied, then written): the version
-        # it lands as is the document, not the empty or partial file of that moment.
-        landed = _landed(path, data)
+        # it lands as is the document, not the empty or partial file of that moment. An empty
+        # file is waited out as long as a streaming write waits for one (`EMPTY_GRACE`): a turn
+        # starts because a save held a prompt, and on a loaded machine the editor's write came
+        # more than `QUIET` after its truncate.
+        landed = _landed(path, data, EMPTY_GRACE)
         if landed is None:
             raise
         return _parsed(path, landed, known)
