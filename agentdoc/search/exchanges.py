@@ -46,11 +46,18 @@ _TITLE = re.compile(r"title:\s*\S")
 class Exchange:
     turn: int
     prompt: str
-    reply: str
+    text: str  # the reply as the file has it
     # 1-based line of the prompt's heading (its text starts on the next line), and of the
     # reply's (the thinking section's anchor line); the prompt's when there is no reply.
     prompt_line: int
     reply_line: int
+    own_lines: bool = False  # `text` may hold agentdoc's own lines (a document's reply)
+
+    @property
+    def reply(self) -> str:
+        """The words a search looks in. Made when asked: re-indexing a long conversation
+        after a turn needs them only for the exchanges that changed."""
+        return conversation_only(self.text) if self.own_lines else self.text
 
 
 class _Lines:
@@ -89,9 +96,10 @@ def _exchange(number: int, prompt: Turn | None, reply: Turn | None) -> Exchange:
     return Exchange(
         number,
         prompt.content if prompt else "",
-        conversation_only(reply.content) if reply else "",
+        reply.content if reply else "",
         p_line,
         r_line,
+        True,
     )
 
 

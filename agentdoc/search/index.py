@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from agentdoc.search.store import transaction
 
 if TYPE_CHECKING:
-    from agentdoc.search.exchanges import Kind
+    from agentdoc.search.exchanges import Exchange, Kind
 
 MAX_BYTES = 64 * 1024 * 1024  # a file this large is not a conversation anyone typed
 _SKIPPED_DIRS = {"node_modules", "__pycache__"}
@@ -107,33 +107,42 @@ def _update(conn: sqlite3.Connection, path: Path, kind: Kind, owner: bytes) -> N
     from agentdoc.search.exchanges import exchanges  # the parser, only for a changed file
 
     text = data.decode("utf-8", "replace").removeprefix("\ufeff")
-    found = [
-        (e.turn, e.prompt, e.reply, e.prompt_line, e.reply_line) for e in exchanges(text, kind)
-    ]
-    _store_exchanges(conn, source, found)
+    _store_exchanges(conn, source, exchanges(text, kind))
 
 
-def _store_exchanges(
-    conn: sqlite3.Connection, source: int | None, found: list[tuple[int, str, str, int, int]]
-) -> None:
+def _store_exchanges(conn: sqlite3.Connection, source: int | None, found: list[Exchange]) -> None:
     """Replace only the exchanges that changed: the full-text index tokenises every exchange
     added or removed, and a reply added to a long conversation changes one or two of hundreds
-    (re-indexing all of a 1 MiB one took the daemon ~70 ms of CPU per turn)."""
-    kept: dict[tuple[int, str, str, int, int], int] = {
-        (turn, prompt, reply, p_line, r_line): rowid
-        for rowid, turn, prompt, reply, p_line, r_line in conn.execute(
-            "SELECT id, turn, prompt, reply, prompt_line, reply_line FROM exchanges"
-            " WHERE source = ?",
+    (re-indexing all of a 1 MiB one took the daemon ~70 ms of CPU per turn). They are told
+    apart by digest: reading a long conversation's texts back to compare them, and taking
+    agentdoc's own lines out of every reply, took most of the rest."""
+    kept: dict[tuple[int, bytes, int, int], int] = {
+        (turn, digest, p_line, r_line): rowid
+        for rowid, turn, digest, p_line, r_line in conn.execute(
+            "SELECT id, turn, digest, prompt_line, reply_line FROM exchanges WHERE source = ?",
             (source,),
         )
     }
-    added = [(source, *exchange) for exchange in found if kept.pop(exchange, None) is None]
+    added = []
+    for e in found:
+        digest = _digest(e)
+        if kept.pop((e.turn, digest, e.prompt_line, e.reply_line), None) is None:
+            added.append((source, e.turn, e.prompt, e.reply, e.prompt_line, e.reply_line, digest))
     conn.executemany("DELETE FROM exchanges WHERE id = ?", [(rowid,) for rowid in kept.values()])
     conn.executemany(
-        "INSERT INTO exchanges(source, turn, prompt, reply, prompt_line, reply_line)"
-        " VALUES (?,?,?,?,?,?)",
+        "INSERT INTO exchanges(source, turn, prompt, reply, prompt_line, reply_line, digest)"
+        " VALUES (?,?,?,?,?,?,?)",
         added,
     )
+
+
+def _digest(exchange: Exchange) -> bytes:
+    import hashlib
+
+    prompt = exchange.prompt.encode()
+    hashed = hashlib.blake2b(len(prompt).to_bytes(8, "little") + prompt, digest_size=16)
+    hashed.update(exchange.text.encode())
+    return hashed.digest()
 
 
 def _forget(conn: sqlite3.Connection, source: int) -> None:

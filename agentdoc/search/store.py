@@ -16,7 +16,8 @@ from pathlib import Path
 from agentdoc.userstate import user_state_dir
 
 # 2: agentdoc's own lines left out of replies; titles indexed (as turn 0).
-SCHEMA_VERSION = 2
+# 3: each exchange's digest, so a document indexed again is compared without reading it back.
+SCHEMA_VERSION = 3
 _SCHEMA = (
     """
 CREATE TABLE sources(
@@ -41,7 +42,8 @@ CREATE TABLE exchanges(
     prompt TEXT NOT NULL,
     reply TEXT NOT NULL,
     prompt_line INTEGER NOT NULL,
-    reply_line INTEGER NOT NULL
+    reply_line INTEGER NOT NULL,
+    digest BLOB NOT NULL  -- of the prompt and the reply as the file has them
 )
 """,
     """
