@@ -70,10 +70,10 @@ def load(path: Path, known: document.Document | None = None) -> tuple[str, docum
     except AgentdocError:
         # Read in the middle of a save written in place (emptied, then written): the version
         # it lands as is the document, not the empty or partial file of that moment. An empty
-        # file is waited out as long as a streaming write waits for one (`EMPTY_GRACE`): a turn
-        # starts because a save held a prompt, and on a loaded machine the editor's write came
-        # more than `QUIET` after its truncate.
-        landed = _landed(path, data, EMPTY_GRACE)
+        # file is waited out for as long as a save may take to land (`SAVE_LANDS`): on a loaded
+        # machine the editor's write came more than one look (`QUIET`) after its truncate. Not
+        # for longer: `agentdoc run` on a file that is empty for good says so without a wait.
+        landed = _landed(path, data, SAVE_LANDS)
         if landed is None:
             raise
         return _parsed(path, landed, known)
