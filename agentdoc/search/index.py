@@ -139,6 +139,7 @@ def _store_exchanges(conn: sqlite3.Connection, source: int | None, found: list[E
 def _digest(exchange: Exchange) -> bytes:
     import hashlib
 
+    # The prompt's length first: no prompt and reply can be read as another pair.
     prompt = exchange.prompt.encode()
     hashed = hashlib.blake2b(len(prompt).to_bytes(8, "little") + prompt, digest_size=16)
     hashed.update(exchange.text.encode())

@@ -72,7 +72,7 @@ def load(path: Path, known: document.Document | None = None) -> tuple[str, docum
         # it lands as is the document, not the empty or partial file of that moment. An empty
         # file is waited out for as long as a save may take to land (`SAVE_LANDS`): on a loaded
         # machine the editor's write came more than one look (`QUIET`) after its truncate. Not
-        # for longer: `agentdoc run` on a file that is empty for good says so without a wait.
+        # for longer: `agentdoc run` on a file that is empty for good says so after that second.
         landed = _landed(path, data, SAVE_LANDS)
         if landed is None:
             raise
