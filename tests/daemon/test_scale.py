@@ -98,7 +98,6 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         listener.close()
 
 
-@pytest.mark.serial
 @pytest.mark.slow
 def test_a_vault_of_ten_thousand_notes(
     vault: Path, tmp_path: Path, plain_claude: FakeClaude

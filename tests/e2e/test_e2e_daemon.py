@@ -130,7 +130,6 @@ def test_cancel_stops_a_paused_reply_and_stop_ends_the_daemon(
     assert len(api.requests) == 1
 
 
-@pytest.mark.serial
 def test_save_to_turn_start_latency_over_sequential_turns(
     tmp_path: Path, chat_folder: Path, warm_sessions: int
 ) -> None:
