@@ -31,7 +31,9 @@ from tests.support.waiting import wait_for
 pytestmark = pytest.mark.e2e
 
 SETTLE_MAX = 1.0
-LATENCY_TURNS = 20
+# Sequential turns, each save sent once; the latency is only printed (it is measured, alone on
+# the machine, by the benchmarks' `d/…` rows).
+LATENCY_TURNS = 10
 CANCEL_WITHIN = 3.0  # seconds, for the whole `agentdoc cancel` command (its own start included)
 
 
@@ -167,7 +169,8 @@ def test_save_to_turn_start_latency_over_sequential_turns(
     prompts = [r.user_texts()[-1] for r in api.requests]
     assert prompts == [f"Question number {i}?" for i in range(LATENCY_TURNS)]
     text = doc.read_text()
-    assert [t.role for t in document.parse(text).turns] == ["user", "assistant"] * 20 + ["user"]
+    roles = [t.role for t in document.parse(text).turns]
+    assert roles == ["user", "assistant"] * LATENCY_TURNS + ["user"]
     assert all(text.count(f"Answer number {i}.") == 1 for i in range(LATENCY_TURNS))
 
 
