@@ -99,7 +99,7 @@ def _exchange(number: int, prompt: Turn | None, reply: Turn | None) -> Exchange:
         reply.content if reply else "",
         p_line,
         r_line,
-        True,
+        own_lines=True,
     )
 
 
